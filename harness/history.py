@@ -1,0 +1,63 @@
+"""Recording the history: one JSON Lines file per process, flushed at least every 100 ms.
+
+The event schema and its timing rules are in ``docs/history.md``. Times are nanoseconds since
+the run's start on ``CLOCK_MONOTONIC``, read under the writer's lock so each file is in time
+order. A background thread writes buffered lines every 50 ms; a process killed with SIGKILL
+loses at most that much, and at worst leaves a torn last line, which the checker tolerates.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+FLUSH_INTERVAL_S = 0.05
+
+
+class HistoryWriter:
+    """Append events for one process. Thread-safe; ``close()`` flushes and stops the flusher."""
+
+    def __init__(self, path: os.PathLike, t0_ns: int | None = None):
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._lock = threading.Lock()
+        self._buf: list[str] = []
+        self.t0_ns = t0_ns if t0_ns is not None else time.monotonic_ns()
+        self._closed = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="history-flush", daemon=True)
+        self._flusher.start()
+
+    def now(self) -> int:
+        return time.monotonic_ns() - self.t0_ns
+
+    def record(self, process: str, type: str, **fields) -> int:
+        """Stamp and queue one event; returns its time."""
+        with self._lock:
+            t = time.monotonic_ns() - self.t0_ns
+            event = {"time": t, "process": process, "type": type}
+            event.update(fields)
+            self._buf.append(json.dumps(event, separators=(",", ":")))
+        return t
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._buf:
+                return
+            data = ("\n".join(self._buf) + "\n").encode()
+            self._buf.clear()
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+
+    def _flush_loop(self) -> None:
+        while not self._closed.wait(FLUSH_INTERVAL_S):
+            self.flush()
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._flusher.join()
+        self.flush()
+        os.close(self._fd)

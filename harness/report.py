@@ -1,0 +1,48 @@
+"""The terminal summary of a checked run: each verdict in plain words, then the witness."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+_VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+
+
+def print_summary(console: Console, result: dict, run_dir: Path) -> None:
+    overlap = result.get("overlap") or {}
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    fr = result.get("foreign_releases", 0)
+    table.add_row("foreign releases",
+                  f"[red]{fr}[/] — a worker's release removed another attempt's claim" if fr
+                  else "0 — no release removed another attempt's claim")
+    table.add_row("overlap",
+                  f"{overlap.get('count', 0)} job runs overlapped another run of the same key; "
+                  f"{overlap.get('rate', 0.0):.1%} of busy time had >= 2 holders; "
+                  f"max concurrency {overlap.get('max_concurrency', 0)}"
+                  + (" (a third worker walked in)" if overlap.get("max_concurrency", 0) >= 3 else ""))
+    nothing = result.get("releases_found_nothing", 0)
+    table.add_row("releases that found nothing",
+                  f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
+                  + ("claims reached their deadline before the job finished: the lease is too short"
+                     if nothing else "every release found its own claim"))
+    claims = result.get("claims") or {}
+    if claims:
+        table.add_row("claims", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in claims.items() if v))
+    audit = result.get("audit") or {}
+    table.add_row("evidence", f"{result.get('ops', 0)} lease calls over {result.get('duration_s', 0):.1f}s; "
+                  + ("store audit complete" if audit.get("complete") else
+                     "store audit present but cut short" if audit.get("present") else "no store audit"))
+    console.print(table)
+    for line in result.get("disagreements", [])[:5]:
+        console.print(f"[yellow]disagreement:[/] {line}")
+    for line in result.get("problems", [])[:5]:
+        console.print(f"[yellow]note:[/] {line}")
+    witness = result.get("witness") or {}
+    if witness.get("markdown"):
+        console.print(Markdown(witness["markdown"]))
+    verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
+    reasons = "; ".join(result.get("reasons", []))
+    console.print(f"{verdict} {reasons}".rstrip())
+    console.print(f"results: {run_dir / 'results.json'}")

@@ -1,0 +1,123 @@
+"""Store backends: an embedded ``redis-server`` child process, or an existing store by URL.
+
+The embedded store listens on 127.0.0.1 only, keeps nothing on disk (no RDB, no AOF), writes
+its log into the run directory, and is stopped by the runner at the end — also on Ctrl-C,
+SIGTERM or a crash of the harness (it runs in its own session so Ctrl-C reaches the harness
+first, and it is asked to die with its parent should the harness be killed outright).
+"""
+from __future__ import annotations
+
+import ctypes
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+from harness.errors import StoreError
+
+_PR_SET_PDEATHSIG = 1
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+class EmbeddedStore:
+    """A volatile ``redis-server`` the harness starts and stops itself."""
+
+    managed = True
+
+    def __init__(self, binary: str, run_dir: Path, port: int | None = None):
+        self.binary = binary
+        self.run_dir = Path(run_dir)
+        self.host = "127.0.0.1"
+        self.port = port
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        fixed = self.port is not None
+        for _ in range(1 if fixed else 5):
+            port = self.port if fixed else free_port()
+            if self._launch(port, timeout_s):
+                self.port = port
+                return
+        raise StoreError(f"redis-server did not start; see {self.run_dir / 'store.log'}")
+
+    def _launch(self, port: int, timeout_s: float) -> bool:
+        log = self.run_dir / "store.log"
+        args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
+                "--logfile", str(log), "--dir", str(self.run_dir)]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False  # e.g. the port was taken between our probe and its bind
+            try:
+                if redis.Redis(host=self.host, port=port, socket_timeout=1).ping():
+                    return True
+            except redis.RedisError:
+                time.sleep(0.02)
+        self.stop()
+        return False
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGCONT)  # a paused store cannot shut down
+        proc.terminate()
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+
+class ExternalStore:
+    """A store the harness does not manage (``--store-url``): it is never started, stopped,
+    flushed or faulted; the run touches only keys under its own prefix."""
+
+    managed = False
+
+    def __init__(self, host: str, port: int, db: int = 0):
+        self.host, self.port, self.db = host, port, db
+
+    def start(self, timeout_s: float = 5.0) -> None:
+        try:
+            redis.Redis(host=self.host, port=self.port, db=self.db, socket_timeout=timeout_s).ping()
+        except redis.RedisError as e:
+            raise StoreError(f"--store-url redis://{self.host}:{self.port}/{self.db} does not answer "
+                             f"({e}); start that store or drop --store-url to use the embedded one") from None
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        pass
+
+    pid = None

@@ -1,0 +1,84 @@
+"""A worker: one OS process running ``--slots`` claim loops, each on its own connection.
+
+Started by the runner as ``python -m harness.worker RUN_DIR INDEX``. Protocol on stdin/stdout:
+the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
+on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
+stdin closes (the harness died). Each slot finishes its current job and releases before it
+exits, so the history ends with complete operations.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from harness.config import RunConfig
+from harness.connection import SendTracker, make_client
+from harness.durations import parse_distribution
+from harness.history import HistoryWriter
+from workloads.claim_loop import Slot
+from workloads.leases import load_lease
+
+
+def main(argv: list[str]) -> int:
+    run_dir, index = Path(argv[0]), int(argv[1])
+    cfg = RunConfig.load(run_dir / "config.json")
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    lease_cls = load_lease(cfg.lease)
+    job_duration = parse_distribution(cfg.job_duration)
+    retry_delay = parse_distribution(cfg.retry_delay)
+    name = f"w{index}"
+    history = HistoryWriter(run_dir / "history.d" / f"{name}.jsonl")
+    slots = []
+    for s in range(cfg.slots):
+        process = f"{name}.s{s}"
+        tracker = SendTracker(process)
+        client = make_client(tracker, cfg.store_host, cfg.store_port, cfg.store_db,
+                             socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
+        slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
+                          lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
+                          job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
+                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop))
+
+    print("ready", flush=True)
+    line = sys.stdin.readline().split()
+    if not line or line[0] != "go":
+        history.close()
+        return 0
+    history.t0_ns = int(line[1])
+    history.record(name, "worker_start", pid=os.getpid())
+    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
+    threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    history.record(name, "worker_end", pid=os.getpid())
+    history.close()
+    return 0
+
+
+def _run_slot(slot: Slot) -> None:
+    try:
+        slot.run()
+    except BaseException as e:  # our own bug: leave a trace in the history and on stderr
+        import traceback
+
+        traceback.print_exc()
+        slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+    stop.set()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

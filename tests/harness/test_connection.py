@@ -1,0 +1,86 @@
+"""Audited connections: the marker, the numbering, and numbering across a reconnect, checked
+against the store's real MONITOR output."""
+import socket
+import time
+
+import pytest
+
+from harness.audit import MonitorRecorder
+from harness.connection import MARKER, SendTracker, make_client
+
+
+@pytest.fixture
+def audit(store, tmp_path):
+    rec = MonitorRecorder(store.host, store.port, tmp_path / "audit.log")
+    rec.start()
+    yield rec, tmp_path / "audit.log"
+    rec.close()
+
+
+def _lines_by_addr(path):
+    import shlex
+
+    out = {}
+    for line in path.read_text().splitlines()[1:]:
+        if line.startswith("#"):
+            continue
+        stamp, rest = line.split(" ", 1)
+        addr, cmd = rest[1:].split("] ", 1)
+        out.setdefault(addr.split(" ")[1], []).append(shlex.split(cmd))
+    return out
+
+
+def _finish(rec, store):
+    import redis
+
+    assert rec.finish(redis.Redis(host=store.host, port=store.port))
+
+
+def test_commands_are_numbered_after_the_marker(store, audit):
+    rec, path = audit
+    tracker = SendTracker("w0.s0")
+    client = make_client(tracker, store.host, store.port)
+    client.set("k1", "a", nx=True, px=5000)
+    client.execute_command("CLIENT", "INFO")  # hidden from MONITOR: takes no number
+    client.get("k1")
+    with pytest.raises(Exception):
+        client.execute_command("NOSUCHCOMMAND")  # refused before running: takes no number
+    client.delete("k1")
+    sent = tracker.drain()
+    assert [e[2] for e in sent] == ["SET", "CLIENT", "GET", "NOSUCHCOMMAND", "DEL"]
+    assert [e[1] for e in sent] == [0, None, 1, None, 2]
+    assert {e[0] for e in sent} == {"w0.s0.c0"}
+    _finish(rec, store)
+    lines = next(v for v in _lines_by_addr(path).values() if ["ECHO", MARKER + "w0.s0.c0"] in v)
+    after = lines[lines.index(["ECHO", MARKER + "w0.s0.c0"]) + 1:]
+    assert [a[0].upper() for a in after] == ["SET", "GET", "DEL"]
+
+
+def test_reconnect_gets_a_new_conn_and_restarts_numbering(store, audit):
+    rec, path = audit
+    tracker = SendTracker("w1.s0")
+    client = make_client(tracker, store.host, store.port)
+    client.get("x")
+    conn = client.connection_pool.get_connection()
+    conn.disconnect()
+    client.connection_pool.release(conn)
+    client.get("x")
+    sent = tracker.drain()
+    assert sent == [["w1.s0.c0", 0, "GET"], ["w1.s0.c1", 0, "GET"]]
+    _finish(rec, store)
+    markers = [v for v in _lines_by_addr(path).values()
+               if any(a[:1] == ["ECHO"] and a[1].startswith(MARKER + "w1.s0") for a in v)]
+    assert len(markers) == 2  # two connections, two addresses, each announced
+
+
+def test_monitor_recorder_marks_end_only_when_drained(store, tmp_path):
+    rec = MonitorRecorder(store.host, store.port, tmp_path / "a.log")
+    rec.start()
+    tracker = SendTracker("w2.s0")
+    client = make_client(tracker, store.host, store.port)
+    for i in range(2000):
+        client.set(f"bulk:{i}", "v")
+    _finish(rec, store)
+    text = (tmp_path / "a.log").read_text()
+    assert text.endswith("# end\n")
+    assert sum(1 for line in text.splitlines() if '"SET" "bulk:' in line) == 2000

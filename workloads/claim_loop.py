@@ -1,0 +1,106 @@
+"""One claim loop ("slot"): pick a job key, build a fresh lease, acquire, run the job, release.
+
+Every lease call is recorded as an invocation and a completion (see ``docs/history.md``):
+``ok``/``fail`` when it returned, ``info`` when it raised (outcome unknown). While a job runs,
+a lease with ``renew()`` is renewed every TTL/3; a renewal that returns False or raises stops
+the job before it writes its effect. The job's duration and key are drawn from a generator
+seeded by (seed, worker, slot), so the same seed gives the same draws.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from harness.connection import SendTracker
+from harness.durations import Distribution
+from harness.history import HistoryWriter
+
+
+@dataclass
+class Slot:
+    process: str                 # "w3.s1"
+    history: HistoryWriter
+    tracker: SendTracker
+    client: object               # redis.Redis on audited connections
+    lease_factory: Callable
+    keys: list[str]
+    ttl_ms: int
+    job_duration: Distribution
+    retry_delay: Distribution
+    seed: int
+    deadline_ns: int             # in history time: stop claiming after this
+    stop: threading.Event
+
+    def run(self) -> None:
+        rng = random.Random(f"{self.seed}:{self.process}")
+        n = 0
+        while not self.stop.is_set() and self.history.now() < self.deadline_ns:
+            key = self.keys[rng.randrange(len(self.keys))]
+            duration = self.job_duration.sample(rng)
+            delay = self.retry_delay.sample(rng)
+            attempt = f"{self.process}.{n}"
+            n += 1
+            if self._attempt(attempt, key, duration):
+                continue
+            self.stop.wait(delay)
+
+    # -- one attempt -----------------------------------------------------------------------
+    def _attempt(self, attempt: str, key: str, duration: float) -> bool:
+        """Returns True when the attempt held the claim (and ran the job)."""
+        try:
+            lease = self.lease_factory(self.client, key, self.ttl_ms)
+        except Exception as e:  # the lease's own constructor failed: nothing was claimed
+            self.history.record(self.process, "lease_error", attempt=attempt, key=key,
+                                error=_describe(e), sent=self.tracker.drain())
+            return False
+        got = self._call(lease.acquire, "acquire", attempt, key)
+        if got is not True:
+            return False
+        self._job(lease, attempt, key, duration)
+        self._call(lease.release, "release", attempt, key)
+        return True
+
+    def _job(self, lease, attempt: str, key: str, duration: float) -> None:
+        renew = getattr(lease, "renew", None)
+        period = self.ttl_ms / 3000.0
+        start = time.monotonic()
+        end = start + duration
+        next_renew = start + period
+        self.history.record(self.process, "job_start", attempt=attempt, key=key)
+        aborted = False
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                break
+            if callable(renew) and now >= next_renew:
+                if self._call(renew, "renew", attempt, key) is not True:
+                    aborted = True
+                    break
+                next_renew += period
+                continue
+            wake = min(end, next_renew) if callable(renew) else end
+            time.sleep(max(0.0, wake - now))
+        if not aborted:
+            self.history.record(self.process, "effect", attempt=attempt, key=key)
+        self.history.record(self.process, "job_end", attempt=attempt, key=key, aborted=aborted)
+
+    def _call(self, fn, f: str, attempt: str, key: str):
+        """Run one lease call between an invocation and a completion; None when it raised."""
+        self.history.record(self.process, "invoke", f=f, attempt=attempt, key=key)
+        try:
+            value = bool(fn())
+        except Exception as e:
+            self.history.record(self.process, "info", f=f, attempt=attempt, key=key,
+                                error=_describe(e), sent=self.tracker.drain())
+            return None
+        kind = "fail" if (f == "acquire" and not value) else "ok"
+        self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
+                            sent=self.tracker.drain())
+        return value
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"[:300]

@@ -1,0 +1,64 @@
+"""Lease implementations under test, and the loader for user plugins.
+
+The contract every lease follows (built-in or plugin)::
+
+    lease = Name(client, key, ttl_ms)   # one object per claim attempt
+    lease.acquire() -> bool             # True: this attempt now holds the claim
+    lease.release() -> bool             # True: it deleted its own claim
+    lease.renew() -> bool               # optional; True: the claim was extended
+
+``client`` is a redis-py client the harness built; an exception from any call means that
+call's outcome is unknown.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from harness.errors import UsageError
+
+BUILTIN = {
+    "naive-del": "workloads.leases.naive_del:NaiveDel",
+    "get-compare-del": "workloads.leases.get_compare_del:GetCompareDel",
+    "fixed-token": "workloads.leases.fixed_token:FixedToken",
+    "token-cas": "workloads.leases.token_cas:TokenCas",
+    "token-cas-renew": "workloads.leases.token_cas_renew:TokenCasRenew",
+    "redis-py-lock": "workloads.leases.redis_py_lock:RedisPyLock",
+}
+
+
+def load_lease(spec: str):
+    """The lease class for a built-in name, ``path/to/file.py:Name`` or ``package.module:Name``."""
+    target = BUILTIN.get(spec, spec)
+    if ":" not in target:
+        raise UsageError(f"--lease {spec!r} is not a known lease; pick one of "
+                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class")
+    where, _, name = target.rpartition(":")
+    try:
+        if where.endswith(".py"):
+            path = Path(where)
+            if not path.is_file():
+                raise UsageError(f"--lease {spec}: no such file {where}")
+            mod_name = f"leasecheck_plugin_{path.stem}"
+            module_spec = importlib.util.spec_from_file_location(mod_name, path.resolve())
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[mod_name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except UsageError:
+        raise
+    except Exception:
+        tb = traceback.format_exc().rstrip()
+        raise UsageError(f"--lease {spec}: the plugin failed to import; its traceback:\n{tb}") from None
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise UsageError(f"--lease {spec}: {where} has no attribute {name!r}")
+    for method in ("acquire", "release"):
+        if not callable(getattr(cls, method, None)):
+            raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
+                             "acquire() -> bool and release() -> bool")
+    return cls

@@ -1,0 +1,20 @@
+"""``fixed-token``: an atomic compare-and-delete, but the token is the host name and process id —
+fixed per worker, a mistake the brief names. Two claim loops in one process (``--slots 2``)
+write the same token, so one loop's late release matches, and deletes, the other's claim."""
+import os
+import socket
+
+from workloads.leases.scripts import COMPARE_AND_DELETE
+
+
+class FixedToken:
+    def __init__(self, client, key: str, ttl_ms: int):
+        self.client, self.key, self.ttl_ms = client, key, ttl_ms
+        self.token = f"{socket.gethostname()}:{os.getpid()}"
+        self._release = client.register_script(COMPARE_AND_DELETE)
+
+    def acquire(self) -> bool:
+        return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+    def release(self) -> bool:
+        return self._release(keys=[self.key], args=[self.token]) == 1
