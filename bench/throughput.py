@@ -1,0 +1,102 @@
+"""How many lease operations per second a leasecheck run reaches, next to a bare redis-py loop
+sending the same commands (SET NX PX, then a Lua compare-and-delete) on the same machine.
+
+    python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64]
+
+Prints one JSON line per measurement. Not a test: numbers depend on the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.config import default_store_bin  # noqa: E402
+from harness.store import EmbeddedStore  # noqa: E402
+from workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
+
+
+def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
+    import redis
+
+    r = redis.Redis(port=port)
+    release = r.register_script(COMPARE_AND_DELETE)
+    ops = 0
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end:
+        key = f"bench:job:{i % keys}"
+        i += 7
+        token = secrets.token_hex(16)
+        ops += 1
+        if r.set(key, token, nx=True, px=1000):
+            release(keys=[key], args=[token])
+            ops += 1
+    out.put(ops)
+
+
+def measure_bare(workers: int, keys: int, seconds: float, monitor: bool) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        store = EmbeddedStore(default_store_bin(), Path(d))
+        store.start()
+        mon = None
+        try:
+            if monitor:
+                from harness.audit import MonitorRecorder
+
+                mon = MonitorRecorder(store.host, store.port, Path(d) / "audit.log")
+                mon.start()
+            q: mp.Queue = mp.Queue()
+            procs = [mp.Process(target=bare_loop, args=(store.port, keys, seconds, q))
+                     for _ in range(workers)]
+            for p in procs:
+                p.start()
+            total = sum(q.get() for _ in procs)
+            for p in procs:
+                p.join()
+        finally:
+            if mon:
+                mon.close()
+            store.stop()
+    return {"what": "bare redis-py loop" + (" + MONITOR reader" if monitor else ""),
+            "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds)}
+
+
+def measure_harness(workers: int, keys: int, seconds: float) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [sys.executable, "-m", "harness", "run", "--lease", "token-cas", "--workers", str(workers),
+               "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
+               "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
+        subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 120)
+        res = json.loads((Path(d) / "latest" / "results.json").read_text())
+    return {"what": "leasecheck run (token-cas, history + audit)", "workers": workers, "keys": keys,
+            "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
+            "valid": res["valid"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--keys", type=int, default=64)
+    a = ap.parse_args()
+    machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+    for measure in (lambda: measure_bare(a.workers, a.keys, a.seconds, False),
+                    lambda: measure_bare(a.workers, a.keys, a.seconds, True),
+                    lambda: measure_harness(a.workers, a.keys, a.seconds)):
+        print(json.dumps({**measure(), **machine}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
