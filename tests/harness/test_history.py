@@ -1,0 +1,54 @@
+import json
+import os
+import threading
+import time
+
+from harness.history import HistoryWriter
+
+
+def test_events_are_time_ordered_and_flushed_without_close(tmp_path):
+    path = tmp_path / "w0.jsonl"
+    h = HistoryWriter(path)
+
+    def spam(name):
+        for i in range(500):
+            h.record(name, "invoke", f="acquire", attempt=f"{name}.{i}")
+
+    threads = [threading.Thread(target=spam, args=(f"w0.s{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    time.sleep(0.2)  # the flusher runs every 50 ms: the lines are on disk before close()
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2000
+    times = [json.loads(line)["time"] for line in lines]
+    assert times == sorted(times)
+    h.close()
+
+
+def test_history_clock_is_monotonic_not_wall_clock(tmp_path):
+    h = HistoryWriter(tmp_path / "h.jsonl", t0_ns=time.monotonic_ns())
+    t = h.record("harness", "run_start")
+    h.close()
+    assert 0 <= t < 1e9  # nanoseconds since t0, not a Unix timestamp
+    event = json.loads((tmp_path / "h.jsonl").read_text())
+    assert event == {"time": t, "process": "harness", "type": "run_start"}
+
+
+def test_appends_are_whole_lines_across_processes(tmp_path):
+    path = tmp_path / "shared.jsonl"
+    pids = []
+    for k in range(3):
+        pid = os.fork()
+        if pid == 0:
+            h = HistoryWriter(path)
+            for i in range(300):
+                h.record(f"w{k}", "effect", attempt=f"w{k}.{i}", pad="x" * 200)
+            h.close()
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 900 and all(json.loads(line)["type"] == "effect" for line in lines)
