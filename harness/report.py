@@ -12,6 +12,7 @@ _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     overlap = result.get("overlap") or {}
+    reuse = result.get("token_reuse") or {}
     table = Table(show_header=False, box=None, padding=(0, 2))
     fr = result.get("foreign_releases", 0)
     table.add_row("foreign releases",
@@ -22,6 +23,9 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                   f"{overlap.get('rate', 0.0):.1%} of busy time had >= 2 holders; "
                   f"max concurrency {overlap.get('max_concurrency', 0)}"
                   + (" (a third worker walked in)" if overlap.get("max_concurrency", 0) >= 3 else ""))
+    if reuse.get("tokens"):
+        table.add_row("reused tokens", f"[red]{reuse['attempts']} attempts shared {reuse['tokens']} "
+                      f"token value(s)[/] — a holder token must be fresh per attempt")
     nothing = result.get("releases_found_nothing", 0)
     table.add_row("releases that found nothing",
                   f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
@@ -37,8 +41,11 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     console.print(table)
     for line in result.get("disagreements", [])[:5]:
         console.print(f"[yellow]disagreement:[/] {line}")
-    for line in result.get("problems", [])[:5]:
+    problems = result.get("problems", [])
+    for line in problems[:3]:
         console.print(f"[yellow]note:[/] {line}")
+    if len(problems) > 3:
+        console.print(f"[yellow]note:[/] {len(problems) - 3} more in results.json")
     witness = result.get("witness") or {}
     if witness.get("markdown"):
         console.print(Markdown(witness["markdown"]))

@@ -45,7 +45,7 @@ def test_plugin_from_a_file(leasecheck):
 def test_same_seed_same_job_draws(leasecheck):
     def draws(run_dir):
         ev = [json.loads(l) for l in (run_dir / "history.jsonl").read_text().splitlines()]
-        return [e["key"] for e in ev if e["process"] == "w0.s0" and e["type"] == "invoke"][:5]
+        return [e["key"].rsplit(":", 1)[1] for e in ev if e["process"] == "w0.s0" and e["type"] == "invoke"][:5]
 
     a = leasecheck("run", "--lease", "token-cas", "--time-limit", "2", "--workers", "1",
                    "--jobs", "5", "--seed", "42")

@@ -1,0 +1,411 @@
+"""Replay the audit against a model of the store and follow every claim to its fate.
+
+Only keys starting with the run's `key_prefix` are modelled, per db. Commands are applied in audit
+order at the store's own times; a command run by a script uses the time of its `EVAL` line (Redis
+freezes the clock for a script). A key with expiry E (ms) is gone once store time > E. Within
+`AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
+decides when it is known (an acquire that succeeded saw the key absent; a release or renew of the
+claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Each such
+case is reported in `problems`.
+
+Every create of an absent key is a claim, owned by the creating command's attempt. Its fate:
+
+- `released_by_holder`: removed by a command of its own attempt;
+- `expired_while_held`: its expiry passed while its attempt's job had started and not ended
+  (history `job_start`/`job_end`; expiry converted with the store clock);
+- `expired_after_job`: its expiry passed otherwise (after the job, or its attempt never ran one);
+- `foreign_release`: deleted, overwritten, or had its expiry shortened by a command of a
+  *different* attempt; each one is also listed in `foreign`;
+- `still_held`: present at the last audit line;
+- `unknown`: it cannot be followed: removed by an unattributed command, owned by nobody known,
+  or live when the audit had a gap.
+
+Afterwards every call with a known result is checked against its effect in the model (an acquire
+that reported success but created nothing, a failed acquire whose SET created a claim, ...);
+each mismatch is a `disagreements` entry. Nothing is smoothed over.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .audit import AuditRecord
+from .clock import StoreClock
+from .jobs import JobRun
+from .join import Join
+from .ops import Op
+
+FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
+         "still_held", "unknown")
+AMBIGUOUS_MS = 2.0
+
+
+class _Unknown:
+    def __repr__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
+
+
+@dataclass
+class Claim:
+    id: int
+    db: int
+    key: str
+    owner: str | None
+    op: int | None
+    line: int            # audit line of the creating command
+    created: float       # store time, s
+    expires_ms: float | None     # the current expiry (renewals move it)
+    deadline_ms: float | None = None   # the expiry it was created with
+    fate: str | None = None
+    ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
+
+
+@dataclass
+class ForeignRelease:
+    remover: str
+    remover_op: int | None
+    victim: Claim
+    command: str         # "DEL", or "EVAL: del" for a script's command
+    how: str             # "deleted", "overwritten", "expiry shortened", ...
+    time: float          # store time, s
+    line: int
+
+
+@dataclass
+class ClaimsResult:
+    claims: list[Claim] = field(default_factory=list)
+    foreign: list[ForeignRelease] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Claims per fate, every fate present (0 when none)."""
+        c = Counter(claim.fate for claim in self.claims)
+        return {fate: c.get(fate, 0) for fate in FATES}
+
+
+@dataclass
+class _Cmd:
+    rec: AuditRecord
+    t: float             # store time, s (the EVAL's for script commands)
+    attempt: str | None
+    op: Op | None
+    label: str
+
+    @property
+    def t_ms(self) -> float:
+        return self.t * 1000.0
+
+    @property
+    def where(self) -> str:
+        return f"audit.log:{self.rec.line}: {self.label}"
+
+
+def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
+             clock: StoreClock, key_prefix: str) -> ClaimsResult:
+    """Replay `records` (attributed by `joined`) and return every claim with its fate."""
+    sim = _Sim(key_prefix, jobs, clock)
+    last_time, script = 0.0, ("", 0.0)
+    for i, rec in enumerate(records):
+        if rec.kind == "gap":
+            sim.gap(last_time)
+            continue
+        if rec.addr != "lua":
+            last_time = rec.time
+            script = (rec.name, rec.time)
+        t, label = (script[1], f"{script[0]}: {rec.argv[0]}") if rec.addr == "lua" else (rec.time, rec.name)
+        op = ops[joined.op[i]] if joined.op[i] is not None else None
+        sim.apply(_Cmd(rec, t, joined.attempt[i], op, label))
+    sim.finish(last_time)
+    sim.cross_check(ops, joined)
+    return sim.out
+
+
+class _Sim:
+    def __init__(self, prefix: str, jobs: dict[str, JobRun], clock: StoreClock):
+        self.prefix, self.jobs, self.clock = prefix, jobs, clock
+        self.state: dict[tuple[int, str], Claim | _Unknown | None] = {}
+        self.default: _Unknown | None = None    # UNKNOWN for unseen keys after a gap
+        self.effects: dict[int, set[str]] = {}
+        self.noted: set[int] = set()
+        self.out = ClaimsResult()
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def apply(self, c: _Cmd) -> None:
+        argv, name = c.rec.argv, c.rec.name
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            ours = [a for a in argv[1:] if a.startswith(self.prefix)]
+            if ours and name not in _READ_ONLY:
+                self.out.problems.append(f"{c.where}: command not modelled; claims on {ours} may be wrong")
+            return
+        if name in _ANY_KEY or (len(argv) > 1 and argv[1].startswith(self.prefix)):
+            try:
+                handler(self, c)
+            except (ValueError, IndexError) as e:
+                self.out.problems.append(f"{c.where}: rejected by the store ({e}); no effect")
+
+    # -- the model --------------------------------------------------------------------------
+    def live(self, key: str, c: _Cmd):
+        """The key's claim at `c`'s time (expiring it first if due), None, or UNKNOWN."""
+        k = (c.rec.db, key)
+        cur = self.state.get(k, self.default)
+        if not isinstance(cur, Claim) or cur.expires_ms is None:
+            return cur
+        d = c.t_ms - cur.expires_ms
+        gone = d > 0
+        if abs(d) <= AMBIGUOUS_MS:
+            present = _client_says_present(c.op, cur)
+            gone = gone if present is None else not present
+            if cur.id not in self.noted:    # report each claim's ambiguity once
+                self.noted.add(cur.id)
+                how = "the store clock" if present is None else "the client's result"
+                self.out.problems.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
+                                         f"{cur.owner}'s claim: {how} says it was "
+                                         f"{'gone' if gone else 'present'}")
+        if gone:
+            self.expire(cur)
+            self.state[k] = None
+            return None
+        return cur
+
+    def create(self, key: str, c: _Cmd, expires_ms: float | None) -> None:
+        claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
+                      c.rec.line, c.t, expires_ms, expires_ms)
+        self.out.claims.append(claim)
+        self.state[(c.rec.db, key)] = claim
+        self.effect(c, "created")
+        if c.attempt is None:
+            self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
+
+    def expire(self, claim: Claim) -> None:
+        job = self.jobs.get(claim.owner) if claim.owner else None
+        at = self.clock.to_history_ns(claim.expires_ms / 1000)
+        held = job is not None and (job.end is None or at < job.end)
+        self.seal(claim, "expired_while_held" if held else "expired_after_job", claim.expires_ms / 1000)
+
+    def seal(self, claim: Claim, fate: str, t: float) -> None:
+        if claim.fate is None:
+            claim.fate, claim.ended = fate, t
+
+    def end_by(self, claim: Claim, c: _Cmd, how: str) -> None:
+        """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
+        if c.attempt is None or claim.owner is None:
+            self.effect(c, "unknown")
+            if claim.fate is None:
+                self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
+                                         f"claim on {claim.key}, but the command's attempt is "
+                                         f"{c.attempt or 'unknown'} (from {c.rec.addr})")
+            self.seal(claim, "unknown", c.t)
+        elif c.attempt == claim.owner:
+            self.effect(c, "removed_own")
+            self.seal(claim, "released_by_holder", c.t)
+        else:
+            self.effect(c, "removed_foreign")
+            if claim.fate is None:
+                self.out.foreign.append(ForeignRelease(c.attempt, c.op.index if c.op else None,
+                                                       claim, c.label, how, c.t, c.rec.line))
+            self.seal(claim, "foreign_release", c.t)
+
+    def effect(self, c: _Cmd, kind: str) -> None:
+        if c.op is not None:
+            self.effects.setdefault(c.op.index, set()).add(kind)
+
+    # -- commands ---------------------------------------------------------------------------
+    def write(self, c: _Cmd, key: str, nx=False, xx=False, expires=None, keepttl=False) -> None:
+        """SET and its relatives."""
+        cur = self.live(key, c)
+        if cur is UNKNOWN:
+            if nx and c.op is not None and c.op.f == "acquire" and c.op.succeeded:
+                cur = None     # the client saw its create succeed: the key was absent
+            elif nx or xx:
+                self.effect(c, "unknown")
+                return
+            else:
+                cur = None     # overwritten; what it held is unknown
+        if (nx and cur is not None) or (xx and cur is None):
+            return
+        if cur is not None:
+            if c.attempt is not None and cur.owner == c.attempt:
+                cur.expires_ms = cur.expires_ms if keepttl else expires
+                self.effect(c, "extended_own")
+                return
+            self.end_by(cur, c, "overwritten")
+        self.create(key, c, cur.expires_ms if (keepttl and cur) else expires)
+
+    def delete(self, c: _Cmd, key: str) -> None:
+        cur = self.live(key, c)
+        if cur is UNKNOWN:
+            self.effect(c, "unknown")
+        elif cur is not None:
+            self.end_by(cur, c, "deleted")
+        self.state[(c.rec.db, key)] = None
+
+    def set_expiry(self, c: _Cmd, key: str, new: float | None, flag: str = "") -> None:
+        """EXPIRE-like change to `new` (ms, None = persist), honouring NX/XX/GT/LT."""
+        cur = self.live(key, c)
+        if cur is UNKNOWN:
+            self.effect(c, "unknown")
+            return
+        if cur is None:
+            return
+        old = cur.expires_ms
+        if ((flag == "NX" and old is not None) or (flag == "XX" and old is None)
+                or (flag == "GT" and (old is None or new is None or new <= old))
+                or (flag == "LT" and old is not None and (new is None or new >= old))):
+            return
+        if new is not None and new <= c.t_ms:
+            self.end_by(cur, c, "deleted (expiry set in the past)")
+            self.state[(c.rec.db, key)] = None
+            return
+        cur.expires_ms = new
+        if c.attempt is not None and c.attempt == cur.owner:
+            self.effect(c, "extended_own")
+        elif new is not None and (old is None or new < old):
+            self.end_by(cur, c, "expiry shortened")
+        else:
+            self.effect(c, "extended_foreign")
+
+    def flush(self, c: _Cmd) -> None:
+        for (db, key), cur in list(self.state.items()):
+            if c.rec.name == "FLUSHALL" or db == c.rec.db:
+                self.delete(c, key)
+        if c.rec.name == "FLUSHALL":
+            self.default = None
+
+    # -- gaps, the end, and the clients' view ------------------------------------------------
+    def gap(self, before: float) -> None:
+        """Commands are missing here: claims still live become `unknown`, every key UNKNOWN."""
+        for k, cur in self.state.items():
+            if isinstance(cur, Claim) and cur.fate is None:
+                if cur.expires_ms is not None and cur.expires_ms < before * 1000:
+                    self.expire(cur)
+                else:
+                    self.seal(cur, "unknown", before)
+            self.state[k] = UNKNOWN
+        self.default = UNKNOWN
+
+    def finish(self, end: float) -> None:
+        for cur in self.state.values():
+            if isinstance(cur, Claim) and cur.fate is None:
+                if cur.expires_ms is not None and cur.expires_ms < end * 1000:
+                    self.expire(cur)
+                else:
+                    self.seal(cur, "still_held", end)
+
+    def cross_check(self, ops: list[Op], joined: Join) -> None:
+        for op in ops:
+            ok = op.succeeded
+            eff = self.effects.get(op.index, set())
+            if ok is None or op.index in joined.missing or "unknown" in eff:
+                continue
+            said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
+            if op.f == "acquire":
+                if ok and "created" not in eff and "extended_own" not in eff:
+                    self.out.disagreements.append(f"{said}, but the audit shows no successful create")
+                elif not ok and "created" in eff:
+                    self.out.disagreements.append(f"{said}, but its SET created a claim in the audit "
+                                                  "(a client retry?)")
+            elif op.f == "release":
+                if ok and not eff & {"removed_own", "removed_foreign"}:
+                    self.out.disagreements.append(f"{said}, but the audit shows it removed nothing")
+                elif not ok and "removed_own" in eff:
+                    self.out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
+            elif op.f == "renew":
+                if ok and not eff & {"extended_own", "extended_foreign"}:
+                    self.out.disagreements.append(f"{said}, but the audit shows no extension")
+                elif not ok and "extended_own" in eff:
+                    self.out.disagreements.append(f"{said}, but the audit shows it extended its claim")
+
+
+def _client_says_present(op: Op | None, claim: Claim) -> bool | None:
+    """What the client's result implies about the claim being present, when it implies anything."""
+    ok = op.succeeded if op is not None else None
+    if ok is None:
+        return None
+    if op.f == "acquire":
+        return not ok
+    return ok if op.attempt == claim.owner else None
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        raise ValueError(f"{s!r} is not an integer") from None
+
+
+def _set(sim: _Sim, c: _Cmd) -> None:
+    argv, t = c.rec.argv, c.t_ms
+    if len(argv) < 3:
+        raise ValueError("wrong number of arguments")
+    opts, i, expires = set(), 3, None
+    while i < len(argv):
+        a = argv[i].upper()
+        if a in ("EX", "PX", "EXAT", "PXAT"):
+            n = _int(argv[i + 1])
+            if n <= 0:
+                raise ValueError("invalid expire time")
+            expires = {"EX": t + n * 1000, "PX": t + n, "EXAT": n * 1000, "PXAT": n}[a]
+            i += 2
+            continue
+        if a not in ("NX", "XX", "GET", "KEEPTTL"):
+            raise ValueError(f"unknown SET option {a}")
+        opts.add(a)
+        i += 1
+    if {"NX", "XX"} <= opts:
+        raise ValueError("NX and XX together")
+    sim.write(c, argv[1], nx="NX" in opts, xx="XX" in opts, expires=expires, keepttl="KEEPTTL" in opts)
+
+
+def _setex(sim: _Sim, c: _Cmd) -> None:
+    n = _int(c.rec.argv[2])
+    if n <= 0:
+        raise ValueError("invalid expire time")
+    sim.write(c, c.rec.argv[1], expires=c.t_ms + n * (1000 if c.rec.name == "SETEX" else 1))
+
+
+def _expire(sim: _Sim, c: _Cmd) -> None:
+    argv, name = c.rec.argv, c.rec.name
+    n = _int(argv[2]) * (1000 if name in ("EXPIRE", "EXPIREAT") else 1)
+    new = n if name.endswith("AT") else c.t_ms + n
+    sim.set_expiry(c, argv[1], new, argv[3].upper() if len(argv) > 3 else "")
+
+
+def _getex(sim: _Sim, c: _Cmd) -> None:
+    argv, t = c.rec.argv, c.t_ms
+    if len(argv) < 3:
+        return
+    a = argv[2].upper()
+    if a == "PERSIST":
+        sim.set_expiry(c, argv[1], None)
+    else:
+        n = _int(argv[3])
+        sim.set_expiry(c, argv[1], {"EX": t + n * 1000, "PX": t + n, "EXAT": n * 1000, "PXAT": n}[a])
+
+
+def _delete(sim: _Sim, c: _Cmd) -> None:
+    keys = c.rec.argv[1:] if c.rec.name in ("DEL", "UNLINK") else c.rec.argv[1:2]
+    for key in keys:
+        if key.startswith(sim.prefix):
+            sim.delete(c, key)
+
+
+_HANDLERS = {
+    "SET": _set,
+    "SETNX": lambda sim, c: sim.write(c, c.rec.argv[1], nx=True),
+    "GETSET": lambda sim, c: sim.write(c, c.rec.argv[1]),
+    "SETEX": _setex, "PSETEX": _setex,
+    "DEL": _delete, "UNLINK": _delete, "GETDEL": _delete,
+    "EXPIRE": _expire, "PEXPIRE": _expire, "EXPIREAT": _expire, "PEXPIREAT": _expire,
+    "PERSIST": lambda sim, c: sim.set_expiry(c, c.rec.argv[1], None),
+    "GETEX": _getex,
+    "FLUSHDB": lambda sim, c: sim.flush(c), "FLUSHALL": lambda sim, c: sim.flush(c),
+}
+_ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
+_READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
+              "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",
+              "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY"}

@@ -1,0 +1,58 @@
+"""Overlap: two or more runs of the same job at once, from the history alone.
+
+A run is `job_start`..`job_end` of one attempt (see `jobs`); a run that never ended lasts until
+`end` (the last event of the history). Per key:
+
+- `count`: runs that started while another run of that key was in progress (a run ending at the
+  very instant another starts does not overlap it; two starting at the same instant do);
+- `concurrency_time_s`: for each level n >= 1, the time (s) during which exactly n runs were in
+  progress, summed over keys;
+- `rate`: time with >= 2 runs / time with >= 1 run (0.0 when no job ran);
+- `max_concurrency`: the most runs of one key in progress at once.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .jobs import JobRun
+
+
+@dataclass
+class Overlap:
+    count: int = 0
+    rate: float = 0.0
+    max_concurrency: int = 0
+    concurrency_time_s: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "rate": self.rate, "max_concurrency": self.max_concurrency,
+                "concurrency_time_s": dict(self.concurrency_time_s)}
+
+
+def overlap(runs: dict[str, JobRun], end: int) -> Overlap:
+    """Measure overlap of the job `runs`, treating unfinished runs as lasting until `end` (ns)."""
+    by_key: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for run in runs.values():
+        by_key[run.key].append((run.start, max(run.start, run.end if run.end is not None else end)))
+    result = Overlap()
+    levels: dict[int, int] = defaultdict(int)   # level -> ns
+    for spans in by_key.values():
+        active: list[int] = []                   # end times of runs in progress
+        for start, stop in sorted(spans):
+            while active and active[0] <= start:
+                heapq.heappop(active)
+            result.count += bool(active)
+            heapq.heappush(active, stop)
+            result.max_concurrency = max(result.max_concurrency, len(active))
+        points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+        level, prev = 0, None
+        for t, delta in points:
+            if level > 0:
+                levels[level] += t - prev
+            level, prev = level + delta, t
+    busy = sum(levels.values())
+    result.rate = sum(ns for n, ns in levels.items() if n >= 2) / busy if busy else 0.0
+    result.concurrency_time_s = {str(n): levels[n] / 1e9 for n in sorted(levels) if levels[n] > 0}
+    return result

@@ -1,0 +1,47 @@
+"""Read the small files of a run directory: `config.json` and `store-clock.jsonl`.
+
+With `history` and `audit`, the only checker modules that do I/O.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CONFIG = "config.json"
+STORE_CLOCK = "store-clock.jsonl"
+
+
+def load_config(run_dir, events: list[dict] | None = None) -> tuple[dict, list[str]]:
+    """`(config, problems)`: `config.json`, else the `config` of the history's `run_start`."""
+    path = Path(run_dir) / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(config, dict):
+            return config, []
+        problem = f"{CONFIG} is not a JSON object"
+    except FileNotFoundError:
+        problem = f"no {CONFIG}"
+    except (OSError, ValueError) as e:
+        problem = f"{CONFIG} unreadable ({e})"
+    start = next((e for e in events or [] if e.get("type") == "run_start"), None)
+    if start and isinstance(start.get("config"), dict):
+        return start["config"], [f"{problem}: using the config recorded in run_start"]
+    return {}, [problem]
+
+
+def load_store_clock(run_dir) -> tuple[list[dict], list[str]]:
+    """`(samples, problems)` from `store-clock.jsonl`; ([], []) when it does not exist."""
+    path = Path(run_dir) / STORE_CLOCK
+    if not path.is_file():
+        return [], []
+    samples, problems = [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            s = json.loads(line)
+            int(s["time"]), int(s["store_us"])
+            samples.append(s)
+        except (ValueError, TypeError, KeyError) as e:
+            problems.append(f"{STORE_CLOCK}:{n}: bad sample skipped ({type(e).__name__}: {e})")
+    return samples, problems

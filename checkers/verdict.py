@@ -1,0 +1,172 @@
+"""The verdict: put the checkers together into the `results.json` dict.
+
+`check(events, audit, config)` is pure. `valid` is:
+
+- false when any attempt released another attempt's claim (a foreign release), when two attempts
+  wrote the same holder token (`tokens`), or when the overlap rate exceeds `config["max_overlap"]`
+  (if that is not null);
+- otherwise "unknown" when a foreign release could be hidden: there is no audit; commands sent by
+  lease calls are missing from the audit (cut short, a gap, an unknown call whose command may
+  still land); audit lines disagree with the history about which command was sent; or a claim
+  could not be followed to its end;
+- otherwise true.
+
+`reasons` says why in plain English. `check_run(run_dir)` loads a run and checks it, and never
+raises: a failure becomes valid "unknown" with the error in `reasons`.
+"""
+from __future__ import annotations
+
+from .audit import AuditRecord, load_audit
+from .claims import FATES, simulate
+from .clock import StoreClock
+from .errors import CheckError, HistoryError
+from .history import load_history
+from .jobs import job_runs
+from .join import join
+from .ops import Op, pair_ops
+from .overlap import overlap
+from .releases import releases
+from .tokens import token_reuse
+from .rundir import load_config, load_store_clock
+from .witness import build_witness
+
+SCHEMA_VERSION = 1
+
+
+def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] | None,
+          config: dict, clock_samples: list[dict] | None = None) -> dict:
+    """Check one run. `audit` is what `load_audit` returns (None: no audit); `clock_samples` are
+    the `store-clock.jsonl` samples (without them the offset is estimated from the join)."""
+    if not events:
+        raise HistoryError("the history is empty: nothing to check")
+    prefix = config.get("key_prefix")
+    if not isinstance(prefix, str) or not prefix:
+        raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")
+    ops, problems = pair_ops(events)
+    jobs, more = job_runs(events)
+    problems += more
+    start, end = events[0]["time"], max(e["time"] for e in events)
+    ov = overlap(jobs, end)
+    rel = releases(ops)
+    result = {
+        "schema_version": SCHEMA_VERSION, "valid": True, "reasons": [],
+        "foreign_releases": 0, "overlap": ov.to_dict(),
+        "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
+        "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
+        "ops": sum(op.done is not None for op in ops), "duration_s": (end - start) / 1e9,
+        "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
+        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None,
+    }
+    bad, unsure = [], []
+    if audit is None:
+        unsure.append("there is no audit.log, so a foreign release cannot be seen "
+                      "(the history alone does not show whose claim a release removed)")
+    else:
+        _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure)
+    limit = config.get("max_overlap")
+    if limit is not None and ov.rate > limit:
+        bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
+                   f"another run of the same key was in progress), above max_overlap {limit:.1%}")
+    result["valid"] = False if bad else "unknown" if unsure else True
+    result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
+    return result
+
+
+def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure) -> None:
+    records, complete, audit_problems = audit
+    joined = join(records, ops, complete)
+    clock = _clock(clock_samples, records, joined, ops, events, audit_problems)
+    sim = simulate(records, joined, ops, jobs, clock, prefix)
+    result["problems"] += audit_problems + joined.problems + sim.problems
+    result["disagreements"] = joined.disagreements + sim.disagreements
+    result["claims"] = sim.counts()
+    result["foreign_releases"] = len(sim.foreign)
+    result["audit"] = {"present": True, "complete": complete,
+                       "lines": sum(r.kind == "cmd" for r in records),
+                       "unattributed": joined.unattributed}
+    witness = build_witness(sim, jobs, clock)
+    if witness is not None:
+        result["witness"] = witness.to_dict() | {"markdown": witness.to_markdown()}
+    if sim.foreign:
+        fr = sim.foreign[0]
+        bad.append(f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
+                   f"{fr.command} (audit.log line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
+                   f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.key}")
+    reuse = token_reuse(records, sim.claims)
+    result["token_reuse"] = reuse.to_dict()
+    if reuse.tokens:
+        bad.append(f"holder tokens are not fresh per attempt: {reuse.attempts} attempts shared "
+                   f"{reuse.tokens} token value(s) (first at audit.log line {reuse.line}: "
+                   f"{', '.join(reuse.example)}); a late release of one can delete another's claim")
+    uncovered = [ops[i] for i in joined.uncovered(ops, complete)]
+    if uncovered:
+        info = sum(op.type == "info" for op in uncovered)
+        never = sum(op.done is None for op in uncovered)
+        example = f"e.g. {uncovered[0].attempt} {uncovered[0].f}"
+        if complete:
+            unsure.append(f"{len(uncovered)} lease call(s) that got a reply sent commands the complete "
+                          f"audit does not have ({example}): a foreign release could be hidden there")
+        else:
+            unsure.append(f"the audit is incomplete (cut short or with gaps) and {len(uncovered)} lease "
+                          f"call(s) ({info} with unknown outcome, {never} never completed; {example}) "
+                          "are not fully in it: a foreign release could be hidden there")
+    if joined.mismatches:
+        unsure.append(f"{joined.mismatches} audit line(s) name a different command than the history's "
+                      "sent lists, so attribution to attempts cannot be trusted")
+    if result["claims"]["unknown"]:
+        unsure.append(f"{result['claims']['unknown']} claim(s) could not be followed to their end "
+                      "(removed by an unattributed command, owner unknown, or live across a gap)")
+
+
+def _clock(samples, records, joined, ops: list[Op], events, problems: list[str]) -> StoreClock:
+    clock = StoreClock.from_samples(samples or [])
+    if clock is not None:
+        return clock
+    windows = [(r.time, ops[k].invoke_time, ops[k].end_time) for r, k in zip(records, joined.op)
+               if k is not None and r.addr != "lua" and ops[k].type in ("ok", "fail")]
+    clock = StoreClock.estimate(windows)
+    if clock is not None:
+        problems.append(f"no store-clock samples: store times converted with an offset estimated "
+                        f"from {len(windows)} joined commands")
+        return clock
+    first = next((r.time for r in records if r.kind == "cmd"), 0.0)
+    problems.append("no store-clock samples and nothing joined: store times converted by aligning "
+                    "the first audit line with the first history event (rough)")
+    return StoreClock.fixed(round(first * 1e9) - events[0]["time"])
+
+
+def _all_clear(result: dict, limit) -> list[str]:
+    claims = sum(result["claims"].values())
+    ov = result["overlap"]
+    within = "no max_overlap set" if limit is None else f"within max_overlap {limit:.1%}"
+    reasons = [f"no foreign release among {claims} claim(s) in a complete audit",
+               f"jobs overlapped {ov['rate']:.1%} of the busy time ({ov['count']} overlapping "
+               f"start(s)); {within}"]
+    if result["releases_found_nothing"]:
+        reasons.append(f"{result['releases_found_nothing']} release(s) found nothing: their claim "
+                       "was gone before the job finished, so the lease time is too short for the job")
+    return reasons
+
+
+def check_run(run_dir) -> dict:
+    """Load the run in `run_dir` and check it. Never raises: errors become valid "unknown"."""
+    try:
+        events, problems = load_history(run_dir)
+        config, more = load_config(run_dir, events)
+        samples, clock_problems = load_store_clock(run_dir)
+        result = check(events, load_audit(run_dir), config, clock_samples=samples)
+        result["problems"] = problems + more + clock_problems + result["problems"]
+        return result
+    except Exception as e:  # noqa: BLE001 - a crashing checker must yield "unknown", not a crash
+        return failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}")
+
+
+def failed(reason: str) -> dict:
+    """A result for a run that could not be checked at all."""
+    return {"schema_version": SCHEMA_VERSION, "valid": "unknown", "reasons": [reason],
+            "foreign_releases": 0,
+            "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {}},
+            "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
+            "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
+            "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None}

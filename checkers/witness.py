@@ -1,0 +1,102 @@
+"""The first foreign release as a timeline a person can read (the brief's table form).
+
+Columns: the time (s since run start), one column per involved attempt — A, the remover; B, the
+victim; C, a third attempt that claimed the key after the removal while B's job still ran, if
+any — and "The key in the store". Rows only for what matters: A claims; A's claim expires (if it
+did); B claims; A's command removes B's claim; C claims. Store times are converted to history
+times with the store clock; job starts and ends come from the history.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .claims import Claim, ClaimsResult
+from .clock import StoreClock
+from .jobs import JobRun
+
+
+@dataclass
+class Witness:
+    key: str
+    columns: list[str]                       # header cells, time first, the key last
+    rows: list[tuple[float, list[str]]]      # (time in s, cells after the time)
+    summary: str
+
+    def to_markdown(self) -> str:
+        """A heading, the summary, and the timeline as a Markdown table."""
+        lines = [f"## Foreign release on `{self.key}`", "", self.summary, "",
+                 "| " + " | ".join(self.columns) + " |",
+                 "|" + "---|" * len(self.columns)]
+        lines += ["| " + " | ".join([f"{t:.3f}"] + cells) + " |" for t, cells in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict:
+        return {"kind": "foreign_release", "key": self.key, "columns": list(self.columns), "summary": self.summary,
+                "rows": [{"time_s": round(t, 3), "cells": list(cells)} for t, cells in self.rows]}
+
+
+def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock) -> Witness | None:
+    """The timeline of the first foreign release in `result`; None when there is none."""
+    if not result.foreign:
+        return None
+    fr = result.foreign[0]
+    victim, a, b = fr.victim, fr.remover, fr.victim.owner
+    same_key = [c for c in result.claims if (c.db, c.key) == (victim.db, victim.key)]
+    mine = [c for c in same_key if c.owner == a and c.line < fr.line]
+    a_claim = mine[-1] if mine else None
+    b_job = jobs.get(b)
+    c_claim = next((c for c in same_key if c.line > fr.line and c.owner not in (a, b)
+                    and b_job is not None and b_job.running_at(_ns(clock, c.created))), None)
+    names = {a: "A", b: "B"} | ({c_claim.owner: "C"} if c_claim else {})
+    actors = list(names)
+    events: list[tuple[int, dict[str, str], str]] = []
+
+    def deadline(claim: Claim) -> str:
+        ms = claim.deadline_ms
+        return "no deadline" if ms is None else f"deadline {_ns(clock, ms / 1000) / 1e9:.3f}"
+
+    if a_claim is not None:
+        events.append((_ns(clock, a_claim.created), {a: "wins the conditional create, starts the job"},
+                       f"A's claim, {deadline(a_claim)}"))
+        if a_claim.fate in ("expired_while_held", "expired_after_job"):
+            events.append((_ns(clock, a_claim.ended), {}, "absent: A's deadline passed"))
+    events.append((_ns(clock, victim.created), {b: "wins its own conditional create, starts the same job"},
+                   f"B's claim, {deadline(victim)}"))
+    verb, key_after = _REMOVAL.get(fr.how, (fr.how, f"B's claim, {fr.how} by A"))
+    events.append((_ns(clock, fr.time), {a: f"{fr.command} {verb} B's claim"}, key_after))
+    if c_claim is not None:
+        events.append((_ns(clock, c_claim.created),
+                       {c_claim.owner: "wins the conditional create: a third worker walks in"},
+                       f"C's claim, {deadline(c_claim)}"))
+    events.sort(key=lambda e: e[0])
+    rows = [(t / 1e9, [said.get(x) or _status(jobs.get(x), t) for x in actors] + [key])
+            for t, said, key in events]
+    columns = ["Time (s)"] + [f"Worker {names[x]} ({_label(x, a)})" for x in actors] + ["The key in the store"]
+    summary = (f"Attempt {a}'s {fr.command} (audit.log line {fr.line}) {fr.how} the claim of attempt "
+               f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
+    summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
+    return Witness(victim.key, columns, rows, summary)
+
+
+_REMOVAL = {  # how (from claims) -> (A's verb, the key afterwards)
+    "deleted": ("deletes", "absent: A deleted B's claim"),
+    "deleted (expiry set in the past)": ("expires", "absent: A expired B's claim"),
+    "overwritten": ("overwrites", "A's value: A overwrote B's claim"),
+    "expiry shortened": ("shortens the expiry of", "B's claim, its expiry cut short by A"),
+}
+
+
+def _label(attempt: str, a: str) -> str:
+    """`w2.s0.5`, noting when it is A's own slot coming back for another attempt."""
+    same = attempt != a and attempt.rsplit(".", 1)[0] == a.rsplit(".", 1)[0]
+    return f"{attempt}, A's next attempt" if same else attempt
+
+
+def _ns(clock: StoreClock, store_s: float) -> int:
+    return clock.to_history_ns(store_s)
+
+
+def _status(job: JobRun | None, t: int) -> str:
+    if job is None or t < job.start:
+        return "—"
+    return "still working" if job.running_at(t) else "done"

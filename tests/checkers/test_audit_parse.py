@@ -1,0 +1,78 @@
+"""audit.log parsing: line format, C-style unquoting, OK / # end / # gap / torn lines."""
+from hypothesis import given, strategies as st
+
+import pytest
+
+from checkers.audit import load_audit, parse_audit, parse_line, unquote_args
+
+
+def monitor_quote(arg: bytes) -> str:
+    """Quote like Redis's sdscatrepr (what MONITOR prints)."""
+    named = {b'"': '\\"', b"\\": "\\\\", b"\n": "\\n", b"\r": "\\r", b"\t": "\\t", b"\a": "\\a", b"\b": "\\b"}
+    out = []
+    for byte in arg:
+        ch = bytes([byte])
+        out.append(named.get(ch) or (chr(byte) if 32 <= byte < 127 else f"\\x{byte:02x}"))
+    return '"' + "".join(out) + '"'
+
+
+def test_command_line():
+    rec = parse_line('1795951565.822380 [0 127.0.0.1:60120] "SET" "lc:r1:job:0" "tok" "NX" "PX" "1000"', 7)
+    assert rec.line == 7 and rec.db == 0 and rec.addr == "127.0.0.1:60120"
+    assert rec.time == pytest.approx(1795951565.822380, abs=1e-7)
+    assert rec.argv == ["SET", "lc:r1:job:0", "tok", "NX", "PX", "1000"] and rec.name == "SET"
+
+
+def test_script_line_and_ipv6_address():
+    assert parse_line('1.5 [0 lua] "del" "k"').addr == "lua"
+    assert parse_line('1.5 [3 [::1]:6379] "get" "k"').addr == "[::1]:6379"
+    assert parse_line('1.5 [3 [::1]:6379] "get" "k"').name == "GET"
+
+
+def test_escapes():
+    args = unquote_args(r'"a\"b" "c\\d" "\n\r\t\a\b" "\x00\xff" "\xc3\xa9" ""')
+    assert args[:3] == ['a"b', "c\\d", "\n\r\t\a\b"]
+    assert args[3].encode("utf-8", "surrogateescape") == b"\x00\xff"   # not UTF-8, kept exactly
+    assert args[4] == "é" and args[5] == ""
+
+
+@pytest.mark.parametrize("bad", ['"unterminated', '"a""b"', 'bare', r'"\q"', ''])
+def test_bad_quoting_is_rejected(bad):
+    with pytest.raises(ValueError):
+        unquote_args(bad)
+
+
+@given(st.lists(st.binary(max_size=20), min_size=1, max_size=6))
+def test_unquote_inverts_monitor_quoting(args):
+    text = " ".join(monitor_quote(a) for a in args)
+    assert [a.encode("utf-8", "surrogateescape") for a in unquote_args(text)] == args
+
+
+def test_complete_audit():
+    records, complete, problems = parse_audit('OK\n1.0 [0 127.0.0.1:1] "PING"\n# end\n')
+    assert complete and problems == [] and [r.name for r in records] == ["PING"]
+
+
+def test_gap_makes_it_incomplete_and_is_kept_in_order():
+    records, complete, problems = parse_audit(
+        'OK\n1.0 [0 a:1] "PING"\n# gap reader reconnected\n2.0 [0 a:1] "PING"\n# end\n')
+    assert not complete
+    assert [r.kind for r in records] == ["cmd", "gap", "cmd"] and records[1].note == "reader reconnected"
+    assert any(p.startswith("audit.log:3: gap") for p in problems)
+
+
+def test_torn_last_line_and_missing_end():
+    records, complete, problems = parse_audit('OK\n1.0 [0 a:1] "PING"\n1.1 [0 a:1] "SET" "k" "v"')
+    assert not complete and len(records) == 1     # a line without its newline is dropped, even if it parses
+    assert "audit.log:3: torn last line (run was killed?)" in problems
+    assert any("no '# end'" in p for p in problems)
+
+
+def test_unreadable_line_is_reported_with_its_number():
+    records, complete, problems = parse_audit('OK\n1.0 [0 a:1] "PING"\ngarbage\n2.0 [0 a:1] "PING"\n# end\n')
+    assert complete and len(records) == 2
+    assert problems and problems[0].startswith("audit.log:3: unreadable line skipped")
+
+
+def test_missing_audit_is_none(tmp_path):
+    assert load_audit(tmp_path) is None

@@ -1,0 +1,134 @@
+"""The store model: expiry (and its ambiguous edge), fates, foreign releases, disagreements."""
+import json
+
+from checkers import check
+from checkers.audit import parse_audit
+
+S0 = 1795951565.0
+CLOCK = [{"time": 0, "rtt_ns": 0, "store_us": int(S0 * 1e6)}]
+CONFIG = {"key_prefix": "lc:", "max_overlap": None}
+K = "lc:job"
+
+
+class Run:
+    """A tiny run: one connection per slot, commands written with their history call."""
+
+    def __init__(self):
+        self.events = [{"time": 0, "process": "harness", "type": "run_start"}]
+        self.lines, self.seq = [], {}
+
+    def cmd(self, ms, attempt, *args, lua=()):
+        slot = attempt.rsplit(".", 1)[0]
+        conn, addr = slot + ".c0", f"127.0.0.1:{5000 + len(self.seq)}" if slot not in self.seq else self.seq[slot][0]
+        if slot not in self.seq:
+            self.seq[slot] = [addr, 0]
+            self.line(0, addr, "ECHO", "leasecheck:conn:" + conn)
+        self.line(ms, addr, *args)
+        for extra in lua:
+            self.line(ms + 0.001, "lua", *extra)
+        self.seq[slot][1] += 1
+        return [conn, self.seq[slot][1] - 1, args[0].upper()]
+
+    def line(self, ms, addr, *args):
+        self.lines.append(f"{S0 + ms / 1000:.6f} [0 {addr}] " + " ".join(json.dumps(a) for a in args))
+
+    def call(self, ms, attempt, f, kind, value, *cmds):
+        """cmds: tuples of command args (or (args, lua-lines)) sent at ms+1, ms+2, ..."""
+        slot = attempt.rsplit(".", 1)[0]
+        sent = [self.cmd(ms + 1 + i, attempt, *c) if isinstance(c[0], str) else self.cmd(ms + 1 + i, attempt, *c[0], lua=c[1])
+                for i, c in enumerate(cmds)]
+        self.ev(ms, slot, "invoke", f=f, attempt=attempt, key=K)
+        done = {"value": value} if kind != "info" else {"error": "timeout"}
+        self.ev(ms + 1 + len(cmds), slot, kind, f=f, attempt=attempt, key=K, sent=sent, **done)
+
+    def job(self, ms, attempt, kind):
+        self.ev(ms, attempt.rsplit(".", 1)[0], kind, attempt=attempt, key=K)
+
+    def ev(self, ms, process, type_, **kw):
+        self.events.append({"time": int(ms * 1e6), "process": process, "type": type_, **kw})
+
+    def check(self, end=True, extra=()):
+        self.events.sort(key=lambda e: e["time"])
+        text = "OK\n" + "".join(l + "\n" for l in self.lines + list(extra)) + ("# end\n" if end else "")
+        return check(self.events, parse_audit(text), CONFIG, clock_samples=CLOCK)
+
+
+def test_del_at_the_expiry_edge_trusts_the_client():
+    for value, fate in ((True, "released_by_holder"), (False, "expired_after_job")):
+        run = Run()
+        run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "t", "NX", "PX", "100"))   # expires at 111 ms
+        run.call(110, "w0.s0.0", "release", "ok", value, ("DEL", K))                        # DEL at 111 ms
+        result = run.check()
+        assert result["claims"][fate] == 1, result
+        assert result["disagreements"] == []
+        assert any("from the expiry" in p and "client's result" in p for p in result["problems"])
+
+
+def test_set_nx_after_expiry_creates_a_new_claim():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))
+    run.call(50, "w1.s0.0", "acquire", "fail", False, ("SET", K, "b", "NX", "PX", "100"))
+    run.call(200, "w1.s0.1", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))
+    result = run.check()
+    assert result["claims"]["expired_after_job"] == 1 and result["claims"]["still_held"] == 1
+    assert result["disagreements"] == [] and result["valid"] is True
+
+
+def test_expiry_shortened_by_another_attempt_is_a_foreign_release():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.call(50, "w1.s0.0", "renew", "ok", True, ("PEXPIRE", K, "10"))
+    result = run.check()
+    assert result["foreign_releases"] == 1 and result["valid"] is False
+    assert "expiry shortened" in result["reasons"][0]
+
+
+def test_overwrite_by_another_attempt_is_a_foreign_release():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.call(50, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "PX", "10000"))
+    result = run.check()
+    assert result["claims"]["foreign_release"] == 1 and result["claims"]["still_held"] == 1
+
+
+def test_own_renewal_and_keepttl_are_not_foreign():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))
+    run.call(50, "w0.s0.0", "renew", "ok", True,
+             (("EVAL", "script", "1", K, "a", "1000"), [("get", K), ("pexpire", K, "1000")]))
+    run.call(500, "w0.s0.0", "release", "ok", True, ("DEL", K))    # past the first deadline, before the renewed one
+    result = run.check()
+    assert result["claims"]["released_by_holder"] == 1 and result["disagreements"] == []
+
+
+def test_acquire_reported_ok_without_a_create_is_a_disagreement():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.call(50, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "10000"))
+    result = run.check()
+    assert result["disagreements"] == ["w1.s0.0 acquire reported ok true, but the audit shows no successful create"]
+
+
+def test_unattributed_delete_makes_the_claim_unknown():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    result = run.check(extra=[f'{S0 + 0.1:.6f} [0 10.0.0.9:1] "DEL" "{K}"'])
+    assert result["claims"]["unknown"] == 1 and result["foreign_releases"] == 0
+    assert result["valid"] == "unknown" and result["audit"]["unattributed"] == 1
+
+
+def test_a_gap_loses_the_state():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.lines.append("# gap reader reconnected")
+    run.call(100, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "10000"))
+    result = run.check()
+    assert result["audit"]["complete"] is False and result["valid"] == "unknown"
+    assert result["claims"]["unknown"] == 1
+
+
+def test_other_keys_are_ignored():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    result = run.check(extra=[f'{S0 + 0.1:.6f} [0 10.0.0.9:1] "DEL" "other:key"'])
+    assert result["claims"]["still_held"] == 1 and result["valid"] is True

@@ -1,0 +1,71 @@
+"""Loading the history: merged file, k-way merge of history.d/, damage reported, never written."""
+import json
+
+import pytest
+
+from checkers import HistoryError, load_history, write_merged
+
+
+def write(path, *events, tail=""):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events) + tail)
+
+
+def ev(t, process, type_="worker_start"):
+    return {"time": t, "process": process, "type": type_}
+
+
+def test_merges_parts_by_time_then_file_order(tmp_path):
+    d = tmp_path / "history.d"
+    write(d / "harness.jsonl", ev(0, "harness", "run_start"), ev(50, "harness", "run_end"))
+    write(d / "w10.jsonl", ev(10, "w10"), ev(30, "w10"))
+    write(d / "w2.jsonl", ev(10, "w2"), ev(20, "w2"))
+    events, problems = load_history(tmp_path)
+    assert problems == []
+    assert [(e["time"], e["process"]) for e in events] == [
+        (0, "harness"), (10, "w2"), (10, "w10"), (20, "w2"), (30, "w10"), (50, "harness")]
+    assert [e["index"] for e in events] == list(range(6))
+    assert not (tmp_path / "history.jsonl").exists()     # loading writes nothing
+
+
+def test_prefers_merged_history(tmp_path):
+    write(tmp_path / "history.jsonl", ev(0, "harness", "run_start"))
+    write(tmp_path / "history.d" / "w0.jsonl", ev(5, "w0"))
+    events, _ = load_history(tmp_path)
+    assert [e["process"] for e in events] == ["harness"]
+
+
+def test_torn_last_line_and_malformed_line(tmp_path):
+    d = tmp_path / "history.d"
+    write(d / "w0.jsonl", ev(1, "w0"), tail='{"time": 2, oops\n' + json.dumps(ev(3, "w0")) + "\n")
+    write(d / "w3.jsonl", ev(1, "w3"), tail='{"time": 9, "process": "w3", "ty')
+    events, problems = load_history(tmp_path)
+    assert [e["time"] for e in events] == [1, 1, 3]
+    assert problems[0].startswith("history.d/w0.jsonl:2: malformed line skipped")
+    assert problems[1] == "history.d/w3.jsonl:2: torn last line (run was killed?)"
+
+
+def test_event_without_integer_time_is_malformed(tmp_path):
+    write(tmp_path / "history.jsonl", {"time": "soon", "type": "x"}, ev(1, "w0"))
+    events, problems = load_history(tmp_path)
+    assert len(events) == 1 and "history.jsonl:1: malformed line skipped" in problems[0]
+
+
+def test_missing_and_empty_history(tmp_path):
+    with pytest.raises(HistoryError, match="no history"):
+        load_history(tmp_path)
+    (tmp_path / "history.d").mkdir()
+    (tmp_path / "history.d" / "w0.jsonl").write_text("")
+    with pytest.raises(HistoryError, match="hold no events"):
+        load_history(tmp_path)
+
+
+def test_write_merged(tmp_path):
+    d = tmp_path / "history.d"
+    write(d / "harness.jsonl", ev(0, "harness", "run_start"))
+    write(d / "w0.jsonl", ev(5, "w0"), tail='{"torn')
+    problems = write_merged(tmp_path)
+    assert problems == ["history.d/w0.jsonl:2: torn last line (run was killed?)"]
+    lines = [json.loads(s) for s in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert [(e["index"], e["time"]) for e in lines] == [(0, 0), (1, 5)]
+    assert load_history(tmp_path)[0] == lines

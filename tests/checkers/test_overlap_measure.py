@@ -1,0 +1,60 @@
+"""Overlap and found-nothing releases, from the history alone."""
+import pytest
+
+from checkers.jobs import job_runs
+from checkers.ops import pair_ops
+from checkers.overlap import overlap
+from checkers.releases import releases
+
+S = 1_000_000_000
+
+
+def jobs(*spans):
+    """spans: (attempt, key, start s, end s or None)."""
+    events = []
+    for attempt, key, start, end in spans:
+        events.append({"time": int(start * S), "type": "job_start", "attempt": attempt, "key": key})
+        if end is not None:
+            events.append({"time": int(end * S), "type": "job_end", "attempt": attempt, "key": key})
+    runs, problems = job_runs(sorted(events, key=lambda e: e["time"]))
+    assert problems == []
+    return runs
+
+
+def test_no_overlap_when_one_ends_as_the_next_starts():
+    o = overlap(jobs(("a", "k", 0, 1), ("b", "k", 1, 2)), end=3 * S)
+    assert (o.count, o.rate, o.max_concurrency) == (0, 0.0, 1)
+    assert o.concurrency_time_s == {"1": 2.0}
+
+
+def test_three_at_once():
+    o = overlap(jobs(("a", "k", 0, 4), ("b", "k", 1, 3), ("c", "k", 2, 5), ("x", "other", 0, 1)), end=6 * S)
+    assert o.count == 2 and o.max_concurrency == 3
+    assert o.concurrency_time_s == {"1": 3.0, "2": 2.0, "3": 1.0}
+    assert o.rate == pytest.approx(3 / 6)
+
+
+def test_unfinished_job_runs_to_the_end_of_the_history():
+    o = overlap(jobs(("a", "k", 0, None), ("b", "k", 8, 9)), end=10 * S)
+    assert o.count == 1 and o.concurrency_time_s == {"1": 9.0, "2": 1.0}
+
+
+def test_same_start_counts_once():
+    o = overlap(jobs(("a", "k", 1, 2), ("b", "k", 1, 2)), end=3 * S)
+    assert o.count == 1 and o.max_concurrency == 2 and o.rate == 1.0
+
+
+def test_empty():
+    assert overlap({}, end=S).to_dict() == {"count": 0, "rate": 0.0, "max_concurrency": 0,
+                                           "concurrency_time_s": {}}
+
+
+def test_releases_found_nothing():
+    events = []
+    for i, (kind, value) in enumerate([("ok", True), ("ok", False), ("ok", False), ("info", None), ("fail", False)]):
+        events.append({"time": 2 * i, "type": "invoke", "f": "release", "attempt": f"w0.s0.{i}", "key": "k"})
+        events.append({"time": 2 * i + 1, "type": kind, "f": "release", "attempt": f"w0.s0.{i}", "key": "k",
+                       "value": value, "sent": []})
+    ops, problems = pair_ops(events)
+    r = releases(ops)
+    assert problems == [] and (r.found_nothing, r.completed, r.unknown) == (2, 4, 1) and r.rate == 0.5
