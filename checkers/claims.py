@@ -6,7 +6,7 @@ freezes the clock for a script). A key with expiry E (ms) is gone once store tim
 `AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
 decides when it is known (an acquire that succeeded saw the key absent; a release or renew of the
 claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Each such
-case is reported in `problems`.
+case is reported in `edges` (`expiry_edge` in the results).
 
 Every create of an absent key is a claim, owned by the creating command's attempt. Its fate:
 
@@ -80,6 +80,7 @@ class ClaimsResult:
     foreign: list[ForeignRelease] = field(default_factory=list)
     disagreements: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    edges: list[str] = field(default_factory=list)   # commands within AMBIGUOUS_MS of an expiry
 
     def counts(self) -> dict[str, int]:
         """Claims per fate, every fate present (0 when none)."""
@@ -163,7 +164,7 @@ class _Sim:
             if cur.id not in self.noted:    # report each claim's ambiguity once
                 self.noted.add(cur.id)
                 how = "the store clock" if present is None else "the client's result"
-                self.out.problems.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
+                self.out.edges.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
                                          f"{cur.owner}'s claim: {how} says it was "
                                          f"{'gone' if gone else 'present'}")
         if gone:

@@ -56,6 +56,7 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "ops": sum(op.done is not None for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": problems, "witness": None, "token_reuse": None,
+        "expiry_edge": {"count": 0, "examples": []},
     }
     bad, unsure = [], []
     if audit is None:
@@ -80,6 +81,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["problems"] += audit_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
+    result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
     result["audit"] = {"present": True, "complete": complete,
                        "lines": sum(r.kind == "cmd" for r in records),
@@ -169,4 +171,5 @@ def failed(reason: str) -> dict:
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
-            "disagreements": [], "problems": [], "witness": None, "token_reuse": None}
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None,
+            "expiry_edge": {"count": 0, "examples": []}}

@@ -61,7 +61,8 @@ def test_del_at_the_expiry_edge_trusts_the_client():
         result = run.check()
         assert result["claims"][fate] == 1, result
         assert result["disagreements"] == []
-        assert any("from the expiry" in p and "client's result" in p for p in result["problems"])
+        assert result["expiry_edge"]["count"] == 1
+        assert "from the expiry" in result["expiry_edge"]["examples"][0] and "client's result" in result["expiry_edge"]["examples"][0]
 
 
 def test_set_nx_after_expiry_creates_a_new_claim():
