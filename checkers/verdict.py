@@ -28,7 +28,7 @@ from .overlap import overlap
 from .releases import releases
 from .tokens import token_reuse
 from .rundir import load_config, load_store_clock
-from .witness import build_witness
+from .witness import build_witness, walk_ins
 
 SCHEMA_VERSION = 1
 
@@ -55,7 +55,7 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
         "ops": sum(op.done is not None for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
-        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None,
+        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0,
         "expiry_edge": {"count": 0, "examples": []},
     }
     bad, unsure = [], []
@@ -86,6 +86,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["audit"] = {"present": True, "complete": complete,
                        "lines": sum(r.kind == "cmd" for r in records),
                        "unattributed": joined.unattributed}
+    result["walk_ins"] = walk_ins(sim, jobs, clock)
     witness = build_witness(sim, jobs, clock)
     if witness is not None:
         result["witness"] = witness.to_dict() | {"markdown": witness.to_markdown()}
@@ -171,5 +172,5 @@ def failed(reason: str) -> dict:
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
-            "disagreements": [], "problems": [], "witness": None, "token_reuse": None,
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0,
             "expiry_edge": {"count": 0, "examples": []}}

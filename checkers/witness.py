@@ -44,9 +44,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
     same_key = [c for c in result.claims if (c.db, c.key) == (victim.db, victim.key)]
     mine = [c for c in same_key if c.owner == a and c.line < fr.line]
     a_claim = mine[-1] if mine else None
-    b_job = jobs.get(b)
-    c_claim = next((c for c in same_key if c.line > fr.line and c.owner not in (a, b)
-                    and b_job is not None and b_job.running_at(_ns(clock, c.created))), None)
+    c_claim = _walk_in(result, fr, jobs, clock)
     names = {a: "A", b: "B"} | ({c_claim.owner: "C"} if c_claim else {})
     actors = list(names)
     events: list[tuple[int, dict[str, str], str]] = []
@@ -76,6 +74,23 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
                f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
     return Witness(victim.key, columns, rows, summary)
+
+
+def _walk_in(result: ClaimsResult, fr, jobs: dict[str, JobRun], clock: StoreClock) -> Claim | None:
+    """The first claim made on the key after foreign release `fr` while its victim's job was
+    still running: the brief's third worker walking in."""
+    victim, b_job = fr.victim, jobs.get(fr.victim.owner)
+    if b_job is None:
+        return None
+    return next((c for c in result.claims
+                 if (c.db, c.key) == (victim.db, victim.key) and c.line > fr.line
+                 and c.owner not in (fr.remover, victim.owner)
+                 and b_job.running_at(_ns(clock, c.created))), None)
+
+
+def walk_ins(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock) -> int:
+    """How many foreign releases let another attempt claim while the victim still worked."""
+    return sum(_walk_in(result, fr, jobs, clock) is not None for fr in result.foreign)
 
 
 _REMOVAL = {  # how (from claims) -> (A's verb, the key afterwards)

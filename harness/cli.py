@@ -66,12 +66,22 @@ def cli():
               help="Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).")
 @click.option("--client-retries", default=None, type=int,
               help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
+@click.option("--nemesis", default=None,
+              help="Faults to inject on a random schedule: pause, clock (any subset, comma-separated; "
+                   "NAME:TARGET picks a target, e.g. pause:holder, pause:store, clock:store, clock:workers).")
+@click.option("--nemesis-interval", "nemesis_interval_s", default="10s", type=DURATION,
+              help="About how often a fault starts (each is healed before the next).")
+@click.option("--scenario", "scenario", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="A scenario file (TOML: [run] options and a [[event]] fault timeline); flags win over it.")
+@click.option("--replay", "replay", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Repeat a past run: its configuration (seed included) and its fault schedule.")
 @click.option("--name", default=None, help="Scenario name for results/<name>/ (default: the lease name).")
 @click.option("--results-dir", default="results", help="Where run directories go.")
-def run(**opts):
+@click.pass_context
+def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     """Run workers against a store and check the history."""
-    cfg = RunConfig(**opts)
     try:
+        cfg = _build_config(ctx, scenario, replay, opts)
         validate(cfg)
     except UsageError as e:
         _usage_exit(e)
@@ -88,6 +98,57 @@ def run(**opts):
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         sys.exit(EXIT_CRASH)
     sys.exit(_check_and_report(run_dir, print_summary))
+
+
+def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict) -> RunConfig:
+    """Defaults < scenario file or replayed run < flags given on the command line."""
+    from click.core import ParameterSource
+
+    if scenario and replay:
+        raise UsageError("--scenario and --replay both name a configuration; pick one")
+    base: dict = {}
+    if scenario:
+        from harness.scenario import fill_default_targets, load_scenario
+
+        base, steps = load_scenario(scenario)
+        base["schedule"] = fill_default_targets(steps) if steps else None
+    elif replay:
+        base = _replayed(replay)
+    explicit = {k: v for k, v in opts.items()
+                if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+    merged = {**opts, **base, **explicit}
+    return RunConfig(**merged)
+
+
+def _replayed(run_dir: Path) -> dict:
+    cfg_path, sched_path = run_dir / "config.json", run_dir / "schedule.json"
+    if not cfg_path.is_file():
+        raise UsageError(f"--replay {run_dir}: no config.json there; pass a run directory such as results/latest")
+    try:
+        old = json.loads(cfg_path.read_text())
+        steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
+    except ValueError as e:
+        raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
+    keep = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay",
+            "time_limit_s", "seed", "max_overlap", "client_timeout_s", "client_retries", "name",
+            "nemesis", "nemesis_interval_s", "store_bin", "store_url")
+    base = {k: old[k] for k in keep if k in old}
+    base["schedule"] = steps  # the exact fault timeline, not a new draw
+    return base
+
+
+@cli.command()
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Where run directories are.")
+def cleanup(results_dir: Path):
+    """Heal faults left behind by runs that were killed outright (SIGKILL)."""
+    from harness.heal import heal_leftovers
+
+    done = heal_leftovers(results_dir)
+    for line in done:
+        console.print(line)
+    if not done:
+        console.print(f"nothing to heal under {results_dir}")
 
 
 @cli.command()

@@ -39,6 +39,9 @@ class RunConfig:
     client_retries: int | None = None
     results_dir: str = "results"
     name: str | None = None
+    nemesis: str | None = None
+    nemesis_interval_s: float = 10.0
+    schedule: list | None = None      # explicit fault steps (scenario file or --replay)
     # Filled in by the runner.
     run_id: str = ""
     key_prefix: str = ""
@@ -114,6 +117,7 @@ def validate(cfg: RunConfig) -> RunConfig:
             if not port_is_free(cfg.store_port):
                 raise UsageError(f"--store-port {cfg.store_port} is already in use on 127.0.0.1;"
                                  " pick a free port or leave --store-port out")
+    _validate_faults(cfg)
     if not cfg.run_id:
         cfg.run_id = secrets.token_hex(4)
     if not cfg.key_prefix:
@@ -162,3 +166,27 @@ def _validate_store_url(cfg: RunConfig) -> None:
         cfg.store_db = int((u.path or "/0").lstrip("/") or 0)
     except ValueError:
         raise UsageError(f"--store-url {cfg.store_url}: the database must be a number, e.g. /0") from None
+
+
+def _validate_faults(cfg: RunConfig) -> None:
+    from harness.faults import FAULTS, Step, parse_nemesis
+
+    if not cfg.nemesis_interval_s > 0:
+        raise UsageError(f"--nemesis-interval {cfg.nemesis_interval_s}: must be greater than 0 seconds")
+    if cfg.nemesis:
+        parse_nemesis(cfg.nemesis, cfg)
+    for raw in cfg.schedule or []:
+        step = Step.from_json(raw)
+        fault = FAULTS.get(step.fault)
+        if fault is None:
+            raise UsageError(f"schedule: no fault named {step.fault!r}; the faults are {', '.join(FAULTS)}")
+        fault.validate(cfg, step.target)
+
+
+def fault_targets(cfg: RunConfig) -> set[tuple[str, str]]:
+    """Every (fault, target) this run may inject: from --nemesis and from the schedule."""
+    from harness.faults import Step, parse_nemesis
+
+    out = set(parse_nemesis(cfg.nemesis, cfg)) if cfg.nemesis else set()
+    out |= {(Step.from_json(s).fault, Step.from_json(s).target) for s in cfg.schedule or []}
+    return out

@@ -16,7 +16,10 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     table = Table(show_header=False, box=None, padding=(0, 2))
     fr = result.get("foreign_releases", 0)
     table.add_row("foreign releases",
-                  f"[red]{fr}[/] — a worker's release removed another attempt's claim" if fr
+                  f"[red]{fr}[/] — a worker's release removed another attempt's claim"
+                  + (f"; {result.get('walk_ins', 0)} time(s) another attempt then claimed the key while "
+                     "the victim still worked (a third worker walked in)" if result.get("walk_ins") else "")
+                  if fr
                   else "0 — no release removed another attempt's claim")
     table.add_row("overlap",
                   f"{overlap.get('count', 0)} job runs overlapped another run of the same key; "

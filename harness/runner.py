@@ -18,10 +18,19 @@ from pathlib import Path
 
 import redis
 
+import json
+import random
+import threading
+
 from harness.audit import ClockSampler, MonitorRecorder
-from harness.config import RunConfig
+from harness.config import RunConfig, fault_targets
 from harness.errors import StoreError
+from harness.faults import FaultContext, Step, parse_nemesis
+from harness.faults.clock import faketime_env
+from harness.heal import Ledger, heal_leftovers
 from harness.history import HistoryWriter
+from harness.holders import HolderTable, pump
+from harness.nemesis import Nemesis, random_schedule
 from harness.store import EmbeddedStore, ExternalStore
 
 READY_TIMEOUT_S = 120.0
@@ -59,6 +68,13 @@ class Run:
         self.admin: redis.Redis | None = None
         self.end_reason = "time-limit"
         self.audit_complete = False
+        self.ledger = Ledger(self.run_dir)
+        self.holders = HolderTable()
+        self._pump_stop = threading.Event()
+        self._pump: threading.Thread | None = None
+        self.nemesis: Nemesis | None = None
+        self.targets = fault_targets(cfg)
+        self.faketime_dir = self.run_dir / "faketime"
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -92,10 +108,17 @@ class Run:
 
     def _start(self) -> None:
         cfg = self.cfg
+        for line in heal_leftovers(Path(cfg.results_dir)):
+            self.log(f"[yellow]healed a killed run's faults:[/] {line}")
+        skew_store = ("clock", "store") in self.targets
+        skew_workers = ("clock", "workers") in self.targets
+        if skew_store or skew_workers:
+            self.faketime_dir.mkdir()
         if cfg.store_url:
             self.store = ExternalStore(cfg.store_host, cfg.store_port, cfg.store_db)
         else:
-            self.store = EmbeddedStore(cfg.store_bin, self.run_dir, cfg.store_port)
+            env = faketime_env(self.faketime_dir / "store") if skew_store else None
+            self.store = EmbeddedStore(cfg.store_bin, self.run_dir, cfg.store_port, env=env)
         self.store.start()
         cfg.store_port = self.store.port
         cfg.save(self.run_dir / "config.json")
@@ -109,27 +132,53 @@ class Run:
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
         errlog = open(self.run_dir / "workers.log", "ab")
         for i in range(cfg.workers):
+            wenv = dict(env, **faketime_env(self.faketime_dir / f"w{i}")) if skew_workers else env
             self.workers.append(subprocess.Popen(
                 [sys.executable, "-m", "harness.worker", str(self.run_dir), str(i)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=env,
-                start_new_session=True, text=True, bufsize=1))
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=wenv,
+                start_new_session=True, bufsize=0))
         errlog.close()
         deadline = time.monotonic() + READY_TIMEOUT_S
         for i, w in enumerate(self.workers):
             line = _readline(w, deadline)
-            if line.strip() != "ready":
+            if line.strip() != b"ready":
                 raise StoreError(f"worker {i} did not start (see {self.run_dir / 'workers.log'})")
+        self._pump = threading.Thread(target=pump, args=([w.stdout for w in self.workers],
+                                                         self.holders, self._pump_stop),
+                                      name="holders", daemon=True)
+        self._pump.start()
 
         t0 = time.monotonic_ns()
         self.history = HistoryWriter(self.run_dir / "history.d" / "harness.jsonl", t0_ns=t0)
         self.clock = ClockSampler(self.admin, self.run_dir / "store-clock.jsonl", t0)
         self.clock.start()
+        steps = self._schedule()
         self.history.record("harness", "run_start", config=cfg.to_json())
         for w in self.workers:
-            w.stdin.write(f"go {t0}\n")
-            w.stdin.flush()
+            w.stdin.write(f"go {t0}\n".encode())
+        if steps:
+            ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, store=self.store,
+                               workers=self.workers, holders=self.holders, admin=self.admin,
+                               rng=random.Random(f"{cfg.seed}:nemesis-targets"),
+                               faketime_dir=self.faketime_dir)
+            self.nemesis = Nemesis(ctx, steps, self.history, t0)
+            self.nemesis.start()
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
                  f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
+
+    def _schedule(self) -> list[Step]:
+        """The fault steps of this run, saved as schedule.json before any of them starts."""
+        cfg = self.cfg
+        if cfg.schedule is not None:
+            steps = [Step.from_json(d) for d in cfg.schedule]
+        elif cfg.nemesis:
+            rng = random.Random(f"{cfg.seed}:nemesis")
+            steps = random_schedule(parse_nemesis(cfg.nemesis, cfg), cfg, rng, cfg.nemesis_interval_s)
+        else:
+            steps = []
+        (self.run_dir / "schedule.json").write_text(
+            json.dumps([st.to_json() for st in steps], indent=1) + "\n")
+        return steps
 
     def _wait(self) -> None:
         end = time.monotonic() + self.cfg.time_limit_s
@@ -140,15 +189,21 @@ class Run:
                     self.end_reason = "worker-crashed"
                     self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
                     return
+            if self.nemesis and self.nemesis.error:
+                raise RuntimeError(f"the nemesis failed:\n{self.nemesis.error}")
             time.sleep(0.1)
 
     def _stop(self) -> None:
+        # Heal first: a stopped worker cannot stop, a skewed store must not outlive the run.
+        if self.nemesis:
+            self.nemesis.stop()
+        for err in self.ledger.heal_all():
+            self.log(f"[red]could not heal:[/] {err}")
         grace = time.monotonic() + _grace_s(self.cfg)
         for w in self.workers:
             if w.poll() is None:
                 try:
-                    w.stdin.write("stop\n")
-                    w.stdin.flush()
+                    w.stdin.write(b"stop\n")
                 except (BrokenPipeError, OSError):
                     pass
         for w in self.workers:
@@ -163,6 +218,9 @@ class Run:
                     stream.close()
                 except OSError:
                     pass
+        self._pump_stop.set()
+        if self._pump:
+            self._pump.join(2)
         if self.history:
             self.history.record("harness", "run_end", reason=self.end_reason)
             self.history.close()
@@ -185,14 +243,22 @@ def _grace_s(cfg: RunConfig) -> float:
     return min(60.0, longest + 2 * (cfg.client_timeout_s or 5.0) + 5.0)
 
 
-def _readline(proc: subprocess.Popen, deadline: float) -> str:
+def _readline(proc: subprocess.Popen, deadline: float) -> bytes:
+    """One line from an unbuffered pipe, byte by byte (only the short "ready" handshake)."""
     import selectors
 
+    fd = proc.stdout.fileno()
+    line = b""
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(fd, selectors.EVENT_READ)
     try:
-        if sel.select(max(0.0, deadline - time.monotonic())):
-            return proc.stdout.readline()
-        return ""
+        while not line.endswith(b"\n"):
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                return line
+            ch = os.read(fd, 1)
+            if not ch:
+                return line
+            line += ch
+        return line
     finally:
         sel.close()

@@ -8,6 +8,7 @@ first, and it is asked to die with its parent should the harness be killed outri
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import socket
 import subprocess
@@ -48,8 +49,10 @@ class EmbeddedStore:
 
     managed = True
 
-    def __init__(self, binary: str, run_dir: Path, port: int | None = None):
+    def __init__(self, binary: str, run_dir: Path, port: int | None = None,
+                 env: dict[str, str] | None = None):
         self.binary = binary
+        self.env = env
         self.run_dir = Path(run_dir)
         self.host = "127.0.0.1"
         self.port = port
@@ -69,7 +72,8 @@ class EmbeddedStore:
         args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
                 "--logfile", str(log), "--dir", str(self.run_dir)]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        env = dict(os.environ, **self.env) if self.env else None
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
                                      stderr=subprocess.DEVNULL, start_new_session=True,
                                      preexec_fn=_die_with_parent)
         deadline = time.monotonic() + timeout_s

@@ -34,6 +34,15 @@ def main(argv: list[str]) -> int:
     retry_delay = parse_distribution(cfg.retry_delay)
     name = f"w{index}"
     history = HistoryWriter(run_dir / "history.d" / f"{name}.jsonl")
+    out_lock = threading.Lock()
+
+    def on_hold(process: str, holding: bool) -> None:
+        with out_lock:  # tells the harness whom to aim `pause:holder` at
+            try:
+                print(("hold " if holding else "free ") + process, flush=True)
+            except (BrokenPipeError, OSError):
+                pass
+
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -43,7 +52,7 @@ def main(argv: list[str]) -> int:
         slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
-                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop))
+                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold))
 
     print("ready", flush=True)
     line = sys.stdin.readline().split()

@@ -4,7 +4,8 @@ Every lease call is recorded as an invocation and a completion (see ``docs/histo
 ``ok``/``fail`` when it returned, ``info`` when it raised (outcome unknown). While a job runs,
 a lease with ``renew()`` is renewed every TTL/3; a renewal that returns False or raises stops
 the job before it writes its effect. The job's duration and key are drawn from a generator
-seeded by (seed, worker, slot), so the same seed gives the same draws.
+seeded by (seed, worker, slot), so the same seed gives the same draws: the k-th attempt's key and
+the k-th job's duration, however many acquires failed in between.
 """
 from __future__ import annotations
 
@@ -33,22 +34,25 @@ class Slot:
     seed: int
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
+    on_hold: Callable[[str, bool], None] = lambda process, holding: None
 
     def run(self) -> None:
-        rng = random.Random(f"{self.seed}:{self.process}")
+        # Separate streams, so timing (how many acquires fail) never shifts the other draws:
+        # the k-th attempt's key, the k-th job's duration, the k-th back-off are fixed by the seed.
+        keys = random.Random(f"{self.seed}:{self.process}:keys")
+        jobs = random.Random(f"{self.seed}:{self.process}:jobs")
+        delays = random.Random(f"{self.seed}:{self.process}:delays")
         n = 0
         while not self.stop.is_set() and self.history.now() < self.deadline_ns:
-            key = self.keys[rng.randrange(len(self.keys))]
-            duration = self.job_duration.sample(rng)
-            delay = self.retry_delay.sample(rng)
+            key = self.keys[keys.randrange(len(self.keys))]
             attempt = f"{self.process}.{n}"
             n += 1
-            if self._attempt(attempt, key, duration):
+            if self._attempt(attempt, key, lambda: self.job_duration.sample(jobs)):
                 continue
-            self.stop.wait(delay)
+            self.stop.wait(self.retry_delay.sample(delays))
 
     # -- one attempt -----------------------------------------------------------------------
-    def _attempt(self, attempt: str, key: str, duration: float) -> bool:
+    def _attempt(self, attempt: str, key: str, draw_duration: Callable[[], float]) -> bool:
         """Returns True when the attempt held the claim (and ran the job)."""
         try:
             lease = self.lease_factory(self.client, key, self.ttl_ms)
@@ -59,8 +63,12 @@ class Slot:
         got = self._call(lease.acquire, "acquire", attempt, key)
         if got is not True:
             return False
-        self._job(lease, attempt, key, duration)
-        self._call(lease.release, "release", attempt, key)
+        self.on_hold(self.process, True)
+        try:
+            self._job(lease, attempt, key, draw_duration())
+            self._call(lease.release, "release", attempt, key)
+        finally:
+            self.on_hold(self.process, False)
         return True
 
     def _job(self, lease, attempt: str, key: str, duration: float) -> None:

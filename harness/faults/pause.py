@@ -1,0 +1,60 @@
+"""Pause processes with SIGSTOP and continue them with SIGCONT — a GC pause, a VM stall.
+
+Targets: ``holder`` (a worker that holds a claim right now: the brief's failure needs the holder
+stalled past its deadline), ``worker`` (one at random), ``workers`` (about half of them, at
+random), ``store`` (the embedded store: clients time out, queued commands run on SIGCONT, TTLs
+keep running).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from harness.errors import UsageError
+from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.heal import proc_started
+
+
+class Pause(Fault):
+    name = "pause"
+    targets = ("holder", "worker", "workers", "store")
+    default_target = "holder"
+
+    def validate(self, cfg, target: str) -> None:
+        super().validate(cfg, target)
+        if target == "store" and cfg.store_url:
+            raise UsageError("--nemesis pause:store pauses the store process, which the harness only "
+                             "does to a store it started; drop --store-url or the store target")
+
+    def start(self, ctx: FaultContext, step: Step) -> Active:
+        pids, names = self._pick(ctx, step.target)
+        ids = []
+        for pid in pids:
+            ids.append(ctx.ledger.add({"kind": "sigcont", "pid": pid, "started": proc_started(pid)}))
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        return Active(step, ids, data={"pids": pids, "names": names})
+
+    def stop(self, ctx: FaultContext, active: Active) -> dict:
+        for ident in active.ledger_ids:
+            ctx.ledger.heal(ident)
+        return {"paused_s": round(time.monotonic() - active.started, 4),
+                "processes": active.data["names"]}
+
+    def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
+        if target == "store":
+            return [ctx.store.pid], ["store"]
+        alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None]
+        if target == "holder":
+            holding = ctx.holders.wait_for_holder(timeout_s=2.0)
+            chosen = [holding] if holding is not None else []
+            if not chosen and alive:
+                chosen = [ctx.rng.choice(alive)]
+        elif target == "worker":
+            chosen = [ctx.rng.choice(alive)] if alive else []
+        else:
+            chosen = sorted(ctx.rng.sample(alive, max(1, len(alive) // 2))) if alive else []
+        return [ctx.workers[i].pid for i in chosen], [f"w{i}" for i in chosen]

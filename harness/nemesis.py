@@ -1,0 +1,103 @@
+"""The nemesis: runs a schedule of faults against a live run, records each in the history, and
+heals every fault it started — at its end, when the run stops early, and if its own code raises.
+
+A schedule is a list of ``Step``s. ``random_schedule`` draws one from the seed (Jepsen-like: a
+fault about every ``interval`` seconds, each healed before the next starts); a scenario file
+gives one explicitly; ``--replay`` reuses a past run's ``schedule.json``. The schedule is saved
+in the run directory before the run starts.
+
+Each fault appears in the history as ``fault_start`` (fault, target, requested) and
+``fault_end`` (the same, plus what was measured), and in the store's audit as
+``ECHO leasecheck:fault:<n>:start`` / ``:end`` markers where the store can answer.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+import traceback
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.faults import FAULTS, FaultContext, Step
+
+
+def random_schedule(faults: list[tuple[str, str]], cfg, rng: random.Random,
+                    interval_s: float) -> list[Step]:
+    steps: list[Step] = []
+    t = min(interval_s / 2, cfg.time_limit_s / 4)
+    while True:
+        name, target = rng.choice(faults)
+        fault = FAULTS[name]
+        gap = interval_s * rng.uniform(0.8, 1.2)
+        if name == "pause":
+            duration = rng.uniform(0.5, 3.0) * cfg.ttl_s
+        else:
+            duration = max(2 * cfg.ttl_s, 0.5 * gap)
+        duration = min(duration, 0.8 * gap)
+        if t + duration > cfg.time_limit_s - 0.2:
+            break
+        steps.append(Step(round(t, 3), name, target, round(duration, 3), fault.default_size(cfg, rng)))
+        t += max(gap, duration + 0.1)
+    return steps
+
+
+class Nemesis:
+    def __init__(self, ctx: FaultContext, steps: list[Step], history, t0_ns: int):
+        self.ctx, self.steps, self.history, self.t0_ns = ctx, steps, history, t0_ns
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
+        self.error: str | None = None
+        self._marker = redis.Redis(host=ctx.cfg.store_host, port=ctx.cfg.store_port,
+                                   db=ctx.cfg.store_db, socket_timeout=0.5,
+                                   retry=Retry(NoBackoff(), 0)) \
+            if ctx.cfg.store_port else None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop scheduling, heal what is active, and wait for the thread."""
+        self._stop.set()
+        self._thread.join(30)
+
+    def _now_s(self) -> float:
+        return (time.monotonic_ns() - self.t0_ns) / 1e9
+
+    def _run(self) -> None:
+        for n, step in enumerate(self.steps):
+            if self._stop.wait(max(0.0, step.at - self._now_s())):
+                return
+            active = None
+            try:
+                self._mark(n, "start")
+                requested = {"duration_s": step.duration, "size": step.size, **step.params}
+                self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
+                                    n=n, requested=requested)
+                active = FAULTS[step.fault].start(self.ctx, step)
+                self._stop.wait(max(0.0, step.at + step.duration - self._now_s()))
+            except Exception:
+                self.error = traceback.format_exc()
+            finally:
+                measured = {}
+                if active is not None:
+                    try:
+                        measured = FAULTS[step.fault].stop(self.ctx, active)
+                    except Exception:
+                        self.error = traceback.format_exc()
+                self.ctx.ledger.heal_all()  # whatever stop() did not undo
+                self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target,
+                                    n=n, measured=measured)
+                self._mark(n, "end")
+            if self.error:
+                return
+
+    def _mark(self, n: int, what: str) -> None:
+        if self._marker is None:
+            return
+        try:
+            self._marker.echo(f"leasecheck:fault:{n}:{what}")
+        except redis.RedisError:
+            pass  # the store is paused or down: the history still has the event

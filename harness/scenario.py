@@ -1,0 +1,154 @@
+"""Scenario files: an incident written down once, replayed at will.
+
+A scenario is TOML: a ``[run]`` table with any ``leasecheck run`` option (spelled with ``_`` or
+``-``; durations as ``"5s"`` or a number of seconds) and a timeline of ``[[event]]`` tables::
+
+    name = "holder-pause"
+    [run]
+    lease = "naive-del"
+    ttl = "3s"
+    [[event]]
+    at = "5s"            # seconds into the run
+    fault = "pause"
+    target = "holder"    # optional: the fault's default target
+    duration = "4s"
+    # clock only: offset = "+6s" (or -2s), mode = "strobe", period = "50ms"
+
+Options given on the command line win over the file. Errors name the file, the line and what is
+wrong.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from harness.durations import parse_duration
+from harness.errors import UsageError
+
+# [run] key -> (RunConfig field, kind)
+RUN_KEYS = {
+    "lease": ("lease", str), "workers": ("workers", int), "slots": ("slots", int),
+    "jobs": ("jobs", int), "ttl": ("ttl_s", "duration"), "job_duration": ("job_duration", str),
+    "retry_delay": ("retry_delay", str), "time_limit": ("time_limit_s", "duration"),
+    "seed": ("seed", int), "max_overlap": ("max_overlap", float), "nemesis": ("nemesis", str),
+    "nemesis_interval": ("nemesis_interval_s", "duration"),
+    "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
+    "name": ("name", str),
+}
+EVENT_KEYS = {"at", "fault", "target", "duration", "offset", "mode", "period"}
+
+
+def load_scenario(path: Path) -> tuple[dict, list[dict]]:
+    """(RunConfig field values, schedule steps as JSON dicts) from a scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UsageError(f"--scenario {path}: cannot read it ({e.strerror})") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    where = _Locator(path, text)
+    unknown = set(doc) - {"name", "description", "run", "event"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise UsageError(f"{where(key)}: unknown key {key!r}; a scenario has name, description, "
+                         "[run] and [[event]]")
+    values = {}
+    run = doc.get("run", {})
+    if not isinstance(run, dict):
+        raise UsageError(f"{where('run')}: [run] must be a table")
+    for raw_key, value in run.items():
+        key = raw_key.replace("-", "_")
+        if key not in RUN_KEYS:
+            raise UsageError(f"{where(raw_key)}: unknown [run] option {raw_key!r}; known: "
+                             f"{', '.join(sorted(RUN_KEYS))}")
+        field, kind = RUN_KEYS[key]
+        values[field] = _convert(value, kind, where(raw_key), raw_key)
+    if "name" in doc and "name" not in values:
+        values["name"] = str(doc["name"])
+    steps = []
+    events = doc.get("event", [])
+    if not isinstance(events, list):
+        raise UsageError(f"{where('event')}: write events as [[event]] tables")
+    for i, ev in enumerate(events):
+        loc = where("[[event]]", nth=i)
+        bad = set(ev) - EVENT_KEYS
+        if bad:
+            raise UsageError(f"{loc}: unknown event key {sorted(bad)[0]!r}; known: {', '.join(sorted(EVENT_KEYS))}")
+        for required in ("at", "fault", "duration"):
+            if required not in ev:
+                raise UsageError(f"{loc}: the event has no {required!r}")
+        params = {}
+        if "mode" in ev:
+            params["mode"] = str(ev["mode"])
+        if "period" in ev:
+            params["period"] = _convert(ev["period"], "duration", loc, "period")
+        size = None
+        if "offset" in ev:
+            size = _signed_duration(ev["offset"], loc)
+        steps.append({"at": _convert(ev["at"], "duration", loc, "at"), "fault": str(ev["fault"]),
+                      "target": str(ev.get("target", "")),
+                      "duration": _convert(ev["duration"], "duration", loc, "duration"),
+                      "size": size, "params": params})
+    steps.sort(key=lambda s: s["at"])
+    return values, steps
+
+
+def fill_default_targets(steps: list[dict]) -> list[dict]:
+    from harness.faults import FAULTS
+
+    for s in steps:
+        if not s["target"] and s["fault"] in FAULTS:
+            s["target"] = FAULTS[s["fault"]].default_target
+    return steps
+
+
+def _convert(value, kind, loc: str, key: str):
+    if kind == "duration":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:
+            return parse_duration(str(value), key)
+        except UsageError as e:
+            raise UsageError(f"{loc}: {e}") from None
+    if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise UsageError(f"{loc}: {key} must be a number, not {value!r}")
+    if kind is int and not isinstance(value, int):
+        raise UsageError(f"{loc}: {key} must be a whole number, not {value!r}")
+    if kind is str and not isinstance(value, str):
+        raise UsageError(f"{loc}: {key} must be a string, not {value!r}")
+    return kind(value)
+
+
+def _signed_duration(value, loc: str) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    try:
+        return sign * parse_duration(text.lstrip("+-"), "offset")
+    except UsageError as e:
+        raise UsageError(f"{loc}: {e}") from None
+
+
+class _Locator:
+    """``file:line`` of a key (or of the n-th ``[[event]]``) in the scenario text."""
+
+    def __init__(self, path: Path, text: str):
+        self.path, self.lines = path, text.splitlines()
+
+    def __call__(self, key: str, nth: int = 0) -> str:
+        if key == "[[event]]":
+            pattern = re.compile(r"^\s*\[\[\s*event\s*\]\]")
+        else:
+            pattern = re.compile(rf"^\s*(\[\s*)?{re.escape(key)}\s*[=\]]")
+        seen = 0
+        for i, line in enumerate(self.lines, 1):
+            if pattern.match(line):
+                if seen == nth:
+                    return f"{self.path}:{i}"
+                seen += 1
+        return str(self.path)
