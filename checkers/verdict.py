@@ -20,6 +20,7 @@ from .audit import AuditRecord, load_audit
 from .claims import FATES, simulate
 from .clock import StoreClock
 from .errors import CheckError, HistoryError
+from .faults import faults
 from .history import load_history
 from .jobs import job_runs
 from .join import join
@@ -55,7 +56,7 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
         "ops": sum(op.done is not None for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
-        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0,
+        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
         "expiry_edge": {"count": 0, "examples": []},
     }
     bad, unsure = [], []
@@ -172,5 +173,5 @@ def failed(reason: str) -> dict:
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
-            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0,
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [],
             "expiry_edge": {"count": 0, "examples": []}}

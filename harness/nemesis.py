@@ -12,6 +12,7 @@ Each fault appears in the history as ``fault_start`` (fault, target, requested) 
 """
 from __future__ import annotations
 
+import heapq
 import random
 import threading
 import time
@@ -67,32 +68,47 @@ class Nemesis:
         return (time.monotonic_ns() - self.t0_ns) / 1e9
 
     def _run(self) -> None:
-        for n, step in enumerate(self.steps):
-            if self._stop.wait(max(0.0, step.at - self._now_s())):
-                return
-            active = None
-            try:
-                self._mark(n, "start")
-                requested = {"duration_s": step.duration, "size": step.size, **step.params}
-                self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
-                                    n=n, requested=requested)
-                active = FAULTS[step.fault].start(self.ctx, step)
-                self._stop.wait(max(0.0, step.at + step.duration - self._now_s()))
-            except Exception:
-                self.error = traceback.format_exc()
-            finally:
-                measured = {}
-                if active is not None:
-                    try:
-                        measured = FAULTS[step.fault].stop(self.ctx, active)
-                    except Exception:
-                        self.error = traceback.format_exc()
-                self.ctx.ledger.heal_all()  # whatever stop() did not undo
-                self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target,
-                                    n=n, measured=measured)
-                self._mark(n, "end")
-            if self.error:
-                return
+        """Start and stop steps in time order; steps may overlap (a scenario can pause the
+        holder while the store's clock is skewed)."""
+        agenda = [(st.at, 0, n) for n, st in enumerate(self.steps)]
+        heapq.heapify(agenda)
+        active: dict[int, object] = {}
+        try:
+            while agenda:
+                at, phase, n = heapq.heappop(agenda)
+                if self._stop.wait(max(0.0, at - self._now_s())):
+                    return
+                if phase == 0:
+                    active[n] = self._begin(n, self.steps[n])
+                    heapq.heappush(agenda, (self.steps[n].at + self.steps[n].duration, 1, n))
+                else:
+                    self._end(n, self.steps[n], active.pop(n, None))
+        except Exception:
+            self.error = traceback.format_exc()
+        finally:
+            for n, act in list(active.items()):
+                self._end(n, self.steps[n], act)
+
+    def _begin(self, n: int, step: Step):
+        self._mark(n, "start")
+        requested = {"duration_s": step.duration, "size": step.size, **step.params}
+        self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
+                            n=n, requested=requested)
+        return FAULTS[step.fault].start(self.ctx, step)
+
+    def _end(self, n: int, step: Step, act) -> None:
+        measured = {}
+        try:
+            if act is not None:
+                measured = FAULTS[step.fault].stop(self.ctx, act)
+        except Exception:
+            self.error = self.error or traceback.format_exc()
+        finally:
+            for ident in getattr(act, "ledger_ids", []):
+                self.ctx.ledger.heal(ident)  # whatever stop() did not undo
+            self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target,
+                                n=n, measured=measured)
+            self._mark(n, "end")
 
     def _mark(self, n: int, what: str) -> None:
         if self._marker is None:

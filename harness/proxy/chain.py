@@ -1,0 +1,71 @@
+"""A proxy's toxics: one ordered chain per direction, and their changes applied to open links."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from harness.proxy.errors import TOXIC_EXISTS, TOXIC_NOT_FOUND, ApiError, bad_request
+from harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic, make_toxic
+
+if TYPE_CHECKING:
+    from harness.proxy.link import Link
+    from harness.proxy.server import Proxy
+
+
+class ToxicChain:
+    def __init__(self, proxy: Proxy):
+        self.proxy = proxy
+        self._chains: dict[str, list[Toxic]] = {UPSTREAM: [], DOWNSTREAM: []}
+
+    def toxics(self, stream: str) -> list[Toxic]:
+        return list(self._chains[stream])
+
+    def all(self) -> list[Toxic]:
+        """Upstream toxics first, then downstream, each in the order added (as Toxiproxy lists them)."""
+        return self._chains[UPSTREAM] + self._chains[DOWNSTREAM]
+
+    def find(self, name: str) -> Toxic | None:
+        for toxic in self.all():
+            if toxic.name == name:
+                return toxic
+        return None
+
+    def get(self, name: str) -> Toxic:
+        toxic = self.find(name)
+        if toxic is None:
+            raise ApiError(TOXIC_NOT_FOUND, 404)
+        return toxic
+
+    def _links(self, stream: str) -> Iterator[Link]:
+        for conn in list(self.proxy.connections):
+            link = conn.links.get(stream)
+            if link is not None:
+                yield link
+
+    def add(self, body: Any) -> Toxic:
+        toxic = make_toxic(body)
+        if self.find(toxic.name) is not None:
+            raise ApiError(TOXIC_EXISTS, 409)
+        toxic.update(attributes=body.get("attributes"))
+        self._chains[toxic.stream].append(toxic)
+        for link in self._links(toxic.stream):
+            link.add_toxic(toxic)
+        return toxic
+
+    def update(self, name: str, body: Any) -> Toxic:
+        toxic = self.get(name)
+        if not isinstance(body, dict):
+            raise bad_request("bad request body: expected a JSON object")
+        toxic.update(attributes=body.get("attributes"), toxicity=body.get("toxicity"))
+        for link in self._links(toxic.stream):
+            link.update_toxic(toxic)
+        return toxic
+
+    def remove(self, name: str) -> None:
+        toxic = self.get(name)
+        self._chains[toxic.stream].remove(toxic)
+        for link in self._links(toxic.stream):
+            link.remove_toxic(toxic)
+
+    def reset(self) -> None:
+        for toxic in self.all():
+            self.remove(toxic.name)

@@ -1,0 +1,170 @@
+"""Faults against real processes: the acceptance runs of the fault issue."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+
+
+def _history(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+
+
+def test_long_lease_is_safe_without_faults(leasecheck):
+    r = leasecheck("run", "--lease", "naive-del", "--ttl", "3s", "--job-duration", "0.5s",
+                   "--time-limit", "8")
+    assert r.code == 0, r.out + r.err
+    assert r.results["foreign_releases"] == 0 and r.results["overlap"]["count"] == 0
+
+
+def test_holder_pause_breaks_naive_del(leasecheck):
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "holder-pause.toml"))
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    assert res["foreign_releases"] >= 1
+    starts = [e for e in _history(r.run_dir) if e["type"] == "fault_start"]
+    ends = [e for e in _history(r.run_dir) if e["type"] == "fault_end"]
+    assert [e["fault"] for e in starts] == ["pause", "pause"] and len(ends) == 2
+    assert all(3.8 < e["measured"]["paused_s"] < 4.5 for e in ends)
+    assert [f["fault"] for f in res["faults"]] == ["pause", "pause"]
+
+
+def test_holder_pause_token_cas_overlaps_but_never_frees_another_claim(leasecheck):
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "holder-pause.toml"), "--lease", "token-cas")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["foreign_releases"] == 0
+    assert res["overlap"]["count"] >= 1
+    assert res["releases_found_nothing"] >= 1
+
+
+def test_nemesis_pause_holder_random_schedule(leasecheck):
+    r = leasecheck("run", "--lease", "naive-del", "--ttl", "3s", "--job-duration", "0.5s",
+                   "--nemesis", "pause:holder", "--nemesis-interval", "5s", "--time-limit", "16",
+                   "--seed", "3")
+    assert r.code == 1, r.out + r.err
+    schedule = json.loads((r.run_dir / "schedule.json").read_text())
+    assert len(schedule) >= 2 and {s["target"] for s in schedule} == {"holder"}
+
+
+def test_store_clock_jump_expires_claims_early(leasecheck):
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "store-clock-jump.toml"))
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["foreign_releases"] == 0
+    assert res["overlap"]["count"] >= 1            # claims expired while their holders worked
+    ends = [e for e in _history(r.run_dir) if e["type"] == "fault_end"]
+    assert all(abs(e["measured"]["store_skew_s"] - 4.0) < 0.2 for e in ends)
+    assert all(abs(e["measured"]["store_skew_after_heal_s"]) < 0.2 for e in ends)
+    # The history clock did not move: times only grow, and nothing jumps by the 4 s offset.
+    times = [e["time"] for e in _history(r.run_dir)]
+    assert times == sorted(times)
+    assert max(b - a for a, b in zip(times, times[1:])) < 1e9
+    assert (r.run_dir / "faketime" / "store").read_text().strip() in ("+0", "+0.000000")
+
+
+def test_worker_clock_skew_leaves_history_time_alone(leasecheck):
+    r = leasecheck("run", "--lease", "token-cas", "--nemesis", "clock:workers", "--nemesis-interval",
+                   "3s", "--time-limit", "7", "--workers", "3")
+    assert r.code == 0, r.out + r.err
+    ends = [e for e in _history(r.run_dir) if e["type"] == "fault_end"]
+    assert ends and all(len(e["measured"]["offsets_s"]) == 3 for e in ends)
+    times = [e["time"] for e in _history(r.run_dir)]
+    assert times == sorted(times) and max(b - a for a, b in zip(times, times[1:])) < 1e9
+    for f in (r.run_dir / "faketime").glob("w*"):
+        if not f.name.endswith(".tmp"):
+            assert float(f.read_text()) == 0.0
+
+
+@pytest.mark.parametrize("lease,walk_ins", [("naive-del", True), ("token-cas", False)])
+def test_the_briefs_incident_replayed(leasecheck, lease, walk_ins):
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "brief-incident.toml"), "--lease", lease)
+    res = r.results
+    if walk_ins:
+        assert r.code == 1 and res["walk_ins"] >= 1, r.out
+        assert "third worker walks in" in (r.run_dir / "witness.md").read_text()
+    else:
+        assert r.code == 0 and res["walk_ins"] == 0 and res["foreign_releases"] == 0, r.out
+        assert res["overlap"]["count"] >= 1  # the deadline still lets two workers overlap
+
+
+def test_replay_repeats_config_and_schedule(leasecheck):
+    a = leasecheck("run", "--lease", "token-cas", "--nemesis", "pause", "--nemesis-interval", "2s",
+                   "--time-limit", "5", "--workers", "3")
+    assert a.code == 0, a.out + a.err
+    b = leasecheck("run", "--replay", str(a.run_dir))
+    assert b.code == 0, b.out + b.err
+    old, new = (json.loads((d / "config.json").read_text()) for d in (a.run_dir, b.run_dir))
+    for k in ("seed", "lease", "workers", "ttl_s", "time_limit_s"):
+        assert old[k] == new[k]
+    assert json.loads((a.run_dir / "schedule.json").read_text()) == \
+        json.loads((b.run_dir / "schedule.json").read_text())
+
+
+def _stopped(pids) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def test_sigkill_mid_fault_then_cleanup_heals(tmp_path):
+    results = tmp_path / "results"
+    scenario = tmp_path / "long-pause.toml"
+    scenario.write_text('[run]\nlease = "token-cas"\nworkers = 3\ntime_limit = "60s"\n'
+                        '[[event]]\nat = "2s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n'
+                        '[[event]]\nat = "2.5s"\nfault = "clock"\ntarget = "workers"\noffset = "+30s"\n'
+                        'duration = "50s"\n')
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", str(scenario),
+                          "--results-dir", str(results)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    pids = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ledger = list(results.glob("*/*/faults-active.json"))
+            if ledger and len(json.loads(ledger[0].read_text())) >= 2:
+                break
+            time.sleep(0.2)
+        entries = json.loads(ledger[0].read_text())
+        pids = [e["pid"] for e in entries if e["kind"] == "sigcont"]
+        assert pids and _stopped(pids) == pids
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    run_dir = ledger[0].parent
+    c = subprocess.run([sys.executable, "-m", "harness", "cleanup", "--results-dir", str(results)],
+                       capture_output=True, text=True, timeout=60)
+    assert c.returncode == 0 and "healed" in c.stdout, c.stdout + c.stderr
+    assert _stopped(pids) == []
+    assert not (run_dir / "faults-active.json").exists()
+    for f in (run_dir / "faketime").glob("w?"):
+        assert float(f.read_text()) == 0.0
+    # Continued, the orphaned workers notice their harness is gone and exit.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") and not _zombie(pid) for pid in pids):
+        time.sleep(0.2)
+    assert not any(os.path.exists(f"/proc/{pid}") and not _zombie(pid) for pid in pids)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
