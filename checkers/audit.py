@@ -12,6 +12,8 @@ surrogate escapes, so no argument is ever changed or lost.
 
 Other lines: the leading `OK` (the reply to MONITOR) is skipped; `# end` marks a complete audit;
 `# gap <reason>` becomes a record of kind "gap" (the reader was disconnected, lines are missing);
+`# restart <reason>` a record of kind "restart" (the harness restarted the store after draining the
+audit: no line is missing, and every key is gone);
 a last line without a newline is torn and dropped; any other unreadable line is reported with its
 line number and skipped. An audit is complete only with `# end` and without gaps.
 """
@@ -31,7 +33,8 @@ _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a"
 
 @dataclass
 class AuditRecord:
-    """One audit line: a command (kind "cmd") or a gap marker (kind "gap", reason in `note`)."""
+    """One audit line: a command (kind "cmd"), a gap marker (kind "gap", reason in `note`) or a
+    store restart (kind "restart")."""
     line: int
     time: float = 0.0
     db: int = 0
@@ -110,6 +113,10 @@ def parse_audit(text: str, name: str = AUDIT) -> tuple[list[AuditRecord], bool, 
                 records.append(AuditRecord(line=lineno, kind="gap", note=note))
                 problems.append(f"{name}:{lineno}: gap in the audit ({note or 'no reason given'}):"
                                 " commands executed then are missing")
+            elif directive.split(" ", 1)[0] == "restart":
+                # The harness killed and restarted the (volatile) store here, after draining the
+                # audit: nothing is missing, and the store came back empty.
+                records.append(AuditRecord(line=lineno, kind="restart", note=directive[7:].strip()))
             else:
                 problems.append(f"{name}:{lineno}: unknown directive {line!r} ignored")
             continue

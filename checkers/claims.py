@@ -17,6 +17,8 @@ Every create of an absent key is a claim, owned by the creating command's attemp
 - `foreign_release`: deleted, overwritten, or had its expiry shortened by a command of a
   *different* attempt; each one is also listed in `foreign`;
 - `still_held`: present at the last audit line;
+- `lost_in_restart`: live when the store restarted (a `# restart` record): volatile, it came back
+  empty;
 - `unknown`: it cannot be followed: removed by an unattributed command, owned by nobody known,
   or live when the audit had a gap.
 
@@ -36,7 +38,7 @@ from .join import Join
 from .ops import Op
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
-         "still_held", "unknown")
+         "lost_in_restart", "still_held", "unknown")
 AMBIGUOUS_MS = 2.0
 
 
@@ -113,6 +115,9 @@ def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict
     for i, rec in enumerate(records):
         if rec.kind == "gap":
             sim.gap(last_time)
+            continue
+        if rec.kind == "restart":
+            sim.restart(last_time)
             continue
         if rec.addr != "lua":
             last_time = rec.time
@@ -288,6 +293,17 @@ class _Sim:
                     self.seal(cur, "unknown", before)
             self.state[k] = UNKNOWN
         self.default = UNKNOWN
+
+    def restart(self, before: float) -> None:
+        """The store restarted empty: live claims are `lost_in_restart`, every key is absent."""
+        for k, cur in self.state.items():
+            if isinstance(cur, Claim) and cur.fate is None:
+                if cur.expires_ms is not None and cur.expires_ms < before * 1000:
+                    self.expire(cur)
+                else:
+                    self.seal(cur, "lost_in_restart", before)
+            self.state[k] = None
+        self.default = None
 
     def finish(self, end: float) -> None:
         for cur in self.state.values():

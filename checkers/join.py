@@ -75,7 +75,7 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
     bound: dict[str, list] = {}   # addr -> [conn, next seq]
     last_script: int | None = None
     for i, rec in enumerate(records):
-        if rec.kind == "gap":
+        if rec.kind in ("gap", "restart"):  # every connection died with the store / was lost
             bound.clear()
             last_script = None
             continue

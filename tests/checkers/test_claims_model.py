@@ -16,10 +16,12 @@ class Run:
     def __init__(self):
         self.events = [{"time": 0, "process": "harness", "type": "run_start"}]
         self.lines, self.seq = [], {}
+        self.generation = 0   # connections are re-made (c1, c2, ...) after a store restart
 
     def cmd(self, ms, attempt, *args, lua=()):
         slot = attempt.rsplit(".", 1)[0]
-        conn, addr = slot + ".c0", f"127.0.0.1:{5000 + len(self.seq)}" if slot not in self.seq else self.seq[slot][0]
+        conn = f"{slot}.c{self.generation}"
+        addr = f"127.0.0.1:{5000 + 100 * self.generation + len(self.seq)}" if slot not in self.seq else self.seq[slot][0]
         if slot not in self.seq:
             self.seq[slot] = [addr, 0]
             self.line(0, addr, "ECHO", "leasecheck:conn:" + conn)
@@ -40,6 +42,11 @@ class Run:
         self.ev(ms, slot, "invoke", f=f, attempt=attempt, key=K)
         done = {"value": value} if kind != "info" else {"error": "timeout"}
         self.ev(ms + 1 + len(cmds), slot, kind, f=f, attempt=attempt, key=K, sent=sent, **done)
+
+    def directive(self, text):
+        self.lines.append("# " + text)
+        self.seq.clear()
+        self.generation += 1
 
     def job(self, ms, attempt, kind):
         self.ev(ms, attempt.rsplit(".", 1)[0], kind, attempt=attempt, key=K)
@@ -133,3 +140,15 @@ def test_other_keys_are_ignored():
     run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
     result = run.check(extra=[f'{S0 + 0.1:.6f} [0 10.0.0.9:1] "DEL" "other:key"'])
     assert result["claims"]["still_held"] == 1 and result["valid"] is True
+
+
+def test_store_restart_loses_live_claims_and_empties_every_key():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.directive("restart store killed by the harness")
+    run.call(200, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "10000"))
+    run.call(300, "w0.s0.0", "release", "ok", False, ("DEL", K))  # naive DEL after the restart
+    result = run.check()
+    assert result["claims"]["lost_in_restart"] == 1
+    assert result["foreign_releases"] == 1          # w0's DEL removed w1's fresh claim
+    assert result["audit"]["complete"] is True and result["disagreements"] == []
