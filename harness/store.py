@@ -100,6 +100,21 @@ class EmbeddedStore:
             proc.kill()
             proc.wait()
 
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: a volatile store loses every key."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def restart(self, timeout_s: float = 10.0) -> None:
+        """Start again on the same port (after ``kill``), empty."""
+        if self.port is None:
+            raise StoreError("the store was never started, so it has no port to come back on")
+        if not self._launch(self.port, timeout_s):
+            raise StoreError(f"redis-server did not come back on port {self.port}; see "
+                             f"{self.run_dir / 'store.log'}")
+
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None

@@ -84,3 +84,33 @@ def test_monitor_recorder_marks_end_only_when_drained(store, tmp_path):
     text = (tmp_path / "a.log").read_text()
     assert text.endswith("# end\n")
     assert sum(1 for line in text.splitlines() if '"SET" "bulk:' in line) == 2000
+
+
+def test_a_planned_store_restart_is_recorded_without_a_gap(tmp_path):
+    import redis
+
+    from harness.config import default_store_bin
+    from harness.store import EmbeddedStore
+
+    store = EmbeddedStore(default_store_bin(), tmp_path)
+    store.start()
+    try:
+        rec = MonitorRecorder(store.host, store.port, tmp_path / "a.log")
+        rec.start()
+        admin = redis.Redis(host=store.host, port=store.port)
+        admin.set("before", "1")
+        assert rec.drain(admin)
+        rec.expect_restart("store killed by the harness")
+        store.kill()
+        store.restart()
+        rec.resume()
+        admin = redis.Redis(host=store.host, port=store.port)
+        assert admin.get("before") is None          # volatile: it came back empty
+        admin.set("after", "1")
+        assert rec.finish(admin)
+    finally:
+        store.stop()
+    lines = (tmp_path / "a.log").read_text().splitlines()
+    i = lines.index("# restart store killed by the harness")
+    assert any('"SET" "before"' in l for l in lines[:i]) and any('"SET" "after"' in l for l in lines[i:])
+    assert lines[-1] == "# end" and not any(l.startswith("# gap") for l in lines)
