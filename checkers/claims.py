@@ -17,6 +17,11 @@ Every create of an absent key is a claim, owned by the creating command's attemp
 - `foreign_release`: deleted, overwritten, or had its expiry shortened by a command of a
   *different* attempt; each one is also listed in `foreign`;
 - `still_held`: present at the last audit line;
+- `evicted`: live during an eviction fault (between the nemesis's `ECHO leasecheck:fault:N:evict:
+  start` and `...:end` markers) and later found absent by a client whose result proves it (an
+  acquire that succeeded, its holder's release or renewal that found nothing, a removal that
+  removed nothing). Such a claim is only called foreign-released when the remover's result
+  proves it removed something;
 - `lost_in_restart`: live when the store restarted (a `# restart` record): volatile, it came back
   empty;
 - `unknown`: it cannot be followed: removed by an unattributed command, owned by nobody known,
@@ -28,6 +33,8 @@ each mismatch is a `disagreements` entry. Nothing is smoothed over.
 """
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -38,7 +45,8 @@ from .join import Join
 from .ops import Op
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
-         "lost_in_restart", "still_held", "unknown")
+         "evicted", "lost_in_restart", "still_held", "unknown")
+EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
 AMBIGUOUS_MS = 2.0
 
 
@@ -63,6 +71,7 @@ class Claim:
     deadline_ms: float | None = None   # the expiry it was created with
     fate: str | None = None
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
+    evictable: bool = False      # live during an eviction fault: it may vanish without a command
 
 
 @dataclass
@@ -122,6 +131,10 @@ def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict
         if rec.addr != "lua":
             last_time = rec.time
             script = (rec.name, rec.time)
+            if rec.name == "ECHO" and len(rec.argv) == 2:
+                m = EVICT_MARK.match(rec.argv[1])
+                if m:
+                    sim.evicting(m.group(1) == "start")
         t, label = (script[1], f"{script[0]}: {rec.argv[0]}") if rec.addr == "lua" else (rec.time, rec.name)
         op = ops[joined.op[i]] if joined.op[i] is not None else None
         sim.apply(_Cmd(rec, t, joined.attempt[i], op, label))
@@ -138,6 +151,7 @@ class _Sim:
         self.effects: dict[int, set[str]] = {}
         self.noted: set[int] = set()
         self.out = ClaimsResult()
+        self.eviction = False   # inside an eviction fault window
 
     # -- dispatch ---------------------------------------------------------------------------
     def apply(self, c: _Cmd) -> None:
@@ -176,11 +190,23 @@ class _Sim:
             self.expire(cur)
             self.state[k] = None
             return None
+        if cur.evictable and _client_says_present(c.op, cur) is False:
+            self.seal(cur, "evicted", c.t)
+            self.state[k] = None
+            return None
         return cur
+
+    def evicting(self, on: bool) -> None:
+        """An eviction fault starts (every live claim may now vanish silently) or ends."""
+        self.eviction = on
+        if on:
+            for cur in self.state.values():
+                if isinstance(cur, Claim) and cur.fate is None:
+                    cur.evictable = True
 
     def create(self, key: str, c: _Cmd, expires_ms: float | None) -> None:
         claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
-                      c.rec.line, c.t, expires_ms, expires_ms)
+                      c.rec.line, c.t, expires_ms, expires_ms, evictable=self.eviction)
         self.out.claims.append(claim)
         self.state[(c.rec.db, key)] = claim
         self.effect(c, "created")
@@ -209,6 +235,17 @@ class _Sim:
         elif c.attempt == claim.owner:
             self.effect(c, "removed_own")
             self.seal(claim, "released_by_holder", c.t)
+        elif claim.evictable and not (c.op is not None and c.op.type == "ok" and c.op.value is True):
+            # It may have been evicted already: without proof that this command removed
+            # something, it is no foreign release.
+            if c.op is not None and c.op.type in ("ok", "fail"):
+                self.seal(claim, "evicted", c.t)
+            else:
+                self.effect(c, "unknown")
+                self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.key}, which "
+                                         "an eviction fault may already have removed; the call's outcome "
+                                         "is unknown, so this cannot be decided")
+                self.seal(claim, "unknown", c.t)
         else:
             self.effect(c, "removed_foreign")
             if claim.fate is None:

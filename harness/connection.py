@@ -23,10 +23,17 @@ HIDDEN = frozenset({
     "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
     "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
 })
-# Errors with which the store refuses a command before running it (so MONITOR does not show it).
-_REJECTED = ("unknown command", "wrong number of arguments", "OOM ", "LOADING", "BUSY ",
-             "READONLY", "MISCONF", "NOAUTH", "NOPERM", "MASTERDOWN", "NOREPLICAS",
-             "unknown subcommand")
+# Errors with which the store refuses a command before running it (so MONITOR does not show it):
+# by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
+_REJECTED_CODES = frozenset({"OOM", "LOADING", "BUSY", "READONLY", "MISCONF", "NOAUTH", "NOPERM",
+                             "WRONGPASS", "MASTERDOWN", "NOREPLICAS", "EXECABORT"})
+_REJECTED_TEXT = ("unknown command", "wrong number of arguments", "unknown subcommand",
+                  "BUSY ", "MISCONF", "NOREPLICAS")
+
+
+def _rejected(e: ResponseError) -> bool:
+    code = getattr(e, "status_code", None)
+    return code in _REJECTED_CODES or any(t in str(e) for t in _REJECTED_TEXT)
 
 
 class SendTracker:
@@ -111,7 +118,7 @@ class AuditedConnection(Connection):
             return super().read_response(*args, **kwargs)
         except ResponseError as e:
             last = getattr(self, "_lc_last", None)
-            if getattr(self, "_lc_armed", False) and last is not None and last[1] is not None and any(r in str(e) for r in _REJECTED):
+            if getattr(self, "_lc_armed", False) and last is not None and last[1] is not None and _rejected(e):
                 # Refused before running: it is not in the audit, so it takes no number.
                 last[1] = None
                 self._lc_seq -= 1

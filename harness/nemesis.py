@@ -8,7 +8,8 @@ in the run directory before the run starts.
 
 Each fault appears in the history as ``fault_start`` (fault, target, requested) and
 ``fault_end`` (the same, plus what was measured), and in the store's audit as
-``ECHO leasecheck:fault:<n>:start`` / ``:end`` markers where the store can answer.
+``ECHO leasecheck:fault:<n>:<fault>:start`` / ``:end`` markers where the store can answer
+(the checker reads the eviction windows from them).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def random_schedule(faults: list[tuple[str, str]], cfg, rng: random.Random,
         name, target = rng.choice(faults)
         fault = FAULTS[name]
         gap = interval_s * rng.uniform(0.8, 1.2)
-        if name == "pause":
+        if name in ("pause", "evict"):
             duration = rng.uniform(0.5, 3.0) * cfg.ttl_s
         else:
             duration = max(2 * cfg.ttl_s, 0.5 * gap)
@@ -90,7 +91,7 @@ class Nemesis:
                 self._end(n, self.steps[n], act)
 
     def _begin(self, n: int, step: Step):
-        self._mark(n, "start")
+        self._mark(n, step, "start")
         requested = {"duration_s": step.duration, "size": step.size, **step.params}
         self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
                             n=n, requested=requested)
@@ -108,12 +109,12 @@ class Nemesis:
                 self.ctx.ledger.heal(ident)  # whatever stop() did not undo
             self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target,
                                 n=n, measured=measured)
-            self._mark(n, "end")
+            self._mark(n, step, "end")
 
-    def _mark(self, n: int, what: str) -> None:
+    def _mark(self, n: int, step: Step, what: str) -> None:
         if self._marker is None:
             return
         try:
-            self._marker.echo(f"leasecheck:fault:{n}:{what}")
+            self._marker.echo(f"leasecheck:fault:{n}:{step.fault}:{what}")
         except redis.RedisError:
             pass  # the store is paused or down: the history still has the event

@@ -7,9 +7,10 @@ from __future__ import annotations
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.faults.clock import Clock
+from harness.faults.evict import Evict
 from harness.faults.pause import Pause
 
-FAULTS: dict[str, Fault] = {f.name: f for f in (Pause(), Clock())}
+FAULTS: dict[str, Fault] = {f.name: f for f in (Pause(), Clock(), Evict())}
 
 
 def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:

@@ -152,3 +152,26 @@ def test_store_restart_loses_live_claims_and_empties_every_key():
     assert result["claims"]["lost_in_restart"] == 1
     assert result["foreign_releases"] == 1          # w0's DEL removed w1's fresh claim
     assert result["audit"]["complete"] is True and result["disagreements"] == []
+
+
+def test_eviction_window_claims_vanish_without_a_foreign_release():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.line(50, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:start")
+    run.line(90, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:end")
+    # The store evicted w0's claim: w1's create succeeds although the model still had it.
+    run.call(100, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "10000"))
+    run.call(200, "w0.s0.0", "release", "ok", False, ((("EVALSHA", "sha", "1", K, "a"), [("get", K)])))
+    result = run.check()
+    assert result["claims"]["evicted"] == 1 and result["claims"]["still_held"] == 1
+    assert result["foreign_releases"] == 0 and result["disagreements"] == []
+
+
+def test_naive_delete_of_an_evictable_claim_needs_proof_it_removed_something():
+    for removed, fate, foreign in ((False, "evicted", 0), (True, "foreign_release", 1)):
+        run = Run()
+        run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+        run.line(50, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:start")
+        run.call(100, "w1.s0.0", "release", "ok", removed, ("DEL", K))
+        result = run.check()
+        assert result["claims"][fate] == 1 and result["foreign_releases"] == foreign, result

@@ -114,3 +114,21 @@ def test_a_planned_store_restart_is_recorded_without_a_gap(tmp_path):
     i = lines.index("# restart store killed by the harness")
     assert any('"SET" "before"' in l for l in lines[:i]) and any('"SET" "after"' in l for l in lines[i:])
     assert lines[-1] == "# end" and not any(l.startswith("# gap") for l in lines)
+
+
+def test_a_command_refused_for_memory_takes_no_number(store, audit):
+    rec, path = audit
+    import redis as _redis
+
+    admin = _redis.Redis(host=store.host, port=store.port)
+    tracker = SendTracker("w3.s0")
+    client = make_client(tracker, store.host, store.port)
+    client.get("warm")  # connect (and announce) before memory is squeezed
+    admin.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(_redis.exceptions.OutOfMemoryError):
+            client.set("oom", "x")
+    finally:
+        admin.config_set("maxmemory", "0")
+    client.set("fine", "y")
+    assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"], [1, "SET"]]

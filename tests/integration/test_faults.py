@@ -168,3 +168,15 @@ def _zombie(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_eviction_removes_claims_silently_and_is_restored(leasecheck):
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "store-eviction.toml"))
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["claims"]["evicted"] >= 1 and res["foreign_releases"] == 0
+    assert res["disagreements"] == []
+    (fault,) = res["faults"]
+    assert fault["measured"]["evicted_keys"] > 0
+    assert fault["measured"]["restored"] == {"maxmemory": "0", "maxmemory-policy": "noeviction"}
+    assert not (r.run_dir / "faults-active.json").exists()
