@@ -12,6 +12,9 @@ The rules, in audit order:
 - A line from an address no marker named (another client, the harness's admin connection) is
   unattributed. So is every line from a connection bound before a `# gap`: lines are missing
   there, so its numbering is lost.
+- In a complete audit, a sent command that is missing never ran: that settles an `info` call, and
+  it is expected when the call then retried on another connection (the first one was given up:
+  timeout, reset, a healed partition); otherwise, for a call that got a reply, it is a disagreement.
 - A numbered line no `sent` entry claims is an orphan. If its slot has exactly one call that never
   completed (the run was killed before the completion was written), it is given to that call and
   reported as a problem; otherwise it is a disagreement.
@@ -114,7 +117,7 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
             out.op[i] = hit[0]
             out.attempt[i] = ops[hit[0]].attempt
     for (conn, seq), (idx, name) in wanted.items():
-        if (conn, seq) not in found:
+        if (conn, seq) not in found and not (complete and _superseded(ops[idx].sent, conn, seq)):
             out.missing.setdefault(idx, []).append((conn, seq, name))
     if complete:
         _missing_in_complete_audit(out, ops)
@@ -131,6 +134,20 @@ def _orphan(out: Join, i: int, rec: AuditRecord, conn: str, seq: int, pending: l
     else:
         out.unattributed += 1
         out.disagreements.append(what)
+
+
+def _superseded(sent: list, conn: str, seq: int) -> bool:
+    """The call went on to send on another connection after (conn, seq): the client gave that
+    connection up (timeout, reset, partition healed) and retried. In a complete audit a command
+    from it that is not there never reached the store."""
+    after = False
+    for entry in sent:
+        c, q = entry[0], entry[1]
+        if after and c != conn:
+            return True
+        if (c, q) == (conn, seq):
+            after = True
+    return False
 
 
 def _missing_in_complete_audit(out: Join, ops: list[Op]) -> None:

@@ -67,8 +67,13 @@ def cli():
 @click.option("--client-retries", default=None, type=int,
               help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
 @click.option("--nemesis", default=None,
-              help="Faults to inject on a random schedule: pause, clock (any subset, comma-separated; "
-                   "NAME:TARGET picks a target, e.g. pause:holder, pause:store, clock:store, clock:workers).")
+              help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
+                   "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
+                   "clock:store, clock:workers).")
+@click.option("--toxiproxy-url", default=None,
+              help="A running Toxiproxy server (http://HOST:PORT) for network faults, instead of the embedded proxy.")
+@click.option("--proxy/--no-proxy", default=False,
+              help="Route the workers through the proxy even when no network fault is planned.")
 @click.option("--nemesis-interval", "nemesis_interval_s", default="10s", type=DURATION,
               help="About how often a fault starts (each is healed before the next).")
 @click.option("--scenario", "scenario", default=None, type=click.Path(dir_okay=False, path_type=Path),

@@ -42,11 +42,14 @@ class RunConfig:
     nemesis: str | None = None
     nemesis_interval_s: float = 10.0
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
+    toxiproxy_url: str | None = None  # a real Toxiproxy server instead of the embedded proxy
+    proxy: bool = False               # route workers through the proxy even without network faults
     # Filled in by the runner.
     run_id: str = ""
     key_prefix: str = ""
     store_host: str = "127.0.0.1"
     store_db: int = 0
+    client_port: int | None = None    # where workers connect: the proxy's port, or the store's
     extra: dict = field(default_factory=dict)
 
     @property
@@ -173,6 +176,10 @@ def _validate_faults(cfg: RunConfig) -> None:
 
     if not cfg.nemesis_interval_s > 0:
         raise UsageError(f"--nemesis-interval {cfg.nemesis_interval_s}: must be greater than 0 seconds")
+    if cfg.toxiproxy_url:
+        from harness.proxy_path import check_toxiproxy_url
+
+        check_toxiproxy_url(cfg.toxiproxy_url)
     if cfg.nemesis:
         parse_nemesis(cfg.nemesis, cfg)
     for raw in cfg.schedule or []:
@@ -181,6 +188,12 @@ def _validate_faults(cfg: RunConfig) -> None:
         if fault is None:
             raise UsageError(f"schedule: no fault named {step.fault!r}; the faults are {', '.join(FAULTS)}")
         fault.validate(cfg, step.target)
+
+
+def needs_proxy(cfg: RunConfig) -> bool:
+    from harness.faults import NEEDS_PROXY
+
+    return cfg.proxy or bool(cfg.toxiproxy_url) or any(f in NEEDS_PROXY for f, _ in fault_targets(cfg))
 
 
 def fault_targets(cfg: RunConfig) -> set[tuple[str, str]]:

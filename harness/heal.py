@@ -12,7 +12,8 @@ An undo entry is a small JSON object with a ``kind``:
 - ``{"kind": "faketime", "path": F}`` — write ``+0`` into a libfaketime timestamp file;
 - ``{"kind": "redis-config", "host": H, "port": P, "settings": {...}}`` — ``CONFIG SET`` them back;
 - ``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}`` — delete filler keys;
-- ``{"kind": "toxic", "api": URL, "proxy": NAME, "toxic": NAME}`` — remove a Toxiproxy toxic.
+- ``{"kind": "toxic", "api": URL, "proxy": NAME, "toxic": NAME}`` — remove a Toxiproxy toxic;
+- ``{"kind": "proxy-enable", "api": URL, "proxy": NAME}`` — re-enable a disabled proxy.
 """
 from __future__ import annotations
 
@@ -111,6 +112,10 @@ def undo(entry: dict) -> str | None:
             import requests
 
             requests.delete(f"{entry['api']}/proxies/{entry['proxy']}/toxics/{entry['toxic']}", timeout=5)
+        elif kind == "proxy-enable":
+            import requests
+
+            requests.post(f"{entry['api']}/proxies/{entry['proxy']}", json={"enabled": True}, timeout=5)
         else:
             return f"unknown undo entry {entry!r}"
     except ProcessLookupError:

@@ -34,7 +34,7 @@ def random_schedule(faults: list[tuple[str, str]], cfg, rng: random.Random,
         name, target = rng.choice(faults)
         fault = FAULTS[name]
         gap = interval_s * rng.uniform(0.8, 1.2)
-        if name in ("pause", "evict"):
+        if name in ("pause", "evict", "partition", "kill"):
             duration = rng.uniform(0.5, 3.0) * cfg.ttl_s
         else:
             duration = max(2 * cfg.ttl_s, 0.5 * gap)

@@ -23,7 +23,7 @@ import random
 import threading
 
 from harness.audit import ClockSampler, MonitorRecorder
-from harness.config import RunConfig, fault_targets
+from harness.config import RunConfig, fault_targets, needs_proxy
 from harness.errors import StoreError
 from harness.faults import FaultContext, Step, parse_nemesis
 from harness.faults.clock import faketime_env
@@ -75,6 +75,7 @@ class Run:
         self.nemesis: Nemesis | None = None
         self.targets = fault_targets(cfg)
         self.faketime_dir = self.run_dir / "faketime"
+        self.proxy = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -121,6 +122,12 @@ class Run:
             self.store = EmbeddedStore(cfg.store_bin, self.run_dir, cfg.store_port, env=env)
         self.store.start()
         cfg.store_port = self.store.port
+        if needs_proxy(cfg):
+            from harness.proxy_path import ProxyPath
+
+            self.proxy = ProxyPath(self.run_dir, cfg.run_id, cfg.store_port, cfg.toxiproxy_url)
+            self.proxy.start()
+            cfg.client_port = self.proxy.listen_port
         cfg.save(self.run_dir / "config.json")
         self.admin = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db,
                                  socket_timeout=10)
@@ -160,7 +167,7 @@ class Run:
             ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, store=self.store,
                                workers=self.workers, holders=self.holders, admin=self.admin,
                                rng=random.Random(f"{cfg.seed}:nemesis-targets"),
-                               faketime_dir=self.faketime_dir)
+                               faketime_dir=self.faketime_dir, proxy=self.proxy, audit=self.audit)
             self.nemesis = Nemesis(ctx, steps, self.history, t0)
             self.nemesis.start()
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
@@ -230,6 +237,8 @@ class Run:
             self.audit_complete = self.audit.finish(self.admin) if self.admin else False
         if self.store:
             self.store.stop()
+        if self.proxy:
+            self.proxy.stop()
         if (self.run_dir / "history.d" / "harness.jsonl").exists():
             from checkers.history import write_merged
 

@@ -13,6 +13,7 @@ A scenario is TOML: a ``[run]`` table with any ``leasecheck run`` option (spelle
     target = "holder"    # optional: the fault's default target
     duration = "4s"
     # clock only: offset = "+6s" (or -2s), mode = "strobe", period = "50ms"
+    # latency only: latency = "200ms", jitter = "20ms"
 
 Options given on the command line win over the file. Errors name the file, the line and what is
 wrong.
@@ -36,7 +37,7 @@ RUN_KEYS = {
     "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
     "name": ("name", str),
 }
-EVENT_KEYS = {"at", "fault", "target", "duration", "offset", "mode", "period"}
+EVENT_KEYS = {"at", "fault", "target", "duration", "offset", "mode", "period", "latency", "jitter"}
 
 
 def load_scenario(path: Path) -> tuple[dict, list[dict]]:
@@ -89,6 +90,10 @@ def load_scenario(path: Path) -> tuple[dict, list[dict]]:
         size = None
         if "offset" in ev:
             size = _signed_duration(ev["offset"], loc)
+        if "latency" in ev:
+            size = round(_convert(ev["latency"], "duration", loc, "latency") * 1000, 3)
+        if "jitter" in ev:
+            params["jitter_ms"] = round(_convert(ev["jitter"], "duration", loc, "jitter") * 1000, 3)
         steps.append({"at": _convert(ev["at"], "duration", loc, "at"), "fault": str(ev["fault"]),
                       "target": str(ev.get("target", "")),
                       "duration": _convert(ev["duration"], "duration", loc, "duration"),

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import redis
@@ -57,6 +58,10 @@ class EmbeddedStore:
         self.host = "127.0.0.1"
         self.port = port
         self.proc: subprocess.Popen | None = None
+        # The kernel's parent-death signal fires when the *thread* that forked the child exits,
+        # so every launch (the first and each restart by a fault) happens on this one thread,
+        # which lives as long as the store is ours.
+        self._launcher = ThreadPoolExecutor(1, thread_name_prefix="store-launcher")
 
     def start(self, timeout_s: float = 10.0) -> None:
         fixed = self.port is not None
@@ -73,9 +78,9 @@ class EmbeddedStore:
                 "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
                 "--logfile", str(log), "--dir", str(self.run_dir)]
         env = dict(os.environ, **self.env) if self.env else None
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
-                                     stderr=subprocess.DEVNULL, start_new_session=True,
-                                     preexec_fn=_die_with_parent)
+        self.proc = self._launcher.submit(
+            subprocess.Popen, args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
+            stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent).result()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -90,6 +95,7 @@ class EmbeddedStore:
 
     def stop(self, timeout_s: float = 5.0) -> None:
         proc, self.proc = self.proc, None
+        self._launcher.shutdown(wait=False)
         if proc is None or proc.poll() is not None:
             return
         proc.send_signal(signal.SIGCONT)  # a paused store cannot shut down

@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
         tracker = SendTracker(process)
-        client = make_client(tracker, cfg.store_host, cfg.store_port, cfg.store_db,
+        client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
                              socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,

@@ -8,9 +8,12 @@ from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.faults.clock import Clock
 from harness.faults.evict import Evict
+from harness.faults.kill import Kill
+from harness.faults.network import Latency, Partition
 from harness.faults.pause import Pause
 
-FAULTS: dict[str, Fault] = {f.name: f for f in (Pause(), Clock(), Evict())}
+FAULTS: dict[str, Fault] = {f.name: f for f in (Pause(), Clock(), Latency(), Partition(), Kill(), Evict())}
+NEEDS_PROXY = {"latency", "partition", "kill"}
 
 
 def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:
@@ -32,4 +35,4 @@ def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["Active", "FAULTS", "Fault", "FaultContext", "Step", "parse_nemesis"]
+__all__ = ["Active", "FAULTS", "NEEDS_PROXY", "Fault", "FaultContext", "Step", "parse_nemesis"]

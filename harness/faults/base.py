@@ -60,7 +60,8 @@ class FaultContext:
     admin: Any               # redis.Redis, direct to the store
     rng: random.Random
     faketime_dir: Path | None = None
-    proxy: Any = None
+    proxy: Any = None        # harness.proxy_path.ProxyPath: the workers' way to the store
+    audit: Any = None        # harness.audit.MonitorRecorder
 
 
 class Fault:

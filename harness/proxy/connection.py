@@ -90,6 +90,10 @@ class Connection:
         host, port = self.proxy.upstream_addr
         try:
             await self.loop.create_connection(lambda: self.upstream, host, port)
+        except asyncio.CancelledError:   # the client went away (or the proxy stopped) meanwhile
+            if self.upstream.transport is not None:
+                self.upstream.transport.abort()
+            raise
         except OSError as exc:
             log.warning("proxy %s: cannot reach upstream %s: %s", self.proxy.name,
                         self.proxy.upstream, exc)

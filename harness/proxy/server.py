@@ -9,8 +9,13 @@ from typing import Any
 from harness.proxy.addresses import parse_listen_or_400, parse_upstream_or_400
 from harness.proxy.chain import ToxicChain
 from harness.proxy.connection import Connection
-from harness.proxy.errors import (PROXY_EXISTS, PROXY_NOT_FOUND, ApiError, bad_request,
-                                  missing_field)
+from harness.proxy.errors import (
+    PROXY_EXISTS,
+    PROXY_NOT_FOUND,
+    ApiError,
+    bad_request,
+    missing_field,
+)
 
 log = logging.getLogger("harness.proxy")
 
@@ -145,7 +150,7 @@ class ProxyCollection:
         if not isinstance(body, list):
             raise bad_request("bad request body: expected a JSON array of proxies")
         parsed = [self._parse(item, f" at proxy {i + 1}") for i, item in enumerate(body)]
-        for name, listen, upstream, _ in parsed:   # check every address before changing anything
+        for _name, listen, upstream, _ in parsed:   # check every address before changing anything
             parse_listen_or_400(listen)
             parse_upstream_or_400(upstream)
         done: list[Proxy] = []

@@ -175,3 +175,15 @@ def test_naive_delete_of_an_evictable_claim_needs_proof_it_removed_something():
         run.call(100, "w1.s0.0", "release", "ok", removed, ("DEL", K))
         result = run.check()
         assert result["claims"][fate] == 1 and result["foreign_releases"] == foreign, result
+
+
+def test_a_send_lost_with_its_connection_then_retried_is_no_disagreement():
+    run = Run()
+    # w0's SET went out on c0, the connection died before it reached the store, the client
+    # retried on c1 and got its answer: only the retry is in the (complete) audit.
+    run.generation = 1   # the retry's connection is c1
+    sent = [["w0.s0.c0", 0, "SET"], run.cmd(12, "w0.s0.0", "SET", K, "a", "NX", "PX", "1000")]
+    run.ev(10, "w0.s0", "invoke", f="acquire", attempt="w0.s0.0", key=K)
+    run.ev(13, "w0.s0", "ok", f="acquire", attempt="w0.s0.0", key=K, value=True, sent=sent)
+    result = run.check()
+    assert result["disagreements"] == [] and result["valid"] is True, result

@@ -1,0 +1,46 @@
+"""Kill the store (SIGKILL) and restart it on the same port after ``duration``: a volatile store
+comes back empty, so every claim vanishes at once — gone without its holder releasing it.
+
+While the store is down the proxy is disabled (clients are refused, as by a dead store), so the
+audit can be drained before the kill and re-attached after the restart before any worker gets
+back in: the audit stays complete, with a ``# restart`` line where the store lost everything.
+"""
+from __future__ import annotations
+
+import time
+
+from harness.errors import UsageError
+from harness.faults.base import Active, Fault, FaultContext, Step
+
+
+class Kill(Fault):
+    name = "kill"
+    targets = ("store",)
+    default_target = "store"
+
+    def validate(self, cfg, target: str) -> None:
+        super().validate(cfg, target)
+        if cfg.store_url:
+            raise UsageError("--nemesis kill kills the store process, which the harness only does to a "
+                             "store it started; drop --store-url or the kill fault")
+
+    def start(self, ctx: FaultContext, step: Step) -> Active:
+        ident = ctx.ledger.add({"kind": "proxy-enable", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name})
+        ctx.proxy.proxy().disable()
+        drained = ctx.audit.drain(ctx.admin)
+        ctx.audit.expect_restart("store killed by the harness (SIGKILL); it restarts empty")
+        t = time.monotonic()
+        ctx.store.kill()
+        return Active(step, [ident], data={"drained": drained, "killed_at": t})
+
+    def stop(self, ctx: FaultContext, active: Active) -> dict:
+        try:
+            ctx.store.restart()
+            ctx.audit.resume()
+            down = time.monotonic() - active.data["killed_at"]
+        finally:
+            for ident in active.ledger_ids:
+                ctx.ledger.heal(ident)  # let the workers back in
+        keys = ctx.admin.dbsize()
+        return {"down_s": round(down, 4), "audit_drained": active.data["drained"],
+                "keys_after_restart": keys}

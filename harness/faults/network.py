@@ -1,0 +1,99 @@
+"""Latency and partitions on the workers' path to the store, through the Toxiproxy HTTP API
+(``toxiproxy-python``): the embedded proxy or a real Toxiproxy server (``--toxiproxy-url``) —
+one code path for both. The audit and admin connections go to the store directly, so the
+evidence is never delayed or cut.
+
+- ``latency``: a ``latency`` toxic on the replies (downstream), ``size`` ms (default 0.2 x TTL)
+  with 10% jitter; a probe connection through the proxy measures the round trip it causes.
+- ``partition``: ``timeout`` toxics with timeout 0 on both directions — data is dropped (never
+  delivered late) until the toxic is removed, and removing it closes the connections
+  (Toxiproxy's semantics), so clients time out or see the close, reconnect and retry.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.errors import UsageError
+from harness.faults.base import Active, Fault, FaultContext, Step
+
+
+class _ProxyFault(Fault):
+    targets = ("workers",)
+    default_target = "workers"
+
+    def validate(self, cfg, target: str) -> None:
+        super().validate(cfg, target)
+
+    def _add(self, ctx: FaultContext, name: str, type_: str, stream: str, attributes: dict) -> int:
+        ident = ctx.ledger.add({"kind": "toxic", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name,
+                                "toxic": name})
+        ctx.proxy.proxy().add_toxic(type=type_, stream=stream, name=name, toxicity=1.0,
+                                    attributes=attributes)
+        return ident
+
+
+class Latency(_ProxyFault):
+    name = "latency"
+
+    def default_size(self, cfg, rng) -> float:
+        return round(0.2 * cfg.ttl_s * 1000)
+
+    def start(self, ctx: FaultContext, step: Step) -> Active:
+        ms = int(step.size if step.size is not None else self.default_size(ctx.cfg, ctx.rng))
+        jitter = int(step.params.get("jitter_ms", ms // 10))
+        ident = self._add(ctx, f"lc-latency-{id(step)}", "latency", "downstream",
+                          {"latency": ms, "jitter": jitter})
+        active = Active(step, [ident], data={"latency_ms": ms, "jitter_ms": jitter})
+        active.data["probe"] = _probe_rtt(ctx, samples=3)
+        return active
+
+    def stop(self, ctx: FaultContext, active: Active) -> dict:
+        for ident in active.ledger_ids:
+            ctx.ledger.heal(ident)
+        return {"latency_ms": active.data["latency_ms"], "jitter_ms": active.data["jitter_ms"],
+                "probe_rtt_ms": active.data["probe"], "after_heal_probe_rtt_ms": _probe_rtt(ctx, 3),
+                "held_s": round(time.monotonic() - active.started, 4)}
+
+
+class Partition(_ProxyFault):
+    name = "partition"
+
+    def start(self, ctx: FaultContext, step: Step) -> Active:
+        ids = [self._add(ctx, f"lc-partition-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
+               for stream in ("upstream", "downstream")]
+        return Active(step, ids, data={"probe_answered": _probe_rtt(ctx, 1, timeout_s=0.5) is not None})
+
+    def stop(self, ctx: FaultContext, active: Active) -> dict:
+        for ident in active.ledger_ids:
+            ctx.ledger.heal(ident)
+        return {"probe_answered_during": active.data["probe_answered"],
+                "probe_rtt_after_heal_ms": _probe_rtt(ctx, 3),
+                "held_s": round(time.monotonic() - active.started, 4)}
+
+
+def _probe_rtt(ctx: FaultContext, samples: int, timeout_s: float = 5.0) -> float | None:
+    """Median PING round trip through the proxy in ms; None when it did not answer."""
+    client = redis.Redis(host="127.0.0.1", port=ctx.proxy.listen_port, socket_timeout=timeout_s,
+                         socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+    rtts = []
+    try:
+        for _ in range(samples):
+            t = time.monotonic()
+            client.ping()
+            rtts.append((time.monotonic() - t) * 1000)
+    except redis.RedisError:
+        return None
+    finally:
+        client.close()
+    return round(statistics.median(rtts), 2)
+
+
+def require_proxy(cfg) -> None:
+    if cfg.store_url and not getattr(cfg, "toxiproxy_url", None):
+        raise UsageError("network faults need the workers' traffic to pass a proxy; with --store-url "
+                         "give --toxiproxy-url too")

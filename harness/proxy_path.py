@@ -1,0 +1,82 @@
+"""The workers' way to the store when network faults or a store restart are planned: a Toxiproxy
+proxy in between — our embedded one (``harness.proxy``) or a real Toxiproxy server
+(``--toxiproxy-url``), both driven through the same HTTP API with ``toxiproxy-python``. The
+audit and admin connections bypass it."""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+from harness.errors import StoreError, UsageError
+from harness.store import free_port
+
+
+def check_toxiproxy_url(url: str) -> None:
+    """One line naming the fix when a Toxiproxy URL does not answer (before anything starts)."""
+    import requests
+
+    u = urlparse(url)
+    if u.scheme != "http" or not u.hostname:
+        raise UsageError(f"--toxiproxy-url {url}: write http://HOST:PORT, e.g. http://127.0.0.1:8474")
+    try:
+        requests.get(f"{url.rstrip('/')}/version", timeout=3).raise_for_status()
+    except requests.RequestException as e:
+        raise UsageError(f"--toxiproxy-url {url} does not answer ({type(e).__name__}); start Toxiproxy "
+                         "there or drop the option to use the embedded proxy") from None
+
+
+class ProxyPath:
+    def __init__(self, run_dir: Path, run_id: str, upstream_port: int, toxiproxy_url: str | None = None):
+        self.run_dir, self.upstream_port = Path(run_dir), upstream_port
+        self.name = f"leasecheck-{run_id}"
+        self.toxiproxy_url = toxiproxy_url
+        self.embedded = None
+        self.api_url = ""
+        self.listen_port = 0
+
+    def start(self) -> None:
+        from toxiproxy import Toxiproxy
+        from toxiproxy.api import APIConsumer
+
+        if self.toxiproxy_url:
+            self.api_url = self.toxiproxy_url.rstrip("/")
+        else:
+            from harness.proxy.embedded import EmbeddedProxy
+
+            self.embedded = EmbeddedProxy(self.run_dir)
+            self.api_url = self.embedded.start()
+        u = urlparse(self.api_url)
+        APIConsumer.host, APIConsumer.port = u.hostname, u.port
+        self.listen_port = free_port()
+        try:
+            Toxiproxy().create(upstream=f"127.0.0.1:{self.upstream_port}", name=self.name,
+                               listen=f"127.0.0.1:{self.listen_port}")
+        except Exception as e:
+            self.stop()
+            raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
+
+    def proxy(self):
+        from toxiproxy import Toxiproxy
+
+        p = Toxiproxy().get_proxy(self.name)
+        if p is None:
+            raise StoreError(f"proxy {self.name} vanished from {self.api_url}")
+        return p
+
+    def stop(self) -> None:
+        if self.toxiproxy_url:
+            try:
+                from toxiproxy import Toxiproxy
+
+                p = Toxiproxy().get_proxy(self.name)
+                if p is not None:
+                    Toxiproxy().destroy(p)
+            except Exception:
+                pass
+        if self.embedded is not None:
+            self.embedded.stop()
+            self.embedded = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.embedded.pid if self.embedded else None
