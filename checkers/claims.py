@@ -5,8 +5,10 @@ order at the store's own times; a command run by a script uses the time of its `
 freezes the clock for a script). A key with expiry E (ms) is gone once store time > E. Within
 `AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
 decides when it is known (an acquire that succeeded saw the key absent; a release or renew of the
-claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Each such
-case is reported in `edges` (`expiry_edge` in the results).
+claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Further
+out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's clock), a
+client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
+(`expiry_edge` in the results).
 
 Every create of an absent key is a claim, owned by the creating command's attempt. Its fate:
 
@@ -48,6 +50,11 @@ FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "forei
          "evicted", "lost_in_restart", "still_held", "unknown")
 EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
 AMBIGUOUS_MS = 2.0
+# The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
+# further apart when the store is descheduled between the two reads, or when its clock is stepped
+# (a clock fault) in between. Within this distance of an expiry, a client's result that proves
+# the key present or absent beats the logged time; further out, a contradiction is a disagreement.
+TRUST_CLIENT_MS = 250.0
 
 
 class _Unknown:
@@ -117,9 +124,9 @@ class _Cmd:
 
 
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
-             clock: StoreClock, key_prefix: str) -> ClaimsResult:
+             clock: StoreClock, key_prefix: str, trust_ms: float = TRUST_CLIENT_MS) -> ClaimsResult:
     """Replay `records` (attributed by `joined`) and return every claim with its fate."""
-    sim = _Sim(key_prefix, jobs, clock)
+    sim = _Sim(key_prefix, jobs, clock, trust_ms)
     last_time, script = 0.0, ("", 0.0)
     for i, rec in enumerate(records):
         if rec.kind == "gap":
@@ -144,8 +151,10 @@ def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict
 
 
 class _Sim:
-    def __init__(self, prefix: str, jobs: dict[str, JobRun], clock: StoreClock):
+    def __init__(self, prefix: str, jobs: dict[str, JobRun], clock: StoreClock,
+                 trust_ms: float = 0.0):
         self.prefix, self.jobs, self.clock = prefix, jobs, clock
+        self.trust_ms = max(trust_ms, AMBIGUOUS_MS)
         self.state: dict[tuple[int, str], Claim | _Unknown | None] = {}
         self.default: _Unknown | None = None    # UNKNOWN for unseen keys after a gap
         self.effects: dict[int, set[str]] = {}
@@ -177,8 +186,8 @@ class _Sim:
             return cur
         d = c.t_ms - cur.expires_ms
         gone = d > 0
-        if abs(d) <= AMBIGUOUS_MS:
-            present = _client_says_present(c.op, cur)
+        present = _client_says_present(c.op, cur) if abs(d) <= self.trust_ms else None
+        if abs(d) <= AMBIGUOUS_MS or (present is not None and present == gone):
             gone = gone if present is None else not present
             if cur.id not in self.noted:    # report each claim's ambiguity once
                 self.noted.add(cur.id)

@@ -17,7 +17,7 @@ raises: a failure becomes valid "unknown" with the error in `reasons`.
 from __future__ import annotations
 
 from .audit import AuditRecord, load_audit
-from .claims import FATES, simulate
+from .claims import FATES, TRUST_CLIENT_MS, simulate
 from .clock import StoreClock
 from .errors import CheckError, HistoryError
 from .faults import faults
@@ -78,7 +78,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     records, complete, audit_problems = audit
     joined = join(records, ops, complete)
     clock = _clock(clock_samples, records, joined, ops, events, audit_problems)
-    sim = simulate(records, joined, ops, jobs, clock, prefix)
+    sim = simulate(records, joined, ops, jobs, clock, prefix, trust_ms=_trust_ms(events))
     result["problems"] += audit_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
@@ -137,6 +137,14 @@ def _clock(samples, records, joined, ops: list[Op], events, problems: list[str])
     problems.append("no store-clock samples and nothing joined: store times converted by aligning "
                     "the first audit line with the first history event (rough)")
     return StoreClock.fixed(round(first * 1e9) - events[0]["time"])
+
+
+def _trust_ms(events: list[dict]) -> float:
+    """How far from an expiry a client's contradicting result may overrule the logged time:
+    TRUST_CLIENT_MS, or 1.5 x the largest step the run made to the store's clock."""
+    steps = [abs(e.get("requested", {}).get("size") or 0) * 1000 for e in events
+             if e.get("type") == "fault_start" and e.get("fault") == "clock" and e.get("target") == "store"]
+    return max([TRUST_CLIENT_MS] + [1.5 * s for s in steps])
 
 
 def _all_clear(result: dict, limit) -> list[str]:

@@ -187,3 +187,25 @@ def test_a_send_lost_with_its_connection_then_retried_is_no_disagreement():
     run.ev(13, "w0.s0", "ok", f="acquire", attempt="w0.s0.0", key=K, value=True, sent=sent)
     result = run.check()
     assert result["disagreements"] == [] and result["valid"] is True, result
+
+
+def test_client_proof_beats_a_logged_time_that_drifted_from_the_expiry_judgement():
+    # w1's create is logged 40 ms before w0's claim expires, yet the store answered OK: Redis
+    # judged expiry by a later reading of its clock (descheduled in between, or a clock step).
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))      # expiry 111
+    run.call(70, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))      # logged 71
+    run.call(120, "w1.s0.0", "release", "ok", True,
+             (("EVALSHA", "sha", "1", K, "b"), [("get", K), ("del", K)]))
+    result = run.check()
+    assert result["foreign_releases"] == 0 and result["disagreements"] == [], result
+    assert result["claims"]["released_by_holder"] == 1
+    assert result["expiry_edge"]["count"] == 1
+
+
+def test_a_contradiction_far_from_any_expiry_is_still_a_disagreement():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.call(70, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))
+    result = run.check()
+    assert any("no successful create" in d for d in result["disagreements"])
