@@ -58,3 +58,13 @@ def test_scenario_event_errors_name_the_event(leasecheck, tmp_path):
 def test_missing_scenario_and_replay(leasecheck, tmp_path):
     _fails(leasecheck("run", "--scenario", str(tmp_path / "nope.toml")), tmp_path, "nope.toml")
     _fails(leasecheck("run", "--replay", str(tmp_path)), tmp_path, "no config.json")
+
+
+def test_a_toxiproxy_url_that_does_not_answer(leasecheck, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _fails(leasecheck("run", "--toxiproxy-url", f"http://127.0.0.1:{port}", "--nemesis", "latency"),
+           tmp_path, "does not answer", "--toxiproxy-url")

@@ -232,3 +232,89 @@ def test_store_kill_loses_every_claim_and_the_audit_stays_complete(leasecheck, t
     # The holder outlived the restart; its plain DEL then freed whoever claimed next.
     assert res["foreign_releases"] >= 1 and r.code == 1
     assert "# restart" in (r.run_dir / "audit.log").read_text()
+
+
+@pytest.fixture
+def toxiproxy_server(tmp_path):
+    """A Toxiproxy-API server the harness does not own (our proxy, started apart), standing in
+    for a real Toxiproxy."""
+    from harness.proxy import EmbeddedProxy
+
+    server = EmbeddedProxy(tmp_path / "toxiproxy.log")
+    url = server.start()
+    yield url
+    server.stop()
+
+
+def test_an_external_toxiproxy_is_driven_the_same_way(leasecheck, tmp_path, toxiproxy_server):
+    s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 3\ntime_limit = "5s"\n'
+                            '[[event]]\nat = "1.5s"\nfault = "latency"\nlatency = "150ms"\njitter = "0ms"\n'
+                            'duration = "2s"\n')
+    r = leasecheck("run", "--scenario", s, "--toxiproxy-url", toxiproxy_server)
+    assert r.code == 0, r.out + r.err
+    (fault,) = r.results["faults"]
+    assert 135 <= fault["measured"]["probe_rtt_ms"] <= 165
+    import requests
+
+    assert requests.get(f"{toxiproxy_server}/proxies", timeout=5).json() == {}  # removed at the end
+
+
+def test_sigkill_mid_partition_then_cleanup_removes_the_toxic(tmp_path, toxiproxy_server):
+    import requests
+
+    results = tmp_path / "results"
+    s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "60s"\n'
+                            '[[event]]\nat = "1s"\nfault = "partition"\nduration = "50s"\n')
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--toxiproxy-url",
+                          toxiproxy_server, "--results-dir", str(results)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def toxics():
+        return [t for proxy in requests.get(f"{toxiproxy_server}/proxies", timeout=5).json().values()
+                for t in proxy["toxics"]]
+
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(toxics()) < 2:
+            time.sleep(0.2)
+        assert len(toxics()) == 2
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert len(toxics()) == 2                      # the killed harness could not heal
+    c = subprocess.run([sys.executable, "-m", "harness", "cleanup", "--results-dir", str(results)],
+                       capture_output=True, text=True, timeout=60)
+    assert c.returncode == 0 and "healed" in c.stdout, c.stdout + c.stderr
+    assert toxics() == []
+    assert not list(results.glob("*/*/faults-active.json"))
+
+
+def test_sigterm_mid_fault_heals_and_keeps_the_history(tmp_path):
+    results = tmp_path / "results"
+    s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 3\ntime_limit = "60s"\n'
+                            '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n'
+                            '[[event]]\nat = "1s"\nfault = "clock"\ntarget = "store"\noffset = "+20s"\n'
+                            'duration = "50s"\n')
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+                          str(results)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    ledger = []
+    while time.monotonic() < deadline:
+        ledger = list(results.glob("*/*/faults-active.json"))
+        if ledger and len(json.loads(ledger[0].read_text())) >= 2:
+            break
+        time.sleep(0.2)
+    pids = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+    assert _stopped(pids) == pids
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    run_dir = ledger[0].parent
+    assert p.returncode in (0, 1, 2), out + err
+    assert _stopped(pids) == [] and not (run_dir / "faults-active.json").exists()
+    assert float((run_dir / "faketime" / "store").read_text()) == 0.0
+    assert (run_dir / "history.jsonl").exists() and (run_dir / "results.json").exists()
+    ends = [e for e in _history(run_dir) if e["type"] == "fault_end"]
+    assert len(ends) == 2
+    assert [e for e in _history(run_dir) if e["type"] == "run_end"][0]["reason"] == "interrupted"
