@@ -318,3 +318,20 @@ def test_sigterm_mid_fault_heals_and_keeps_the_history(tmp_path):
     ends = [e for e in _history(run_dir) if e["type"] == "fault_end"]
     assert len(ends) == 2
     assert [e for e in _history(run_dir) if e["type"] == "run_end"][0]["reason"] == "interrupted"
+
+
+def test_worker_clock_skew_is_felt_by_time_time_in_the_lease(leasecheck, tmp_path):
+    s = _scenario(tmp_path, '[run]\nworkers = 2\ntime_limit = "6s"\n'
+                            '[[event]]\nat = "2s"\nfault = "clock"\ntarget = "workers"\noffset = "+40s"\n'
+                            'duration = "2s"\n')
+    lease = str(Path(__file__).with_name("wallclock_lease.py")) + ":WallClockLease"
+    r = leasecheck("run", "--scenario", s, "--lease", lease)
+    assert r.code == 0, r.out + r.err
+    from checkers.audit import load_audit
+
+    records, complete, _ = load_audit(r.run_dir)
+    skews = [float(rec.argv[2].split(":")[0]) - rec.time for rec in records
+             if rec.name == "SET" and len(rec.argv) > 2 and ":" in rec.argv[2]]
+    offsets = r.results["faults"][0]["measured"]["offsets_s"]
+    assert min(offsets.values()) >= 10                      # each worker its own share of +40 s
+    assert max(skews) > 9 and min(skews) < 1                # skewed during the fault, not outside

@@ -1,0 +1,60 @@
+"""The clock fault's file protocol, without processes: offsets written, strobed, healed."""
+import random
+import time
+from types import SimpleNamespace
+
+from harness.faults import FAULTS, FaultContext, Step
+from harness.faults.clock import faketime_env, libfaketime_path, write_offset
+from harness.heal import Ledger
+
+
+def _ctx(tmp_path):
+    cfg = SimpleNamespace(ttl_s=1.0, store_url=None)
+    admin = SimpleNamespace(time=lambda: (_ for _ in ()).throw(RuntimeError("no store")))
+    (tmp_path / "faketime").mkdir()
+    faketime_env(tmp_path / "faketime" / "store")
+    return FaultContext(cfg=cfg, run_dir=tmp_path, ledger=Ledger(tmp_path), store=None, workers=[],
+                        holders=None, admin=admin, rng=random.Random(1), faketime_dir=tmp_path / "faketime")
+
+
+def test_libfaketime_ships_with_the_wheel():
+    assert libfaketime_path().endswith("libfaketime.so.1")
+
+
+def test_bump_writes_the_offset_and_heals_to_zero(tmp_path):
+    ctx = _ctx(tmp_path)
+    clock = FAULTS["clock"]
+    active = clock.start(ctx, Step(0, "clock", "store", 1.0, size=2.5))
+    path = tmp_path / "faketime" / "store"
+    assert float(path.read_text()) == 2.5
+    assert (tmp_path / "faults-active.json").exists()      # the undo is written down first
+    measured = clock.stop(ctx, active)
+    assert float(path.read_text()) == 0.0 and measured["offsets_s"] == {"store": 2.5}
+    assert not (tmp_path / "faults-active.json").exists()
+
+
+def test_strobe_flips_between_offset_and_zero(tmp_path):
+    ctx = _ctx(tmp_path)
+    clock = FAULTS["clock"]
+    path = tmp_path / "faketime" / "store"
+    active = clock.start(ctx, Step(0, "clock", "store", 1.0, size=-3.0,
+                                   params={"mode": "strobe", "period": 0.02}))
+    seen = set()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        try:
+            seen.add(float(path.read_text()))
+        except ValueError:
+            pass
+        time.sleep(0.003)
+    clock.stop(ctx, active)
+    assert seen == {-3.0, 0.0}
+    assert float(path.read_text()) == 0.0
+
+
+def test_offsets_are_written_atomically(tmp_path):
+    p = tmp_path / "f"
+    write_offset(p, 1.25)
+    assert p.read_text() == "+1.250000\n"
+    write_offset(p, -0.5)
+    assert p.read_text() == "-0.500000\n"
