@@ -1,0 +1,132 @@
+"""How fast the checker reads a large run: generate a synthetic run directory with about
+``--events`` history events (and the matching audit), check it, print one JSON line.
+
+    python bench/checker_speed.py --events 1000000
+
+The synthetic run is what a real one looks like: 16 slots on 8 job keys, each claim attempt an
+acquire (SET NX PX) and, when it wins, a job and a Lua compare-and-delete release; one job in ten
+outlives its lease. Not a test: numbers depend on the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PREFIX = "leasecheck:bench:"
+T0_US = 1_795_000_000_000_000
+
+
+def generate(run_dir: Path, events: int, seed: int = 1) -> int:
+    rng = random.Random(seed)
+    slots, keys, ttl_ms = 16, 8, 1000
+    (run_dir / "history.d").mkdir(parents=True)
+    hist = open(run_dir / "history.jsonl", "w")
+    audit = open(run_dir / "audit.log", "w")
+    audit.write("OK\n")
+    cfg = {"key_prefix": PREFIX, "ttl_ms": ttl_ms, "max_overlap": None, "lease": "token-cas",
+           "scenario": "bench", "workers": slots, "slots": 1, "jobs": keys, "seed": seed}
+    (run_dir / "config.json").write_text(json.dumps(cfg))
+    (run_dir / "store-clock.jsonl").write_text(json.dumps({"time": 0, "rtt_ns": 1000, "store_us": T0_US}) + "\n")
+    n = 0
+    index = 0
+
+    def ev(t_us, process, type_, **kw):
+        nonlocal n, index
+        hist.write(json.dumps({"time": t_us * 1000, "process": process, "type": type_, "index": index, **kw},
+                              separators=(",", ":")) + "\n")
+        n += 1
+        index += 1
+
+    def line(t_us, addr, *args):
+        audit.write(f"{(T0_US + t_us) / 1e6:.6f} [0 {addr}] " + " ".join(f'"{a}"' for a in args) + "\n")
+
+    ev(0, "harness", "run_start", config=cfg)
+    state = {}   # key -> (owner attempt, expiry_us)
+    seq = [0] * slots
+    for s in range(slots):
+        line(1, f"127.0.0.1:{20000 + s}", "ECHO", f"leasecheck:conn:w{s}.s0.c0")
+    t = 10
+    attempt_no = [0] * slots
+    pending = []  # (release time, slot, attempt, key, token)
+    while n < events:
+        t += rng.randint(20, 200)
+        # releases due first
+        pending.sort()
+        while pending and pending[0][0] <= t:
+            rt, s, attempt, key, token = pending.pop(0)
+            proc, addr = f"w{s}.s0", f"127.0.0.1:{20000 + s}"
+            ev(rt - 2, proc, "job_end", attempt=attempt, key=key, aborted=False)
+            ev(rt - 1, proc, "invoke", f="release", attempt=attempt, key=key)
+            owner = state.get(key)
+            mine = owner is not None and owner[0] == attempt and owner[1] > rt
+            line(rt, addr, "EVALSHA", "sha", "1", key, token)
+            line(rt, "lua", "get", key)
+            if mine:
+                line(rt, "lua", "del", key)
+                state.pop(key, None)
+            ev(rt + 1, proc, "ok", f="release", attempt=attempt, key=key, value=mine,
+               sent=[[f"w{s}.s0.c0", seq[s], "EVALSHA"]])
+            seq[s] += 1
+        s = rng.randrange(slots)
+        if any(p[1] == s for p in pending):
+            continue
+        key = f"{PREFIX}job:{rng.randrange(keys)}"
+        attempt = f"w{s}.s0.{attempt_no[s]}"
+        attempt_no[s] += 1
+        token = f"{rng.getrandbits(64):016x}"
+        proc, addr = f"w{s}.s0", f"127.0.0.1:{20000 + s}"
+        ev(t - 1, proc, "invoke", f="acquire", attempt=attempt, key=key)
+        line(t, addr, "SET", key, token, "NX", "PX", str(ttl_ms))
+        owner = state.get(key)
+        won = owner is None or owner[1] <= t
+        if won:
+            state[key] = (attempt, t + ttl_ms * 1000)
+        ev(t + 1, proc, "ok" if won else "fail", f="acquire", attempt=attempt, key=key, value=won,
+           sent=[[f"w{s}.s0.c0", seq[s], "SET"]])
+        seq[s] += 1
+        if won:
+            ev(t + 2, proc, "job_start", attempt=attempt, key=key)
+            ev(t + 3, proc, "effect", attempt=attempt, key=key)
+            dur = 1_600_000 if rng.random() < 0.1 else 400_000
+            pending.append((t + dur, s, attempt, key, token))
+    audit.write("# end\n")
+    hist.close()
+    audit.close()
+    return n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        run_dir = Path(d) / "run"
+        g0 = time.perf_counter()
+        n = generate(run_dir, a.events)
+        gen_s = time.perf_counter() - g0
+        audit_lines = sum(1 for _ in open(run_dir / "audit.log"))
+        from checkers import check_run
+
+        c0 = time.perf_counter()
+        result = check_run(run_dir)
+        check_s = time.perf_counter() - c0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"events": n, "audit_lines": audit_lines, "check_s": round(check_s, 2),
+                      "events_per_s": round(n / check_s), "peak_rss_mb": round(peak_mb, 1),
+                      "valid": result.get("valid"), "generate_s": round(gen_s, 2),
+                      "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}))
+
+
+if __name__ == "__main__":
+    main()
