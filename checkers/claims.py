@@ -99,6 +99,7 @@ class ClaimsResult:
     disagreements: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     edges: list[str] = field(default_factory=list)   # commands within AMBIGUOUS_MS of an expiry
+    stale: dict[int, bool | None] = field(default_factory=dict)  # effect op -> written without a live claim?
 
     def counts(self) -> dict[str, int]:
         """Claims per fate, every fate present (0 when none)."""
@@ -144,6 +145,8 @@ def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict
                     sim.evicting(m.group(1) == "start")
         t, label = (script[1], f"{script[0]}: {rec.argv[0]}") if rec.addr == "lua" else (rec.time, rec.name)
         op = ops[joined.op[i]] if joined.op[i] is not None else None
+        if op is not None and op.f == "effect" and rec.addr != "lua" and rec.name.startswith("EVAL"):
+            sim.judge_effect(_Cmd(rec, t, joined.attempt[i], op, label))
         sim.apply(_Cmd(rec, t, joined.attempt[i], op, label))
     sim.finish(last_time)
     sim.cross_check(ops, joined)
@@ -204,6 +207,13 @@ class _Sim:
             self.state[k] = None
             return None
         return cur
+
+    def judge_effect(self, c: _Cmd) -> None:
+        """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The
+        last script call of the effect decides (an EVALSHA refused with NOSCRIPT is retried)."""
+        cur = self.live(c.op.key, c)
+        self.out.stale[c.op.index] = None if cur is UNKNOWN else not (
+            isinstance(cur, Claim) and cur.owner == c.op.attempt)
 
     def evicting(self, on: bool) -> None:
         """An eviction fault starts (every live claim may now vanish silently) or ends."""
@@ -391,6 +401,8 @@ def _client_says_present(op: Op | None, claim: Claim) -> bool | None:
         return None
     if op.f == "acquire":
         return not ok
+    if op.f not in ("release", "renew"):
+        return None        # a sink write says nothing about the claim
     return ok if op.attempt == claim.owner else None
 
 

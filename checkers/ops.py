@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CALLS = ("acquire", "release", "renew")
+CALLS = ("acquire", "release", "renew", "effect")   # "effect": a job's write to the --sink
 COMPLETIONS = ("ok", "fail", "info")
 
 

@@ -20,6 +20,7 @@ from .audit import AuditRecord, load_audit
 from .claims import FATES, TRUST_CLIENT_MS, simulate
 from .clock import StoreClock
 from .errors import CheckError, HistoryError
+from .effects import stale_effects
 from .faults import faults
 from .history import load_history
 from .jobs import job_runs
@@ -54,9 +55,10 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "foreign_releases": 0, "overlap": ov.to_dict(),
         "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
-        "ops": sum(op.done is not None for op in ops), "duration_s": (end - start) / 1e9,
+        "ops": sum(op.done is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
+        "stale_effects": None,
         "expiry_edge": {"count": 0, "examples": []},
     }
     bad, unsure = [], []
@@ -82,6 +84,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["problems"] += audit_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
+    result["stale_effects"] = stale_effects(ops, sim.stale)
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
     result["audit"] = {"present": True, "complete": complete,
@@ -181,5 +184,5 @@ def failed(reason: str) -> dict:
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
-            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [],
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
             "expiry_edge": {"count": 0, "examples": []}}

@@ -70,6 +70,9 @@ def cli():
               help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
                    "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
                    "clock:store, clock:workers).")
+@click.option("--sink/--no-sink", default=False,
+              help="Write each job's effect to sinks in the store, one checking the lease's fencing token "
+                   "(token-cas-fenced has one) and one not; the checker counts the stale effects each accepted.")
 @click.option("--toxiproxy-url", default=None,
               help="A running Toxiproxy server (http://HOST:PORT) for network faults, instead of the embedded proxy.")
 @click.option("--proxy/--no-proxy", default=False,

@@ -44,6 +44,7 @@ class RunConfig:
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
     toxiproxy_url: str | None = None  # a real Toxiproxy server instead of the embedded proxy
     proxy: bool = False               # route workers through the proxy even without network faults
+    sink: bool = False                # effects land in fenced and unfenced sinks in the store
     # Filled in by the runner.
     run_id: str = ""
     key_prefix: str = ""

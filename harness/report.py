@@ -34,6 +34,12 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                   f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
                   + ("claims reached their deadline before the job finished: the lease is too short"
                      if nothing else "every release found its own claim"))
+    stale = result.get("stale_effects")
+    if stale:
+        fence = ("no fencing token to check" if stale.get("with_fence") is None else
+                 f"{stale['with_fence']} got past the fence ({stale['turned_away_by_fence']} turned away)")
+        table.add_row("stale effects", f"{stale['without_fence']} of {stale['effects']} effects were "
+                      f"written without a live claim; {fence}")
     claims = result.get("claims") or {}
     if claims:
         table.add_row("claims", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in claims.items() if v))

@@ -35,7 +35,7 @@ RUN_KEYS = {
     "seed": ("seed", int), "max_overlap": ("max_overlap", float), "nemesis": ("nemesis", str),
     "nemesis_interval": ("nemesis_interval_s", "duration"),
     "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
-    "name": ("name", str),
+    "name": ("name", str), "sink": ("sink", bool),
 }
 EVENT_KEYS = {"at", "fault", "target", "duration", "offset", "mode", "period", "latency", "jitter"}
 
@@ -123,6 +123,8 @@ def _convert(value, kind, loc: str, key: str):
         raise UsageError(f"{loc}: {key} must be a number, not {value!r}")
     if kind is int and not isinstance(value, int):
         raise UsageError(f"{loc}: {key} must be a whole number, not {value!r}")
+    if kind is bool and not isinstance(value, bool):
+        raise UsageError(f"{loc}: {key} must be true or false, not {value!r}")
     if kind is str and not isinstance(value, str):
         raise UsageError(f"{loc}: {key} must be a string, not {value!r}")
     return kind(value)

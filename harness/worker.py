@@ -19,6 +19,7 @@ from harness.connection import SendTracker, make_client
 from harness.durations import parse_distribution
 from harness.history import HistoryWriter
 from workloads.claim_loop import Slot
+from workloads.sink import Sink
 from workloads.leases import load_lease
 
 
@@ -52,7 +53,8 @@ def main(argv: list[str]) -> int:
         slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
-                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold))
+                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold,
+                          sink=Sink(client, cfg.run_id) if cfg.sink else None))
 
     print("ready", flush=True)
     line = sys.stdin.readline().split()

@@ -35,6 +35,7 @@ class Slot:
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
+    sink: object = None          # workloads.sink.Sink, when effects land in the store (--sink)
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
@@ -92,8 +93,27 @@ class Slot:
             wake = min(end, next_renew) if callable(renew) else end
             time.sleep(max(0.0, wake - now))
         if not aborted:
-            self.history.record(self.process, "effect", attempt=attempt, key=key)
+            self._effect(lease, attempt, key)
         self.history.record(self.process, "job_end", attempt=attempt, key=key, aborted=aborted)
+
+    def _effect(self, lease, attempt: str, key: str) -> None:
+        """Record the job's effect; with ``--sink`` it is a store write, recorded like a call
+        (``f = "effect"``) so the audit can attribute it."""
+        if self.sink is None:
+            self.history.record(self.process, "effect", attempt=attempt, key=key)
+            return
+        fence = getattr(lease, "fence", None)
+        self.history.record(self.process, "invoke", f="effect", attempt=attempt, key=key, fence=fence)
+        try:
+            accepted = self.sink.write(key, fence)
+        except Exception as e:
+            self.history.record(self.process, "info", f="effect", attempt=attempt, key=key,
+                                fence=fence, error=_describe(e), sent=self.tracker.drain())
+            return
+        self.history.record(self.process, "ok", f="effect", attempt=attempt, key=key, fence=fence,
+                            value=accepted, sent=self.tracker.drain())
+        self.history.record(self.process, "effect", attempt=attempt, key=key, fence=fence,
+                            fenced_accepted=accepted)
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""

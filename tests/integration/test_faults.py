@@ -335,3 +335,17 @@ def test_worker_clock_skew_is_felt_by_time_time_in_the_lease(leasecheck, tmp_pat
     offsets = r.results["faults"][0]["measured"]["offsets_s"]
     assert min(offsets.values()) >= 10                      # each worker its own share of +40 s
     assert max(skews) > 9 and min(skews) < 1                # skewed during the fault, not outside
+
+
+def test_the_fence_turns_away_a_stale_holders_effect(leasecheck):
+    # The holder is paused past its deadline; the next claimer writes its effect with a larger
+    # fencing token; the resumed holder's late write is stale: a plain sink takes it, the fenced
+    # sink does not.
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "holder-pause.toml"),
+                   "--lease", "token-cas-fenced", "--sink")
+    assert r.code == 0, r.out + r.err
+    stale = r.results["stale_effects"]
+    assert stale["without_fence"] >= 1
+    assert stale["with_fence"] < stale["without_fence"]
+    assert stale["turned_away_by_fence"] >= 1
+    assert "stale effects" in r.out

@@ -6,6 +6,7 @@ The contract every lease follows (built-in or plugin)::
     lease.acquire() -> bool             # True: this attempt now holds the claim
     lease.release() -> bool             # True: it deleted its own claim
     lease.renew() -> bool               # optional; True: the claim was extended
+    lease.fence                         # optional; after acquire: the claim's fencing token
 
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
@@ -26,6 +27,7 @@ BUILTIN = {
     "fixed-token": "workloads.leases.fixed_token:FixedToken",
     "token-cas": "workloads.leases.token_cas:TokenCas",
     "token-cas-renew": "workloads.leases.token_cas_renew:TokenCasRenew",
+    "token-cas-fenced": "workloads.leases.token_cas_fenced:TokenCasFenced",
     "redis-py-lock": "workloads.leases.redis_py_lock:RedisPyLock",
 }
 
