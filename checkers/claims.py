@@ -79,6 +79,7 @@ class Claim:
     fate: str | None = None
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
     evictable: bool = False      # live during an eviction fault: it may vanish without a command
+    gone_op: int | None = None   # the call whose command first found it expired
 
 
 @dataclass
@@ -189,7 +190,7 @@ class _Sim:
             return cur
         d = c.t_ms - cur.expires_ms
         gone = d > 0
-        present = _client_says_present(c.op, cur) if abs(d) <= self.trust_ms else None
+        present = _client_says_present(c.op, cur, c) if abs(d) <= self.trust_ms else None
         if abs(d) <= AMBIGUOUS_MS or (present is not None and present == gone):
             gone = gone if present is None else not present
             if cur.id not in self.noted:    # report each claim's ambiguity once
@@ -200,9 +201,10 @@ class _Sim:
                                          f"{'gone' if gone else 'present'}")
         if gone:
             self.expire(cur)
+            cur.gone_op = c.op.index if c.op is not None else None
             self.state[k] = None
             return None
-        if cur.evictable and _client_says_present(c.op, cur) is False:
+        if cur.evictable and _client_says_present(c.op, cur, c) is False:
             self.seal(cur, "evicted", c.t)
             self.state[k] = None
             return None
@@ -388,22 +390,33 @@ class _Sim:
                 elif not ok and "removed_own" in eff:
                     self.out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
             elif op.f == "renew":
-                if ok and not eff & {"extended_own", "extended_foreign"}:
+                # A renew's command that shortened (or expired) a claim found the key and changed
+                # its expiry just as an extension does: the store answered 1 all the same.
+                if ok and not eff & {"extended_own", "extended_foreign", "removed_own", "removed_foreign"}:
                     self.out.disagreements.append(f"{said}, but the audit shows no extension")
                 elif not ok and "extended_own" in eff:
                     self.out.disagreements.append(f"{said}, but the audit shows it extended its claim")
 
 
-def _client_says_present(op: Op | None, claim: Claim) -> bool | None:
+def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> bool | None:
     """What the client's result implies about the claim being present, when it implies anything."""
     ok = op.succeeded if op is not None else None
     if ok is None:
         return None
     if op.f == "acquire":
-        return not ok
+        # Only a conditional create's result says anything about the key: an acquire whose
+        # command overwrites unconditionally (SET without NX) succeeds whether or not a claim
+        # is there.
+        return not ok if c is None or _conditional_create(c.rec.argv) else None
     if op.f not in ("release", "renew"):
         return None        # a sink write says nothing about the claim
     return ok if op.attempt == claim.owner else None
+
+
+def _conditional_create(argv: list[str]) -> bool:
+    """SET ... NX or SETNX: a write that succeeds only when the key is absent."""
+    name = argv[0].upper() if argv else ""
+    return name == "SETNX" or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
 
 
 def _int(s: str) -> int:

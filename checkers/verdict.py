@@ -20,6 +20,7 @@ from .audit import AuditRecord, load_audit
 from .claims import FATES, TRUST_CLIENT_MS, simulate
 from .clock import StoreClock
 from .errors import CheckError, HistoryError
+from .causes import overlap_causes
 from .effects import stale_effects
 from .faults import faults
 from .history import load_history
@@ -49,10 +50,11 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     problems += more
     start, end = events[0]["time"], max(e["time"] for e in events)
     ov = overlap(jobs, end)
+    ov_dict = ov.to_dict() | {"causes": overlap_causes(jobs, end, None, None, None)}
     rel = releases(ops)
     result = {
         "schema_version": SCHEMA_VERSION, "valid": True, "reasons": [],
-        "foreign_releases": 0, "overlap": ov.to_dict(),
+        "foreign_releases": 0, "overlap": ov_dict,
         "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
         "ops": sum(op.done is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
@@ -84,6 +86,8 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["problems"] += audit_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
+    result["overlap"]["causes"] = overlap_causes(jobs, max(e["time"] for e in events), sim.claims, ops,
+                                                 config_ttl_ms(events))
     result["stale_effects"] = stale_effects(ops, sim.stale)
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
@@ -140,6 +144,14 @@ def _clock(samples, records, joined, ops: list[Op], events, problems: list[str])
     problems.append("no store-clock samples and nothing joined: store times converted by aligning "
                     "the first audit line with the first history event (rough)")
     return StoreClock.fixed(round(first * 1e9) - events[0]["time"])
+
+
+def config_ttl_ms(events: list[dict]) -> float | None:
+    """The lease's TTL from the run_start event's config (None when absent)."""
+    for e in events:
+        if e.get("type") == "run_start":
+            return (e.get("config") or {}).get("ttl_ms")
+    return None
 
 
 def _trust_ms(events: list[dict]) -> float:

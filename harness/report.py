@@ -10,6 +10,11 @@ from rich.table import Table
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
 
+def _causes(causes: dict) -> str:
+    said = [f"{name.replace('_', ' ')} {n}" for name, n in causes.items() if n]
+    return f"; caused by: {', '.join(said)}" if said else ""
+
+
 def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     overlap = result.get("overlap") or {}
     reuse = result.get("token_reuse") or {}
@@ -25,7 +30,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                   f"{overlap.get('count', 0)} job runs overlapped another run of the same key; "
                   f"{overlap.get('rate', 0.0):.1%} of busy time had >= 2 holders; "
                   f"max concurrency {overlap.get('max_concurrency', 0)}"
-                  + (" (a third worker walked in)" if overlap.get("max_concurrency", 0) >= 3 else ""))
+                  + (" (a third worker walked in)" if overlap.get("max_concurrency", 0) >= 3 else "")
+                  + _causes(overlap.get("causes") or {}))
     if reuse.get("tokens"):
         table.add_row("reused tokens", f"[red]{reuse['attempts']} attempts shared {reuse['tokens']} "
                       f"token value(s)[/] — a holder token must be fresh per attempt")

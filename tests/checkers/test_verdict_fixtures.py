@@ -17,7 +17,8 @@ KEYS = {"schema_version", "token_reuse", "expiry_edge", "walk_ins", "faults", "s
 def test_every_fixture_gives_a_json_result_with_the_schema(name):
     result = check_run(DATA / name)
     assert set(result) == KEYS and result["schema_version"] == 1
-    assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s"}
+    assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s", "causes"}
+    assert sum(result["overlap"]["causes"].values()) == result["overlap"]["count"]
     assert set(result["audit"]) == {"present", "complete", "lines", "unattributed"}
     json.dumps(result)
 
@@ -131,3 +132,11 @@ def test_public_api():
 def test_third_worker_walks_in_only_after_a_foreign_release():
     assert check_run(DATA / "brief-plain-del-bad")["walk_ins"] == 1
     assert check_run(DATA / "brief-token-cas-ok")["walk_ins"] == 0
+
+
+def test_overlap_causes_show_the_briefs_point():
+    bad, good = check_run(DATA / "brief-plain-del-bad"), check_run(DATA / "brief-token-cas-ok")
+    assert bad["overlap"]["causes"]["foreign_release"] >= 1      # the third worker walked in
+    assert bad["overlap"]["causes"]["deadline_passed"] >= 1      # B joined A after A's deadline
+    assert good["overlap"]["causes"]["foreign_release"] == 0
+    assert good["overlap"]["causes"]["deadline_passed"] == good["overlap"]["count"] >= 1

@@ -61,6 +61,7 @@ def test_store_clock_jump_expires_claims_early(leasecheck):
     res = r.results
     assert res["foreign_releases"] == 0
     assert res["overlap"]["count"] >= 1            # claims expired while their holders worked
+    assert res["overlap"]["causes"]["clock_jump"] >= 1
     ends = [e for e in _history(r.run_dir) if e["type"] == "fault_end"]
     assert all(abs(e["measured"]["store_skew_s"] - 4.0) < 0.2 for e in ends)
     assert all(abs(e["measured"]["store_skew_after_heal_s"]) < 0.2 for e in ends)
@@ -90,10 +91,13 @@ def test_the_briefs_incident_replayed(leasecheck, lease, walk_ins):
     res = r.results
     if walk_ins:
         assert r.code == 1 and res["walk_ins"] >= 1, r.out
+        assert res["overlap"]["causes"]["foreign_release"] >= 1
         assert "third worker walks in" in (r.run_dir / "witness.md").read_text()
     else:
         assert r.code == 0 and res["walk_ins"] == 0 and res["foreign_releases"] == 0, r.out
         assert res["overlap"]["count"] >= 1  # the deadline still lets two workers overlap
+        assert res["overlap"]["causes"]["deadline_passed"] >= 1
+        assert res["overlap"]["causes"]["foreign_release"] == 0
 
 
 def test_replay_repeats_config_and_schedule(leasecheck):

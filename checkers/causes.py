@@ -1,0 +1,67 @@
+"""Why each overlap happened: for every job run that started while another run of the same key
+was in progress, how the claim of the run already in progress had ended — which is what let the
+newcomer claim the key.
+
+- ``deadline_passed``: that claim expired while its holder still worked, after a real-time life
+  of (about) the lease;
+- ``clock_jump``: it expired while held but after much less real time than the lease — the
+  store's clock was stepped forward (Redis keeps expiries as wall-clock times). Real time is
+  bounded by the history clock: from the invocation of the call that created the claim to the
+  completion of the call that first found it gone;
+- ``foreign_release``: another attempt's command removed it (the third worker walks in);
+- ``eviction``, ``store_restart``: the store dropped it;
+- ``unknown``: no audit, or the claim could not be followed.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+
+from .claims import Claim
+from .jobs import JobRun
+from .ops import Op
+
+CAUSES = ("deadline_passed", "clock_jump", "foreign_release", "eviction", "store_restart", "unknown")
+_BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
+            "lost_in_restart": "store_restart"}
+EARLY = 0.8   # a claim that lived less than this share of its lease in real time expired early
+
+
+def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None,
+                   ops: list[Op] | None, ttl_ms: float | None) -> dict[str, int]:
+    last_claim: dict[str, Claim] = {}
+    for c in claims or []:
+        if c.owner is not None:
+            last_claim[c.owner] = c
+    counts: Counter = Counter({cause: 0 for cause in CAUSES})
+    by_key: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for run in runs.values():
+        stop = run.end if run.end is not None else end
+        by_key[run.key].append((run.start, max(run.start, stop), run.attempt))
+    for spans in by_key.values():
+        active: list[tuple[int, str]] = []          # (end, attempt) of runs in progress
+        for start, stop, attempt in sorted(spans):
+            while active and active[0][0] <= start:
+                heapq.heappop(active)
+            if active:
+                # the run in progress whose claim was lost most recently let this one in
+                lost = [last_claim.get(a) for _, a in active]
+                known = [c for c in lost if c is not None and c.ended is not None]
+                claim = max(known, key=lambda c: c.ended) if known else None
+                counts[_cause(claim, ops, ttl_ms) if claims is not None else "unknown"] += 1
+            heapq.heappush(active, (stop, attempt))
+    return dict(counts)
+
+
+def _cause(claim: Claim | None, ops: list[Op] | None, ttl_ms: float | None) -> str:
+    if claim is None:
+        return "unknown"
+    if claim.fate in _BY_FATE:
+        return _BY_FATE[claim.fate]
+    if claim.fate in ("expired_while_held", "expired_after_job"):
+        if ops and ttl_ms and claim.op is not None and claim.gone_op is not None:
+            born, gone = ops[claim.op], ops[claim.gone_op]
+            if gone.end_time is not None and (gone.end_time - born.invoke_time) / 1e6 < EARLY * ttl_ms:
+                return "clock_jump"
+        return "deadline_passed"
+    return "unknown"
