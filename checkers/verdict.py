@@ -42,6 +42,11 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     the `store-clock.jsonl` samples (without them the offset is estimated from the join)."""
     if not events:
         raise HistoryError("the history is empty: nothing to check")
+    for e in events[:50]:
+        version = e.get("schema_version") if e.get("type") == "run_start" else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise CheckError(f"this run was recorded with history schema {version}, newer than this "
+                             f"checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
     prefix = config.get("key_prefix")
     if not isinstance(prefix, str) or not prefix:
         raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")

@@ -34,6 +34,7 @@ from harness.nemesis import Nemesis, random_schedule
 from harness.store import EmbeddedStore, ExternalStore
 
 READY_TIMEOUT_S = 120.0
+HISTORY_SCHEMA = 1   # docs/history.md; the checker refuses a history newer than it knows
 
 
 class Interrupted(Exception):
@@ -160,7 +161,7 @@ class Run:
         self.clock = ClockSampler(self.admin, self.run_dir / "store-clock.jsonl", t0)
         self.clock.start()
         steps = self._schedule()
-        self.history.record("harness", "run_start", config=cfg.to_json())
+        self.history.record("harness", "run_start", schema_version=HISTORY_SCHEMA, config=cfg.to_json())
         for w in self.workers:
             w.stdin.write(f"go {t0}\n".encode())
         if steps:

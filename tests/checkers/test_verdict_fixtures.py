@@ -140,3 +140,17 @@ def test_overlap_causes_show_the_briefs_point():
     assert bad["overlap"]["causes"]["deadline_passed"] >= 1      # B joined A after A's deadline
     assert good["overlap"]["causes"]["foreign_release"] == 0
     assert good["overlap"]["causes"]["deadline_passed"] == good["overlap"]["count"] >= 1
+
+
+def test_a_history_newer_than_the_checker_is_refused_with_a_message(tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(DATA / "brief-token-cas-ok", run)
+    lines = (run / "history.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first["type"] == "run_start"
+    first["schema_version"] = 99
+    (run / "history.jsonl").write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    r = check_run(run)
+    assert r["valid"] == "unknown" and "newer than this checker" in " ".join(r["reasons"])
