@@ -353,3 +353,28 @@ def test_the_fence_turns_away_a_stale_holders_effect(leasecheck):
     assert stale["with_fence"] < stale["without_fence"]
     assert stale["turned_away_by_fence"] >= 1
     assert "stale effects" in r.out
+
+
+def test_a_worker_crash_ends_the_run_and_heals_the_faults(tmp_path):
+    results = tmp_path / "results"
+    s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 4\ntime_limit = "60s"\n'
+                            '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n')
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+                          str(results)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    ledger = []
+    while time.monotonic() < deadline:
+        ledger = list(results.glob("*/*/faults-active.json"))
+        if ledger:
+            break
+        time.sleep(0.2)
+    run_dir = ledger[0].parent
+    paused = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+    started = [json.loads(l)["pid"] for f in (run_dir / "history.d").glob("w*.jsonl")
+               for l in f.read_text().splitlines() if '"worker_start"' in l]
+    victim = next(pid for pid in started if pid not in paused)
+    os.kill(victim, signal.SIGKILL)
+    out, err = p.communicate(timeout=60)
+    assert "exited with code" in out, out + err
+    assert _stopped(paused) == [] and not (run_dir / "faults-active.json").exists()
+    assert [e for e in _history(run_dir) if e["type"] == "run_end"][0]["reason"] == "worker-crashed"
