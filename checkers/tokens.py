@@ -21,6 +21,8 @@ class TokenReuse:
     attempts: int        # attempts that wrote such a value
     example: list[str]   # the first few attempts sharing the first reused value
     line: int | None     # audit line where the reuse was first seen
+    first: list[Claim] = None  # the first two claims that carried the same value
+    value: str | None = None
 
     def to_dict(self) -> dict:
         return {"tokens": self.tokens, "attempts": self.attempts, "example": self.example,
@@ -32,6 +34,7 @@ def token_reuse(records: list[AuditRecord], claims: list[Claim]) -> TokenReuse:
     by_line = {r.line: r for r in records if r.kind == "cmd"}
     by_value: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
+    claims_of: dict[str, list[Claim]] = {}
     for claim in sorted(claims, key=lambda c: c.line):
         rec = by_line.get(claim.line)
         if claim.owner is None or rec is None or len(rec.argv) < 3 or rec.argv[0].upper() != "SET":
@@ -39,6 +42,7 @@ def token_reuse(records: list[AuditRecord], claims: list[Claim]) -> TokenReuse:
         owners = by_value.setdefault(rec.argv[2], [])
         if claim.owner not in owners:
             owners.append(claim.owner)
+            claims_of.setdefault(rec.argv[2], []).append(claim)
             if len(owners) == 2:
                 first_line[rec.argv[2]] = rec.line
     shared = {v: owners for v, owners in by_value.items() if len(owners) > 1}
@@ -46,4 +50,22 @@ def token_reuse(records: list[AuditRecord], claims: list[Claim]) -> TokenReuse:
         return TokenReuse(0, 0, [], None)
     first = min(shared, key=lambda v: first_line[v])
     return TokenReuse(len(shared), sum(len(o) for o in shared.values()), shared[first][:4],
-                      first_line[first])
+                      first_line[first], claims_of[first][:2], first)
+
+
+def reuse_markdown(reuse: TokenReuse, to_s) -> str | None:
+    """The first reuse as a short timeline (``to_s`` converts store time to run seconds)."""
+    if not reuse.first or len(reuse.first) < 2:
+        return None
+    a, b = reuse.first
+    rows = [f"| {to_s(a.created):.3f} | claims `{a.key}` with token `{reuse.value}` | — | A's claim |",
+            f"| {to_s(b.created):.3f} | — | claims `{b.key}` with the same token | B's claim, "
+            "indistinguishable from A's |"]
+    return "\n".join([
+        "## Reused holder token", "",
+        f"Attempts {a.owner} and {b.owner} created claims with the same token (audit.log lines "
+        f"{a.line} and {b.line}). A release that compares tokens cannot tell their claims apart: "
+        "a late release of one deletes the other's claim. A token must be fresh and unguessable "
+        "for every claim attempt.", "",
+        f"| Time (s) | Worker A ({a.owner}) | Worker B ({b.owner}) | The key in the store |",
+        "|---|---|---|---|", *rows]) + "\n"

@@ -29,7 +29,7 @@ from .join import join
 from .ops import Op, pair_ops
 from .overlap import overlap
 from .releases import releases
-from .tokens import token_reuse
+from .tokens import reuse_markdown, token_reuse
 from .rundir import load_config, load_store_clock
 from .witness import build_witness, walk_ins
 
@@ -114,6 +114,12 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
         bad.append(f"holder tokens are not fresh per attempt: {reuse.attempts} attempts shared "
                    f"{reuse.tokens} token value(s) (first at audit.log line {reuse.line}: "
                    f"{', '.join(reuse.example)}); a late release of one can delete another's claim")
+    reuse_md = reuse_markdown(reuse, lambda store_s: clock.to_history_ns(store_s) / 1e9)
+    if reuse_md:
+        if result["witness"] is None:
+            result["witness"] = {"kind": "token_reuse", "markdown": reuse_md}
+        else:
+            result["witness"]["markdown"] += "\n" + reuse_md
     uncovered = [ops[i] for i in joined.uncovered(ops, complete)]
     if uncovered:
         info = sum(op.type == "info" for op in uncovered)

@@ -154,3 +154,9 @@ def test_a_history_newer_than_the_checker_is_refused_with_a_message(tmp_path):
     (run / "history.jsonl").write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
     r = check_run(run)
     assert r["valid"] == "unknown" and "newer than this checker" in " ".join(r["reasons"])
+
+
+def test_reused_token_witness_names_both_attempts():
+    r = check_run(DATA / "fixed-token-bad")
+    md = r["witness"]["markdown"]
+    assert "## Reused holder token" in md and "w0.s0.0" in md and "w0.s1.0" in md

@@ -26,6 +26,8 @@ def test_fixed_token_with_two_slots_fails(leasecheck):
     assert res["token_reuse"]["tokens"] >= 1
     assert "reused tokens" in r.out
     assert res["foreign_releases"] >= 0 and res["valid"] is False
+    witness = (r.run_dir / "witness.md").read_text()      # printed and stored either way
+    assert "Reused holder token" in witness and "Reused holder token" in r.out
 
 
 def test_fixed_token_sibling_slot_release_is_foreign(leasecheck):
