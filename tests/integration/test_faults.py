@@ -378,3 +378,28 @@ def test_a_worker_crash_ends_the_run_and_heals_the_faults(tmp_path):
     assert "exited with code" in out, out + err
     assert _stopped(paused) == [] and not (run_dir / "faults-active.json").exists()
     assert [e for e in _history(run_dir) if e["type"] == "run_end"][0]["reason"] == "worker-crashed"
+
+
+def test_the_next_run_heals_what_a_killed_run_left(tmp_path, leasecheck):
+    results = tmp_path / "results"
+    s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "60s"\n'
+                            '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "worker"\nduration = "50s"\n')
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+                          str(results)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        ledger = []
+        while time.monotonic() < deadline and not ledger:
+            ledger = list(results.glob("*/*/faults-active.json"))
+            time.sleep(0.2)
+        pids = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+        assert _stopped(pids) == pids
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    r = leasecheck("run", "--lease", "token-cas", "--workers", "1", "--time-limit", "1")
+    assert r.code == 0, r.out + r.err
+    assert "healed a killed run's faults" in r.out
+    assert _stopped(pids) == [] and not ledger[0].exists()
