@@ -65,7 +65,7 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "ops": sum(op.done is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
-        "stale_effects": None,
+        "stale_effects": stale_effects(ops, {}, events),
         "expiry_edge": {"count": 0, "examples": []},
     }
     bad, unsure = [], []
@@ -93,7 +93,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["claims"] = sim.counts()
     result["overlap"]["causes"] = overlap_causes(jobs, max(e["time"] for e in events), sim.claims, ops,
                                                  config_ttl_ms(events))
-    result["stale_effects"] = stale_effects(ops, sim.stale)
+    result["stale_effects"] = stale_effects(ops, sim.stale, events, sim.claims, clock)
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
     result["audit"] = {"present": True, "complete": complete,

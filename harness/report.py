@@ -41,7 +41,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                   + ("claims reached their deadline before the job finished: the lease is too short"
                      if nothing else "every release found its own claim"))
     stale = result.get("stale_effects")
-    if stale:
+    if stale and stale.get("without_fence") is not None:
         fence = ("no fencing token to check" if stale.get("with_fence") is None else
                  f"{stale['with_fence']} got past the fence ({stale['turned_away_by_fence']} turned away)")
         table.add_row("stale effects", f"{stale['without_fence']} of {stale['effects']} effects were "

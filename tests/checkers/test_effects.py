@@ -11,10 +11,22 @@ def test_counts_stale_effects_with_and_without_the_fence():
     stale = {0: False, 1: True, 2: True, 3: None}
     out = stale_effects(ops, stale)
     assert out == {"effects": 4, "without_fence": 2, "with_fence": 1, "turned_away_by_fence": 1,
-                   "undecided": 1}
+                   "undecided": 1, "measured_by": "audit"}
 
 
 def test_no_fence_no_fenced_count_and_no_sink_no_numbers():
     ops = [_op(0, None, fence=None)]
     assert stale_effects(ops, {0: True})["with_fence"] is None
     assert stale_effects([], {}) is None
+
+
+def test_history_only_effects_are_judged_against_the_claims_on_the_store_clock():
+    from types import SimpleNamespace
+
+    claims = [SimpleNamespace(owner="w0.s0.0", created=100.0, ended=101.0)]
+    clock = SimpleNamespace(to_store_s=lambda ns: 100.0 + ns / 1e9)
+    events = [{"type": "effect", "attempt": "w0.s0.0", "time": 500_000_000},    # inside its claim
+              {"type": "effect", "attempt": "w0.s0.0", "time": 1_500_000_000}]  # after it ended
+    out = stale_effects([], {}, events, claims, clock)
+    assert (out["effects"], out["without_fence"], out["measured_by"]) == (2, 1, "history")
+    assert stale_effects([], {}, events)["undecided"] == 2   # no audit: cannot judge
