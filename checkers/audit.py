@@ -51,6 +51,11 @@ class AuditRecord:
 
 def unquote_args(text: str) -> list[str]:
     """Split and unquote MONITOR's argument list `"a" "b\\n"` -> ['a', 'b\\n']; ValueError if malformed."""
+    if "\\" not in text and len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        # Fast path: without escapes no quote can sit inside an argument.
+        args = text[1:-1].split('" "')
+        if not any('"' in a for a in args):
+            return args
     args, pos = [], 0
     while pos < len(text):
         m = _ARG.match(text, pos)

@@ -22,6 +22,11 @@ from typing import Iterator
 
 from .errors import HistoryError
 
+try:  # orjson parses the history several times faster; the standard library is the fallback
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
 MERGED = "history.jsonl"
 PARTS = "history.d"
 
@@ -121,7 +126,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str, bool, bool]]:
 
 def _parse_event(line: str) -> dict:
     try:
-        event = json.loads(line)
+        event = _loads(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
     if not isinstance(event, dict):
