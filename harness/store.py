@@ -1,4 +1,7 @@
-"""Store backends: an embedded ``redis-server`` child process, or an existing store by URL.
+"""Store backends: an embedded ``redis-server`` child process, or an existing store by URL (the
+container backend is ``harness.backends.container.DockerStore``, with the same interface:
+``start``, ``stop``, ``kill``, ``restart``, ``pause``, ``resume``, ``resume_entry``, ``pid``,
+``host``, ``port``, ``managed``).
 
 The embedded store listens on 127.0.0.1 only, keeps nothing on disk (no RDB, no AOF), writes
 its log into the run directory, and is stopped by the runner at the end — also on Ctrl-C,
@@ -19,6 +22,7 @@ from pathlib import Path
 import redis
 
 from harness.errors import StoreError
+from harness.heal import proc_started
 
 _PR_SET_PDEATHSIG = 1
 
@@ -120,6 +124,19 @@ class EmbeddedStore:
         if not self._launch(self.port, timeout_s):
             raise StoreError(f"redis-server did not come back on port {self.port}; see "
                              f"{self.run_dir / 'store.log'}")
+
+    def pause(self) -> None:
+        """SIGSTOP: a stop-the-world stall (``resume`` or the ledger's ``sigcont`` undoes it)."""
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGCONT)
+
+    def resume_entry(self) -> dict:
+        """The ledger's undo for ``pause()`` (written before pausing)."""
+        return {"kind": "sigcont", "pid": self.pid, "started": proc_started(self.pid) if self.pid else None}
 
     @property
     def pid(self) -> int | None:

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from harness.config import RunConfig
@@ -21,6 +22,9 @@ from harness.history import HistoryWriter
 from workloads.claim_loop import Slot
 from workloads.sink import Sink
 from workloads.leases import load_lease
+
+
+ORPHAN_GRACE_S = 3.0
 
 
 def main(argv: list[str]) -> int:
@@ -63,7 +67,7 @@ def main(argv: list[str]) -> int:
         return 0
     history.t0_ns = int(line[1])
     history.record(name, "worker_start", pid=os.getpid())
-    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(stop, history, name), daemon=True).start()
     threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
     for t in threads:
         t.start()
@@ -84,11 +88,20 @@ def _run_slot(slot: Slot) -> None:
         slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
 
 
-def _watch_stdin(stop: threading.Event) -> None:
+def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str) -> None:
+    """``stop`` from the harness: finish the current job and release. Stdin closing without it
+    means the harness is gone (killed): stop too, but do not linger — with the store gone, a
+    release can spend minutes in the client's retries — so after a short grace the history is
+    flushed and the process exits."""
     for line in sys.stdin:
         if line.strip() == "stop":
-            break
+            stop.set()
+            return
     stop.set()
+    time.sleep(ORPHAN_GRACE_S)
+    history.record(name, "worker_end", pid=os.getpid(), reason="harness gone")
+    history.close()
+    os._exit(0)
 
 
 if __name__ == "__main__":

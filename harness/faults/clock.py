@@ -67,6 +67,13 @@ class Clock(Fault):
         if libfaketime_path() is None:
             raise UsageError("--nemesis clock needs the libfaketime library: pip install libfaketime")
         if target == "store":
+            backend = getattr(cfg, "backend", "embedded")
+            if backend == "compose":
+                raise UsageError("--nemesis clock:store: with --backend compose the stack owns the store, "
+                                 "whose clock the harness cannot move; use --backend docker or clock:workers")
+            if backend == "docker":
+                _validate_image_clock(cfg.store_image)
+                return
             if cfg.store_url:
                 raise UsageError("--nemesis clock:store skews the store's clock, which the harness only "
                                  "does to a store it started; drop --store-url or use clock:workers")
@@ -118,6 +125,24 @@ class Clock(Fault):
         if target == "store":
             return {"store": ctx.faketime_dir / "store"}
         return {f"w{i}": ctx.faketime_dir / f"w{i}" for i, w in enumerate(ctx.workers) if w.poll() is None}
+
+
+def _validate_image_clock(image: str) -> None:
+    """A store image's redis-server must be a ``malloc=libc`` build: jemalloc dies under libfaketime."""
+    from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+    from harness.backends.image import image_allocator
+
+    try:
+        alloc = image_allocator(connect(), image)
+    except DockerUnavailable as e:
+        raise UsageError(str(e)) from None
+    except Exception as e:
+        raise UsageError(f"--nemesis clock:store: could not run `redis-server --version` in image {image} "
+                         f"({' '.join(str(e).split())[:100]}); use {DEFAULT_IMAGE} (`leasecheck image build`)") from None
+    if alloc != "libc":
+        raise UsageError(f"--nemesis clock:store: the redis-server in image {image} is built with malloc={alloc}, "
+                         f"which crashes under libfaketime; use --store-image {DEFAULT_IMAGE} "
+                         "(malloc=libc, `leasecheck image build`) or drop clock:store")
 
 
 def _strobe(files: dict, offsets: dict, period: float, stop: threading.Event) -> None:

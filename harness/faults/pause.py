@@ -2,8 +2,9 @@
 
 Targets: ``holder`` (a worker that holds a claim right now: the brief's failure needs the holder
 stalled past its deadline), ``worker`` (one at random), ``workers`` (about half of them, at
-random), ``store`` (the embedded store: clients time out, queued commands run on SIGCONT, TTLs
-keep running).
+random), ``store`` (the store the harness started: clients time out, queued commands run on
+SIGCONT, TTLs keep running). The store pauses through its own ``pause()``: SIGSTOP for the embedded
+process, the cgroup freezer (``docker pause``) for a container; its ``resume_entry()`` is the undo.
 """
 from __future__ import annotations
 
@@ -23,11 +24,18 @@ class Pause(Fault):
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
+        if target == "store" and getattr(cfg, "backend", "embedded") == "compose":
+            raise UsageError("--nemesis pause:store: with --backend compose the stack owns the store; "
+                             "use --backend docker (the harness starts and pauses its own container)")
         if target == "store" and cfg.store_url:
             raise UsageError("--nemesis pause:store pauses the store process, which the harness only "
                              "does to a store it started; drop --store-url or the store target")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
+        if step.target == "store":
+            ids = [ctx.ledger.add(ctx.store.resume_entry())]
+            ctx.store.pause()
+            return Active(step, ids, data={"pids": [], "names": ["store"]})
         pids, names = self._pick(ctx, step.target)
         ids = []
         for pid in pids:
@@ -45,8 +53,6 @@ class Pause(Fault):
                 "processes": active.data["names"]}
 
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
-        if target == "store":
-            return [ctx.store.pid], ["store"]
         alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None]
         if target == "holder":
             holding = ctx.holders.wait_for_holder(timeout_s=2.0)

@@ -1,0 +1,48 @@
+"""Where the store runs: ``embedded`` (a child process, the default), ``docker`` (a container the
+harness creates, faults and removes itself) or ``compose`` (the stack in ``docker-compose.yml``,
+already up).
+
+Every backend keeps the store on 127.0.0.1: containers use the host's network namespace and bind
+loopback, and the harness never addresses a container IP.
+"""
+from __future__ import annotations
+
+import os
+
+from harness.errors import LeasecheckError
+
+BACKENDS = ("embedded", "docker", "compose")
+DEFAULT_IMAGE = "leasecheck/redis-store:6.2"
+LABEL = "leasecheck"                    # every container the harness creates: leasecheck=1
+RUN_LABEL = "leasecheck.run"            # ... and the run id
+OWNER_LABELS = ("leasecheck.owner-pid", "leasecheck.owner-started")
+RUN_DIR_LABEL = "leasecheck.run-dir"
+DOCKERD_HINT = "start one (e.g. `dockerd --bridge=none --iptables=false &`) or use --backend embedded"
+
+
+class DockerUnavailable(LeasecheckError):
+    """No Docker daemon answers, or the docker SDK is missing."""
+
+
+def connect(timeout_s: float = 30.0):
+    """A docker SDK client whose daemon answered a ping; ``DockerUnavailable`` (one line) if not."""
+    try:
+        import docker
+    except ImportError:
+        raise DockerUnavailable("the docker SDK is not installed: pip install 'docker>=7.0'") from None
+    where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    try:
+        client = docker.from_env(timeout=timeout_s)
+        client.ping()
+    except Exception as e:  # DockerException, requests' ConnectionError, ...
+        reason = " ".join(str(e).split())[:120] or type(e).__name__
+        raise DockerUnavailable(f"no Docker daemon answers at {where} ({reason}); {DOCKERD_HINT}") from None
+    return client
+
+
+def daemon_maybe_present() -> bool:
+    """Cheap test before a cleanup tries to talk to a daemon at all."""
+    host = os.environ.get("DOCKER_HOST")
+    if host:
+        return True
+    return os.path.exists("/var/run/docker.sock")

