@@ -37,7 +37,7 @@ SCHEMA_VERSION = 1
 
 
 def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] | None,
-          config: dict, clock_samples: list[dict] | None = None) -> dict:
+          config: dict, clock_samples: list[dict] | None = None, all_witnesses: bool = False) -> dict:
     """Check one run. `audit` is what `load_audit` returns (None: no audit); `clock_samples` are
     the `store-clock.jsonl` samples (without them the offset is estimated from the join)."""
     if not events:
@@ -73,7 +73,7 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         unsure.append("there is no audit.log, so a foreign release cannot be seen "
                       "(the history alone does not show whose claim a release removed)")
     else:
-        _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure)
+        _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure, all_witnesses)
     limit = config.get("max_overlap")
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
@@ -83,7 +83,8 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     return result
 
 
-def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure) -> None:
+def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure,
+                 all_witnesses: bool = False) -> None:
     records, complete, audit_problems = audit
     joined = join(records, ops, complete)
     clock = _clock(clock_samples, records, joined, ops, events, audit_problems)
@@ -103,6 +104,9 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     witness = build_witness(sim, jobs, clock)
     if witness is not None:
         result["witness"] = witness.to_dict() | {"markdown": witness.to_markdown()}
+    if all_witnesses and len(sim.foreign) > 1:
+        more = [build_witness(sim, jobs, clock, which=i) for i in range(1, len(sim.foreign))]
+        result["witnesses"] = [w.to_dict() | {"markdown": w.to_markdown()} for w in more if w]
     if sim.foreign:
         fr = sim.foreign[0]
         bad.append(f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
@@ -186,15 +190,21 @@ def _all_clear(result: dict, limit) -> list[str]:
     return reasons
 
 
-def check_run(run_dir) -> dict:
-    """Load the run in `run_dir` and check it. Never raises: errors become valid "unknown"."""
+def check_run(run_dir, all_witnesses: bool = False, strict: bool = False) -> dict:
+    """Load the run in `run_dir` and check it. Never raises — errors become valid "unknown" —
+    except, with `strict`, `HistoryError` for a missing or empty history (the caller's mistake)."""
     try:
         events, problems = load_history(run_dir)
         config, more = load_config(run_dir, events)
         samples, clock_problems = load_store_clock(run_dir)
-        result = check(events, load_audit(run_dir), config, clock_samples=samples)
+        result = check(events, load_audit(run_dir), config, clock_samples=samples,
+                       all_witnesses=all_witnesses)
         result["problems"] = problems + more + clock_problems + result["problems"]
         return result
+    except HistoryError as e:
+        if strict:
+            raise
+        return failed(f"the checker could not check {run_dir}: HistoryError: {e}")
     except Exception as e:  # noqa: BLE001 - a crashing checker must yield "unknown", not a crash
         return failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}")
 
@@ -203,7 +213,8 @@ def failed(reason: str) -> dict:
     """A result for a run that could not be checked at all."""
     return {"schema_version": SCHEMA_VERSION, "valid": "unknown", "reasons": [reason],
             "foreign_releases": 0,
-            "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {}},
+            "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},
+                        "causes": {}},
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},

@@ -35,11 +35,13 @@ class Witness:
                 "rows": [{"time_s": round(t, 3), "cells": list(cells)} for t, cells in self.rows]}
 
 
-def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock) -> Witness | None:
-    """The timeline of the first foreign release in `result`; None when there is none."""
-    if not result.foreign:
+def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock,
+                  which: int = 0) -> Witness | None:
+    """The timeline of foreign release number `which` (the first by default) in `result`; None
+    when there is no such one."""
+    if which >= len(result.foreign):
         return None
-    fr = result.foreign[0]
+    fr = result.foreign[which]
     victim, a, b = fr.victim, fr.remover, fr.victim.owner
     same_key = [c for c in result.claims if (c.db, c.key) == (victim.db, victim.key)]
     mine = [c for c in same_key if c.owner == a and c.line < fr.line]

@@ -199,28 +199,32 @@ def image_build(tag: str | None, store_bin: str | None):
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-def check(run_dir: Path):
+@click.option("--all-witnesses", is_flag=True,
+              help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
+def check(run_dir: Path, all_witnesses: bool):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
     from harness.report import print_summary
 
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-    sys.exit(_check_and_report(run_dir, print_summary))
+    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses))
 
 
-def _check_and_report(run_dir: Path, print_summary) -> int:
+def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False) -> int:
     from checkers import check_run
     from checkers.errors import CheckError
 
     try:
-        result = check_run(run_dir)
+        with console.status("checking the history and the store's audit ..."):
+            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True)
     except CheckError as e:
         err_console.print(f"leasecheck: {e}")
         return EXIT_USAGE
     (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    witness = result.get("witness") or {}
-    if witness.get("markdown"):
-        (Path(run_dir) / "witness.md").write_text(witness["markdown"])
+    witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
+    if witnesses:
+        (Path(run_dir) / "witness.md").write_text("\n".join(w["markdown"] for w in witnesses))
+        (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
     print_summary(console, result, Path(run_dir))
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
 

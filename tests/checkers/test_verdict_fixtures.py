@@ -160,3 +160,10 @@ def test_reused_token_witness_names_both_attempts():
     r = check_run(DATA / "fixed-token-bad")
     md = r["witness"]["markdown"]
     assert "## Reused holder token" in md and "w0.s0.0" in md and "w0.s1.0" in md
+
+
+def test_strict_check_run_raises_for_a_missing_history(tmp_path):
+    from checkers.errors import HistoryError
+
+    with pytest.raises(HistoryError, match="no history to check"):
+        check_run(tmp_path, strict=True)

@@ -114,3 +114,21 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ")[1][0] != "Z"
     except OSError:
         return False
+
+
+def test_check_all_witnesses_writes_one_timeline_per_foreign_release(leasecheck):
+    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "12", "--workers", "4")
+    assert r.code == 1, r.out + r.err
+    c = subprocess.run([sys.executable, "-m", "harness", "check", "--all-witnesses", str(r.run_dir)],
+                       capture_output=True, text=True, timeout=120)
+    assert c.returncode == 1
+    witnesses = json.loads((r.run_dir / "witness.json").read_text())
+    foreign = json.loads((r.run_dir / "results.json").read_text())["foreign_releases"]
+    assert len([w for w in witnesses if w["kind"] == "foreign_release"]) == foreign >= 1
+    assert (r.run_dir / "witness.md").read_text().count("## Foreign release") == foreign
+
+
+def test_check_of_an_empty_run_directory_is_a_clear_error(tmp_path):
+    c = subprocess.run([sys.executable, "-m", "harness", "check", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert c.returncode == 64 and "no history to check" in c.stderr
