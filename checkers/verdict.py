@@ -24,6 +24,7 @@ from .causes import overlap_causes
 from .effects import stale_effects
 from .faults import faults
 from .history import load_history
+from .history_only import proven_foreign_releases
 from .jobs import job_runs
 from .join import join
 from .ops import Op, pair_ops
@@ -67,11 +68,12 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
         "stale_effects": stale_effects(ops, {}, events),
         "expiry_edge": {"count": 0, "examples": []},
+        "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
+                      "releases_found_nothing": "certain", "claims": "certain (store audit)"},
     }
     bad, unsure = [], []
     if audit is None:
-        unsure.append("there is no audit.log, so a foreign release cannot be seen "
-                      "(the history alone does not show whose claim a release removed)")
+        _history_only(events, ops, result, bad, unsure)
     else:
         _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure, all_witnesses)
     limit = config.get("max_overlap")
@@ -159,6 +161,23 @@ def _clock(samples, records, joined, ops: list[Op], events, problems: list[str])
     problems.append("no store-clock samples and nothing joined: store times converted by aligning "
                     "the first audit line with the first history event (rough)")
     return StoreClock.fixed(round(first * 1e9) - events[0]["time"])
+
+
+def _history_only(events, ops, result, bad, unsure) -> None:
+    """No audit: foreign releases only where the history proves them; say what is certain."""
+    proven = proven_foreign_releases(ops, config_ttl_ms(events), events)
+    result["certainty"] = {"foreign_releases": "proven from the history" if proven else "unknown",
+                           "overlap": "certain", "releases_found_nothing": "certain",
+                           "claims": "unknown (needs the audit)"}
+    if proven:
+        result["foreign_releases"] = len(proven)
+        first = proven[0]
+        bad.append(f"{len(proven)} foreign release(s) proven from the history alone: the first is "
+                   f"{first.attempt}'s release at {first.invoke_time / 1e9:.3f} s, which deleted something "
+                   "more than the lease after its own claim was made, so not its own claim")
+    else:
+        unsure.append("there is no audit.log, and the history alone proves no foreign release "
+                      "(a release close to its deadline cannot be told from one of its own claim)")
 
 
 def config_ttl_ms(events: list[dict]) -> float | None:

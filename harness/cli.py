@@ -75,6 +75,9 @@ def cli():
               help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
                    "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
                    "clock:store, clock:workers).")
+@click.option("--audit/--no-audit", default=True,
+              help="Record the store's own execution log (MONITOR). Without it the checker works from the "
+                   "history alone and says which verdicts that leaves unknown.")
 @click.option("--sink/--no-sink", default=False,
               help="Write each job's effect to sinks in the store, one checking the lease's fencing token "
                    "(token-cas-fenced has one) and one not; the checker counts the stale effects each accepted.")

@@ -47,6 +47,7 @@ class RunConfig:
     backend: str = "embedded"         # embedded | docker | compose (harness.backends)
     store_image: str | None = None    # --backend docker: the store image
     sink: bool = False                # effects land in fenced and unfenced sinks in the store
+    audit: bool = True                # record the store's MONITOR stream (off: history-only checking)
     # Filled in by the runner.
     run_id: str = ""
     key_prefix: str = ""

@@ -137,8 +137,9 @@ class Run:
         cfg.save(self.run_dir / "config.json")
         self.admin = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db,
                                  socket_timeout=10)
-        self.audit = MonitorRecorder(cfg.store_host, cfg.store_port, self.run_dir / "audit.log")
-        self.audit.start()
+        if cfg.audit:
+            self.audit = MonitorRecorder(cfg.store_host, cfg.store_port, self.run_dir / "audit.log")
+            self.audit.start()
 
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         root = str(Path(__file__).resolve().parent.parent)

@@ -23,6 +23,9 @@ class Kill(Fault):
         if cfg.store_url:
             raise UsageError("--nemesis kill kills the store process, which the harness only does to a "
                              "store it started; drop --store-url or the kill fault")
+        if not getattr(cfg, "audit", True):
+            raise UsageError("--nemesis kill drains and re-attaches the store audit around the restart; "
+                             "drop --no-audit or the kill fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         ident = ctx.ledger.add({"kind": "proxy-enable", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name})

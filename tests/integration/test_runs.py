@@ -132,3 +132,23 @@ def test_check_of_an_empty_run_directory_is_a_clear_error(tmp_path):
     c = subprocess.run([sys.executable, "-m", "harness", "check", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
     assert c.returncode == 64 and "no history to check" in c.stderr
+
+
+def test_without_the_audit_a_naive_delete_is_still_proven_from_the_history(leasecheck):
+    # Jobs of 2.5 s under a 1 s lease: every release comes long after its own claim expired, so
+    # a plain DEL that deleted something deleted someone else's claim — provable without MONITOR.
+    r = leasecheck("run", "--lease", "naive-del", "--no-audit", "--job-duration", "2.5s",
+                   "--time-limit", "8", "--workers", "4")
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    assert not (r.run_dir / "audit.log").exists()
+    assert res["foreign_releases"] >= 1
+    assert res["certainty"]["foreign_releases"] == "proven from the history"
+    assert res["audit"]["present"] is False
+
+
+def test_without_the_audit_a_safe_lease_is_inconclusive_not_valid(leasecheck):
+    r = leasecheck("run", "--lease", "token-cas", "--no-audit", "--time-limit", "4", "--workers", "3")
+    assert r.code == 2, r.out + r.err
+    assert r.results["valid"] == "unknown"
+    assert r.results["certainty"]["foreign_releases"] == "unknown"
