@@ -31,7 +31,7 @@ _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
 
 
-@dataclass
+@dataclass(slots=True)
 class AuditRecord:
     """One audit line: a command (kind "cmd"), a gap marker (kind "gap", reason in `note`) or a
     store restart (kind "restart")."""

@@ -65,7 +65,7 @@ class _Unknown:
 UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
 
 
-@dataclass
+@dataclass(slots=True)
 class Claim:
     id: int
     db: int
@@ -108,7 +108,7 @@ class ClaimsResult:
         return {fate: c.get(fate, 0) for fate in FATES}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cmd:
     rec: AuditRecord
     t: float             # store time, s (the EVAL's for script commands)

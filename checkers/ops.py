@@ -13,7 +13,7 @@ CALLS = ("acquire", "release", "renew", "effect")   # "effect": a job's write to
 COMPLETIONS = ("ok", "fail", "info")
 
 
-@dataclass
+@dataclass(slots=True)
 class Op:
     """One lease call: its invocation and, when it completed, the completion event."""
     index: int
