@@ -256,10 +256,11 @@ class _Sim:
         elif c.attempt == claim.owner:
             self.effect(c, "removed_own")
             self.seal(claim, "released_by_holder", c.t)
-        elif claim.evictable and not (c.op is not None and c.op.type == "ok" and c.op.value is True):
+        elif claim.evictable and not _proves_removal(c.op):
             # It may have been evicted already: without proof that this command removed
-            # something, it is no foreign release.
-            if c.op is not None and c.op.type in ("ok", "fail"):
+            # something, it is no foreign release. A release or renewal that answered "nothing
+            # there" shows the eviction; an overwriting SET succeeds either way, so it decides nothing.
+            if c.op is not None and c.op.type in ("ok", "fail") and c.op.f in ("release", "renew"):
                 self.seal(claim, "evicted", c.t)
             else:
                 self.effect(c, "unknown")
@@ -290,6 +291,17 @@ class _Sim:
                 return
             else:
                 cur = None     # overwritten; what it held is unknown
+        if (nx and isinstance(cur, Claim) and cur.evictable
+                and (c.op is None or c.op.succeeded is None)):
+            # An eviction fault may already have removed `cur`: then this create happened, and
+            # nobody's result says whether it did. The key can no longer be followed.
+            self.effect(c, "unknown")
+            self.out.problems.append(f"{c.where}: a conditional create on {cur.key}, whose claim by "
+                                     f"{cur.owner} an eviction fault may have removed; the call's "
+                                     "outcome is unknown, so whether it created a claim cannot be decided")
+            self.seal(cur, "unknown", c.t)
+            self.state[(c.rec.db, key)] = UNKNOWN
+            return
         if (nx and cur is not None) or (xx and cur is None):
             return
         if cur is not None:
@@ -396,6 +408,11 @@ class _Sim:
                     self.out.disagreements.append(f"{said}, but the audit shows no extension")
                 elif not ok and "extended_own" in eff:
                     self.out.disagreements.append(f"{said}, but the audit shows it extended its claim")
+
+
+def _proves_removal(op: Op | None) -> bool:
+    """Only a release or renewal answering True proves its command found the key there."""
+    return op is not None and op.f in ("release", "renew") and op.type == "ok" and op.value is True
 
 
 def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> bool | None:

@@ -53,6 +53,7 @@ CAS_DEL = "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('d
 CAS_PEXPIRE = ("if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
                "end\nreturn 0\n")
 STYLES = ("del", "lua", "gcd")
+ADMIN = "127.0.0.250:40001"   # the nemesis's connection (never announced by a conn marker)
 
 
 # -- the truth store -------------------------------------------------------------------------
@@ -118,6 +119,19 @@ class Store:
         self.claims.append(c)
         self.keys[key] = c
         return True
+
+    def restart(self, t: int) -> None:
+        """The store dies at `t` and comes back empty: claims live then are lost."""
+        for c in self.keys.values():
+            if c.fate is None and c.expiry >= t:
+                c.fate = "lost_in_restart"
+        self.keys.clear()
+
+    def evict(self, key: str) -> None:
+        """An eviction fault silently removes the key's claim (no command)."""
+        c = self.keys.pop(key)
+        if c.fate is None:
+            c.fate = "evicted"
 
     def get(self, key: str, t: int) -> str | None:
         c = self._live(key, t)
@@ -262,13 +276,21 @@ class Recorder:
 
     def send(self, t: int, conn: str, addr: str, args: tuple, lua: list[tuple] = ()) -> list:
         """One command executed at `t`; returns its `sent` entry."""
+        self.emit(t, addr, args, lua)
+        return self.reserve(conn, addr, args)
+
+    def reserve(self, conn: str, addr: str, args: tuple) -> list:
+        """Number a command written on `conn` (its audit line, if any, comes from `emit`)."""
+        n = self.seq[addr]
+        self.seq[addr] += 1
+        return [conn, n, args[0].upper()]
+
+    def emit(self, t: int, addr: str, args: tuple, lua: list[tuple] = ()) -> None:
+        """The audit line(s) of a command executed at `t`."""
         self.lines.append(Line(t, addr, tuple(args)))
         for i, sub in enumerate(lua):
             self.lines.append(Line(t + 1 + i, "lua", tuple(sub)))
         self.commands += 1
-        n = self.seq[addr]
-        self.seq[addr] += 1
-        return [conn, n, args[0].upper()]
 
     def ev(self, t_us: int, process: str, type_: str, shift: int = 0, **kw) -> None:
         self.events.append({"time": (t_us + shift) * 1000, "process": process, "type": type_, **kw})
@@ -331,7 +353,8 @@ class Sim:
                  fixed_token: bool = False, renew: bool = False, p_pause: float = 0.0,
                  p_overwrite: float = 0.0, p_pexpire: float = 0.0, p_gcd_gap: float = 0.0,
                  time_limit_ms: int | None = None, use_eval: bool = False, attempts_cap: int = 1000,
-                 claims_cap: int | None = None):
+                 claims_cap: int | None = None, p_info: float = 0.0, restarts: int = 0,
+                 evictions: int = 0):
         self.rng, self.W, self.S, self.ttl = rng, workers, slots, ttl_ms
         self.keys = [f"{PREFIX}job:{k}" for k in range(keys)]
         self.release, self.fixed, self.renew = release, fixed_token, renew
@@ -346,6 +369,10 @@ class Sim:
         self.jobs: dict[str, list] = {}
         self.releases: list[bool | None] = []
         self.injected: Counter = Counter()
+        # faults (opt-in): unknown outcomes with reconnects, store restarts, evictions
+        self.p_info, self.n_restarts, self.n_evictions = p_info, restarts, evictions
+        self.epoch = 0                  # store restarts so far: older connections are dead
+        self.spawned: list = []         # generators started while running (late commands)
 
     # time helpers ----------------------------------------------------------------------------
     def grid(self, lo_us: int, hi_us: int) -> int:
@@ -362,21 +389,27 @@ class Sim:
 
     def run(self) -> ModelRun:
         heap, n = [], 0
-        for w in range(self.W):
-            for s in range(self.S):
-                gen = self.slot(w, s)
-                heapq.heappush(heap, (next(gen), n, gen))
-                n += 1
+        gens = [self.slot(w, s) for w in range(self.W) for s in range(self.S)]
+        gens += [self._restarter(self.grid(self.ttl * 100, self.limit)) for _ in range(self.n_restarts)]
+        gens += [self._evictor(i + 1, self.grid(self.ttl * 100, self.limit)) for i in range(self.n_evictions)]
+        for gen in gens:
+            heapq.heappush(heap, (next(gen), n, gen))
+            n += 1
         while heap:
             t, _, gen = heapq.heappop(heap)
             self.now = self._free(max(t, self.now))
             try:
                 nxt = gen.send(self.now)
             except StopIteration:
-                continue
-            assert nxt >= self.now
-            heapq.heappush(heap, (nxt, n, gen))
-            n += 1
+                nxt = None
+            if nxt is not None:
+                assert nxt >= self.now
+                heapq.heappush(heap, (nxt, n, gen))
+                n += 1
+            while self.spawned:
+                gen = self.spawned.pop()
+                heapq.heappush(heap, (next(gen), n, gen))
+                n += 1
         last = max(e["time"] // 1000 for e in self.rec.events)
         t_end = (max(self.now, last) // GRID + 1) * GRID   # the audit-end line runs at t_end + GRID
         while any(c.expiry == t_end + GRID for c in self.store.claims):
@@ -390,12 +423,70 @@ class Sim:
         c = self.store.peek(key, self.now)
         return c is not None and c.owner != attempt and (token is None or c.token == token)
 
+    # faults -----------------------------------------------------------------------------------
+    def _restarter(self, at: int):
+        """`# restart`: the store dies just after the last audit line and comes back empty."""
+        yield at
+        last = max((l.t for l in self.rec.lines if isinstance(l, Line)), default=0)
+        self.store.restart(last + 1)
+        self.rec.lines.append("# restart crash")
+        self.epoch += 1
+        self.injected["restart"] += 1
+
+    def _evictor(self, n: int, at: int):
+        """An eviction fault: markers from the nemesis's (unannounced) address; right after the
+        start marker each live claim is evicted with probability 1/2."""
+        t = yield at
+        self.rec.lines.append(Line(t, ADMIN, ("ECHO", f"leasecheck:fault:{n}:evict:start")))
+        t = yield t + GRID
+        for key in list(self.store.keys):
+            if self.store.peek(key, t) is not None and self.rng.random() < 0.5:
+                self.store.evict(key)
+                self.injected["evicted"] += 1
+        t = yield t + self.grid(self.ttl * 100, self.ttl * 1000)
+        self.rec.lines.append(Line(t, ADMIN, ("ECHO", f"leasecheck:fault:{n}:evict:end")))
+
+    def _late(self, at: int, addr: str, epoch: int, args: tuple, apply):
+        """A command of an abandoned connection that reaches the store late (unless the store
+        restarted in between: the connection died with it)."""
+        t = yield at
+        if epoch == self.epoch:
+            _, lua = apply(t)
+            self.rec.emit(t, addr, args, lua)
+
+    def _exec(self, ss: dict, t: int, args: tuple, apply, info_ok: bool = True):
+        """One command of a call at `t` on the slot's connection (reconnecting first when the
+        last one was given up or died in a restart). `apply(t)` runs it on the truth store and
+        returns (reply, script commands). With `p_info` the reply is lost (an `info` call): the
+        command ran, never ran, or runs late; the client gives the connection up.
+        Returns (sent entry, reply or None when unknown, unknown?)."""
+        if ss["dead"] or ss["epoch"] != self.epoch:
+            ss["k"] += 1
+            ss["conn"], ss["addr"] = f"{ss['proc']}.c{ss['k']}", f"127.0.0.{ss['id']}:{41000 + ss['k']}"
+            ss["epoch"], ss["dead"] = self.epoch, False
+            self.rec.connect(t, ss["conn"], ss["addr"])
+            self.injected["reconnect"] += ss["k"] > 0
+        mode = None
+        if info_ok and self.p_info and self.rng.random() < self.p_info:
+            mode = self.rng.choice(("ran", "dropped", "late"))
+            self.injected["info_" + mode] += 1
+            ss["dead"] = True
+        if mode in (None, "ran"):
+            r, lua = apply(t)
+            return self.rec.send(t, ss["conn"], ss["addr"], args, lua), (r if mode is None else None), mode is not None
+        entry = self.rec.reserve(ss["conn"], ss["addr"], args)
+        if mode == "late":
+            self.spawned.append(self._late(t + self.grid(self.ttl * 50, self.ttl * 1500), ss["addr"],
+                                           self.epoch, args, apply))
+        return entry, None, True
+
     # one slot ---------------------------------------------------------------------------------
     def slot(self, w: int, s: int):
         rng, rec, st = self.rng, self.rec, self.store
         proc, conn, addr = f"w{w}.s{s}", f"w{w}.s{s}.c0", f"127.0.0.1:{50000 + 100 * w + s}"
         t = yield self.grid(10, 3000)
         rec.connect(t, conn, addr)
+        ss = {"proc": proc, "id": 2 + 10 * w + s, "k": 0, "conn": conn, "addr": addr, "epoch": 0, "dead": False}
         n = held = 0
         while t < self.limit and n < self.attempts_cap:
             attempt, key = f"{proc}.{n}", self.keys[rng.randrange(len(self.keys))]
@@ -406,7 +497,8 @@ class Sim:
             sent: list = []
 
             def done(t_done, f, kind, value):
-                rec.ev(t_done, proc, kind, f=f, attempt=attempt, key=key, value=value, sent=list(sent))
+                more = {"error": "timeout"} if kind == "info" else {"value": value}
+                rec.ev(t_done, proc, kind, f=f, attempt=attempt, key=key, sent=list(sent), **more)
                 sent.clear()
 
             # acquire -------------------------------------------------------------------------
@@ -420,12 +512,17 @@ class Sim:
             rec.ev(t, proc, "invoke", f="acquire", attempt=attempt, key=key)
             t = yield t + self.lat()
             overwrite = inject["overwrite"] and self.held_by_other(key, attempt)
-            ok = st.set(key, token, attempt, t, self.ttl, nx=not overwrite)
             if overwrite:
                 self.injected["overwrite"] += 1
             args = ("SET", key, token) + (() if overwrite else ("NX",)) + ("PX", str(self.ttl))
-            sent.append(rec.send(t, conn, addr, args))
+            entry, ok, unknown = self._exec(ss, t, args, lambda t, key=key, token=token, attempt=attempt, nx=not overwrite:
+                                            (st.set(key, token, attempt, t, self.ttl, nx=nx), ()))
+            sent.append(entry)
             t += self.lat()
+            if unknown:     # the client cannot tell whether it holds the key: it moves on
+                done(t, "acquire", "info", None)
+                t += self.grid(self.ttl * 50, self.ttl * 300)
+                continue
             done(t, "acquire", "ok" if ok else "fail", ok)
             if not ok:
                 t += self.grid(self.ttl * 50, self.ttl * 300)
@@ -447,9 +544,10 @@ class Sim:
                     ms = rng.randint(1, self.ttl)
                     rec.ev(t, proc, "invoke", f="renew", attempt=attempt, key=key)
                     t = yield t + self.lat()
-                    r = st.pexpire(key, ms, attempt, t)
                     self.injected["pexpire"] += 1
-                    sent.append(rec.send(t, conn, addr, ("PEXPIRE", key, str(ms))))
+                    entry, r, _ = self._exec(ss, t, ("PEXPIRE", key, str(ms)),
+                                             lambda t: (st.pexpire(key, ms, attempt, t), ()), info_ok=False)
+                    sent.append(entry)
                     t += self.lat()
                     done(t, "renew", "ok", r == 1)
                     aborted = r != 1
@@ -458,9 +556,9 @@ class Sim:
                 while t_next < planned:
                     rec.ev(t_next, proc, "invoke", f="renew", attempt=attempt, key=key)
                     t = yield t_next + self.lat()
-                    r, lua = st.cas_pexpire(key, token, self.ttl, attempt, t)
-                    sent.append(rec.send(t, conn, addr, self._script(SHA_PEXPIRE, CAS_PEXPIRE, key, token,
-                                                                     str(self.ttl)), lua))
+                    entry, r, _ = self._exec(ss, t, self._script(SHA_PEXPIRE, CAS_PEXPIRE, key, token, str(self.ttl)),
+                                             lambda t: st.cas_pexpire(key, token, self.ttl, attempt, t), info_ok=False)
+                    sent.append(entry)
                     t += self.lat()
                     done(t, "renew", "ok", r == 1)
                     if r != 1:
@@ -478,16 +576,21 @@ class Sim:
             t += self.lat()
             rec.ev(t, proc, "invoke", f="release", attempt=attempt, key=key)
             t = yield t + self.lat()
+            unknown = False
             if style == "del":
-                value = st.delete(key, attempt, t) == 1
-                sent.append(rec.send(t, conn, addr, ("DEL", key)))
-            elif style == "lua":
-                r, lua = st.cas_del(key, token, attempt, t)
+                entry, r, unknown = self._exec(ss, t, ("DEL", key), lambda t, key=key, attempt=attempt:
+                                               (st.delete(key, attempt, t), ()))
+                sent.append(entry)
                 value = r == 1
-                sent.append(rec.send(t, conn, addr, self._script(SHA_DEL, CAS_DEL, key, token), lua))
+            elif style == "lua":
+                entry, r, unknown = self._exec(ss, t, self._script(SHA_DEL, CAS_DEL, key, token),
+                                               lambda t, key=key, token=token, attempt=attempt:
+                                               st.cas_del(key, token, attempt, t))
+                sent.append(entry)
+                value = r == 1
             else:
-                seen = st.get(key, t)
-                sent.append(rec.send(t, conn, addr, ("GET", key)))
+                entry, seen, _ = self._exec(ss, t, ("GET", key), lambda t: (st.get(key, t), ()), info_ok=False)
+                sent.append(entry)
                 value = False
                 if seen == token:
                     t += self.lat()
@@ -498,11 +601,14 @@ class Sim:
                         while not self.held_by_other(key, attempt) and t < cap:
                             t = yield t + self.grid(self.ttl * 20, self.ttl * 100)
                     t = yield t
-                    value = st.delete(key, attempt, t) == 1
-                    sent.append(rec.send(t, conn, addr, ("DEL", key)))
+                    entry, r, _ = self._exec(ss, t, ("DEL", key), lambda t: (st.delete(key, attempt, t), ()),
+                                             info_ok=False)
+                    sent.append(entry)
+                    value = r == 1
+            value = None if unknown else value
             self.releases.append(value)
             t += self.lat()
-            done(t, "release", "ok", value)
+            done(t, "release", "info" if unknown else "ok", value)
             held += 1
             if self.claims_cap is not None and held >= self.claims_cap:
                 return

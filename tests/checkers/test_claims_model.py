@@ -209,3 +209,14 @@ def test_a_contradiction_far_from_any_expiry_is_still_a_disagreement():
     run.call(70, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))
     result = run.check()
     assert any("no successful create" in d for d in result["disagreements"])
+
+
+def test_an_overwrite_of_an_evictable_claim_is_undecided_not_foreign():
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.line(50, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:start")
+    # A plain SET succeeds whether or not w0's claim had been evicted: it proves nothing.
+    run.call(100, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "PX", "10000"))
+    result = run.check()
+    assert result["foreign_releases"] == 0 and result["claims"]["unknown"] == 1
+    assert result["valid"] == "unknown"

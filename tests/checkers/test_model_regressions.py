@@ -29,3 +29,15 @@ def test_renew_shortening_a_foreign_claim_is_no_disagreement():
     assert bad["valid"] is False and bad["foreign_releases"] == 1 and bad["disagreements"] == []
     assert "expiry shortened" in bad["reasons"][0]
     assert good["valid"] is True and good["foreign_releases"] == 0 and good["disagreements"] == []
+
+
+def test_unknown_create_over_an_evictable_claim_is_not_decided():
+    """evicted-info-create: during an eviction fault w0.s0.18's claim was evicted; w1.s0.12's
+    `SET NX` (outcome unknown: `info`) then created a claim, which w0.s0.18's late DEL deleted.
+    The checker assumed the evictable claim blocked the create and called the DEL a release by
+    its holder: a foreign release missed with no uncertainty reported. Now the key is lost track
+    of (claim fate `unknown`, verdict reasons say so)."""
+    bad = check_run(DATA / "evicted-info-create-bad")
+    assert bad["claims"]["unknown"] >= 1 and bad["disagreements"] == []
+    assert any("could not be followed" in r for r in bad["reasons"])
+    assert any("eviction fault may have removed" in p for p in bad["problems"])
