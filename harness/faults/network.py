@@ -18,16 +18,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step
 
 
 class _ProxyFault(Fault):
     targets = ("workers",)
     default_target = "workers"
-
-    def validate(self, cfg, target: str) -> None:
-        super().validate(cfg, target)
 
     def _add(self, ctx: FaultContext, name: str, type_: str, stream: str, attributes: dict) -> int:
         ident = ctx.ledger.add({"kind": "toxic", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name,
@@ -92,8 +88,3 @@ def _probe_rtt(ctx: FaultContext, samples: int, timeout_s: float = 5.0) -> float
         client.close()
     return round(statistics.median(rtts), 2)
 
-
-def require_proxy(cfg) -> None:
-    if cfg.store_url and not getattr(cfg, "toxiproxy_url", None):
-        raise UsageError("network faults need the workers' traffic to pass a proxy; with --store-url "
-                         "give --toxiproxy-url too")
