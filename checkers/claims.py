@@ -100,6 +100,7 @@ class ClaimsResult:
     disagreements: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     edges: list[str] = field(default_factory=list)   # commands within AMBIGUOUS_MS of an expiry
+    lost_keys: int = 0   # keys whose state became unknown though their last claim's fate was sealed
     stale: dict[int, bool | None] = field(default_factory=dict)  # effect op -> written without a live claim?
 
     def counts(self) -> dict[str, int]:
@@ -218,11 +219,13 @@ class _Sim:
             isinstance(cur, Claim) and cur.owner == c.op.attempt)
 
     def evicting(self, on: bool) -> None:
-        """An eviction fault starts (every live claim may now vanish silently) or ends."""
+        """An eviction fault starts (every key now held may vanish silently) or ends. A claim
+        whose fate is already sealed — its expiry cut short by another attempt — still sits in
+        the key until that expiry, so it is evictable too."""
         self.eviction = on
         if on:
             for cur in self.state.values():
-                if isinstance(cur, Claim) and cur.fate is None:
+                if isinstance(cur, Claim):
                     cur.evictable = True
 
     def create(self, key: str, c: _Cmd, expires_ms: float | None) -> None:
@@ -299,7 +302,10 @@ class _Sim:
             self.out.problems.append(f"{c.where}: a conditional create on {cur.key}, whose claim by "
                                      f"{cur.owner} an eviction fault may have removed; the call's "
                                      "outcome is unknown, so whether it created a claim cannot be decided")
-            self.seal(cur, "unknown", c.t)
+            if cur.fate is None:
+                self.seal(cur, "unknown", c.t)
+            else:   # its fate stands (e.g. cut short by another); what the key holds now is lost
+                self.out.lost_keys += 1
             self.state[(c.rec.db, key)] = UNKNOWN
             return
         if (nx and cur is not None) or (xx and cur is None):

@@ -56,26 +56,32 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     problems += more
     start, end = events[0]["time"], max(e["time"] for e in events)
     ov = overlap(jobs, end)
-    ov_dict = ov.to_dict() | {"causes": overlap_causes(jobs, end, None, None, None)}
     rel = releases(ops)
     result = {
         "schema_version": SCHEMA_VERSION, "valid": True, "reasons": [],
-        "foreign_releases": 0, "overlap": ov_dict,
+        "foreign_releases": 0, "overlap": ov.to_dict(),
         "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
         "ops": sum(op.done is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
-        "stale_effects": stale_effects(ops, {}, events),
+        "stale_effects": None,
         "expiry_edge": {"count": 0, "examples": []},
         "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
                       "releases_found_nothing": "certain", "claims": "certain (store audit)"},
     }
     bad, unsure = [], []
+    sim = clock = None
     if audit is None:
         _history_only(events, ops, result, bad, unsure)
     else:
-        _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure, all_witnesses)
+        sim, clock = _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure,
+                                  all_witnesses)
+    # Without the audit there are no claims: every overlap's cause is "unknown", and stale
+    # effects are judged only where a sink recorded them.
+    claims = sim.claims if sim is not None else None
+    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, ops, config_ttl_ms(events))
+    result["stale_effects"] = stale_effects(ops, sim.stale if sim is not None else {}, events, claims, clock)
     limit = config.get("max_overlap")
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
@@ -86,7 +92,8 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
 
 
 def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure,
-                 all_witnesses: bool = False) -> None:
+                 all_witnesses: bool = False):
+    """Join, replay and judge with the store's audit; returns the model's result and the clock."""
     records, complete, audit_problems = audit
     joined = join(records, ops, complete)
     clock = _clock(clock_samples, records, joined, ops, events, audit_problems)
@@ -94,9 +101,6 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     result["problems"] += audit_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
-    result["overlap"]["causes"] = overlap_causes(jobs, max(e["time"] for e in events), sim.claims, ops,
-                                                 config_ttl_ms(events))
-    result["stale_effects"] = stale_effects(ops, sim.stale, events, sim.claims, clock)
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
     result["audit"] = {"present": True, "complete": complete,
@@ -144,6 +148,10 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     if result["claims"]["unknown"]:
         unsure.append(f"{result['claims']['unknown']} claim(s) could not be followed to their end "
                       "(removed by an unattributed command, owner unknown, or live across a gap)")
+    if sim.lost_keys:
+        unsure.append(f"{sim.lost_keys} key(s) could not be followed after an eviction fault: a create "
+                      "with an unknown outcome may have found the key evicted")
+    return sim, clock
 
 
 def _clock(samples, records, joined, ops: list[Op], events, problems: list[str]) -> StoreClock:

@@ -74,7 +74,7 @@ def judge(run, exact_fates: bool):
     mine_by, true_by = numbered(sim.claims), numbered(run.truth.claims)
     assert set(mine_by) <= set(true_by), set(mine_by) - set(true_by)
     if set(mine_by) != set(true_by):
-        assert result["claims"]["unknown"] and result["valid"] is not True, set(true_by) - set(mine_by)
+        assert result["valid"] is not True and unsure(result), set(true_by) - set(mine_by)
     for k, mine in mine_by.items():
         true = true_by[k]
         if exact_fates:
