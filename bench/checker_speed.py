@@ -41,8 +41,11 @@ def generate(run_dir: Path, events: int, seed: int = 1) -> int:
     n = 0
     index = 0
 
+    last = 0
+
     def ev(t_us, process, type_, **kw):
-        nonlocal n, index
+        nonlocal n, index, last
+        t_us = last = max(t_us, last)     # the history is in time order
         hist.write(json.dumps({"time": t_us * 1000, "process": process, "type": type_, "index": index, **kw},
                               separators=(",", ":")) + "\n")
         n += 1

@@ -25,7 +25,6 @@ from pathlib import Path
 
 AUDIT = "audit.log"
 
-_LINE = re.compile(r"(\d+)\.(\d+) \[(\d+) (\S+)\] (.*)", re.S)
 _ARG = re.compile(r'"((?:[^"\\]|\\.)*)"(?: |\Z)', re.S)
 _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
@@ -34,7 +33,7 @@ _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a"
 @dataclass(slots=True)
 class AuditRecord:
     """One audit line: a command (kind "cmd"), a gap marker (kind "gap", reason in `note`) or a
-    store restart (kind "restart")."""
+    store restart (kind "restart"). `name` is the command name in upper case ("" for a marker)."""
     line: int
     time: float = 0.0
     db: int = 0
@@ -42,11 +41,11 @@ class AuditRecord:
     argv: list[str] = field(default_factory=list)
     kind: str = "cmd"
     note: str = ""
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        """The command name in upper case ("" for a gap)."""
-        return self.argv[0].upper() if self.argv else ""
+    def __post_init__(self) -> None:
+        if self.argv and not self.name:
+            self.name = self.argv[0].upper()
 
 
 def unquote_args(text: str) -> list[str]:
@@ -86,64 +85,113 @@ def _unescape(body: str) -> str:
 
 def parse_line(text: str, lineno: int = 0) -> AuditRecord:
     """Parse one command line (without its newline); ValueError if it is not one."""
-    m = _LINE.fullmatch(text)
-    if not m:
-        raise ValueError("not '<time> [<db> <addr>] \"CMD\" ...'")
-    sec, frac, db, addr, rest = m.groups()
-    return AuditRecord(line=lineno, time=float(f"{sec}.{frac}"), db=int(db), addr=addr,
-                       argv=unquote_args(rest))
+    parts = text.split(" ", 3)
+    if len(parts) == 4:
+        stamp, db, addr, rest = parts
+        sec, dot, frac = stamp.partition(".")
+        if (dot and sec.isdigit() and frac.isdigit() and db[:1] == "[" and db[1:].isdigit()
+                and len(addr) > 1 and addr[-1] == "]"):
+            argv = unquote_args(rest)
+            return AuditRecord(lineno, float(stamp), int(db[1:]), addr[:-1], argv, name=argv[0].upper())
+    raise ValueError("not '<time> [<db> <addr>] \"CMD\" ...'")
+
+
+class AuditStream:
+    """The audit's records one at a time, without holding the file in memory.
+
+    `AuditStream(path)` reads a file, `AuditStream(text=...)` a string. After a full iteration,
+    `complete`, `problems` and `lines` (command records) describe what was read; `bytes_read` of
+    `total_bytes` measures progress. It can be iterated again (each pass starts afresh).
+    """
+
+    def __init__(self, path=None, text: str | None = None, name: str = AUDIT) -> None:
+        self.path, self.text, self.name = path, text, name
+        self.total_bytes = len(text) if text is not None else Path(path).stat().st_size
+        self.bytes_read = 0
+        self.complete = False
+        self.problems: list[str] = []
+        self.lines = 0
+
+    def _raw_lines(self):
+        if self.text is not None:
+            pieces = self.text.split("\n")
+            for piece in pieces[:-1]:
+                yield piece + "\n"
+            if pieces[-1]:
+                yield pieces[-1]
+            return
+        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            yield from f
+
+    def __iter__(self):
+        name, problems = self.name, []
+        self.problems, self.lines, self.bytes_read, self.complete = problems, 0, 0, False
+        ended = gaps = 0
+        lineno = 0
+        for raw in self._raw_lines():
+            lineno += 1
+            self.bytes_read += len(raw)
+            if not raw.endswith("\n"):      # the last line, torn
+                if raw.strip() == "# end":
+                    ended = ended or 1
+                elif raw.strip():
+                    problems.append(f"{name}:{lineno}: torn last line (run was killed?)")
+                break
+            line = raw[:-1].rstrip("\r")
+            if line[:1] != "#":
+                if not line.strip():
+                    continue
+                if ended == 1:
+                    problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
+                    ended = 2
+                if lineno == 1 and line in ("OK", "+OK"):
+                    continue
+                try:
+                    rec = parse_line(line, lineno)
+                except ValueError as e:
+                    problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
+                    continue
+                self.lines += 1
+                yield rec
+                continue
+            directive = line[1:].strip()
+            word = directive.split(" ", 1)[0]
+            if directive == "end":
+                ended = ended or 1
+            elif word == "gap":
+                gaps += 1
+                note = directive[3:].strip()
+                problems.append(f"{name}:{lineno}: gap in the audit ({note or 'no reason given'}):"
+                                " commands executed then are missing")
+                yield AuditRecord(line=lineno, kind="gap", note=note)
+            elif word == "restart":
+                # The harness killed and restarted the (volatile) store here, after draining the
+                # audit: nothing is missing, and the store came back empty.
+                yield AuditRecord(line=lineno, kind="restart", note=directive[7:].strip())
+            else:
+                problems.append(f"{name}:{lineno}: unknown directive {line!r} ignored")
+        if not ended:
+            problems.append(f"{name}: no '# end' line: the audit was cut short")
+        self.complete = bool(ended) and not gaps
 
 
 def parse_audit(text: str, name: str = AUDIT) -> tuple[list[AuditRecord], bool, list[str]]:
     """Parse a whole audit text; return `(records, complete, problems)`."""
-    records: list[AuditRecord] = []
-    problems: list[str] = []
-    lines = text.split("\n")
-    torn = lines.pop() if lines else ""  # "" when the text ends with a newline
-    ended = gaps = 0
-    for lineno, line in enumerate(lines, 1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
-        if ended == 1 and not line.startswith("#"):
-            problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
-            ended = 2
-        if line.startswith("#"):
-            directive = line[1:].strip()
-            if directive == "end":
-                ended = ended or 1
-            elif directive.split(" ", 1)[0] == "gap":
-                gaps += 1
-                note = directive[3:].strip()
-                records.append(AuditRecord(line=lineno, kind="gap", note=note))
-                problems.append(f"{name}:{lineno}: gap in the audit ({note or 'no reason given'}):"
-                                " commands executed then are missing")
-            elif directive.split(" ", 1)[0] == "restart":
-                # The harness killed and restarted the (volatile) store here, after draining the
-                # audit: nothing is missing, and the store came back empty.
-                records.append(AuditRecord(line=lineno, kind="restart", note=directive[7:].strip()))
-            else:
-                problems.append(f"{name}:{lineno}: unknown directive {line!r} ignored")
-            continue
-        if lineno == 1 and line in ("OK", "+OK"):
-            continue
-        try:
-            records.append(parse_line(line, lineno))
-        except ValueError as e:
-            problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
-    if torn.strip():
-        if torn.strip() == "# end":
-            ended = ended or 1
-        else:
-            problems.append(f"{name}:{len(lines) + 1}: torn last line (run was killed?)")
-    if not ended:
-        problems.append(f"{name}: no '# end' line: the audit was cut short")
-    return records, bool(ended) and not gaps, problems
+    stream = AuditStream(text=text, name=name)
+    records = list(stream)
+    return records, stream.complete, stream.problems
+
+
+def open_audit(run_dir) -> AuditStream | None:
+    """A stream over `<run_dir>/audit.log`, or None when there is none."""
+    path = Path(run_dir) / AUDIT
+    return AuditStream(path) if path.is_file() else None
 
 
 def load_audit(run_dir) -> tuple[list[AuditRecord], bool, list[str]] | None:
     """Read `<run_dir>/audit.log`; `(records, complete, problems)`, or None when there is none."""
-    path = Path(run_dir) / AUDIT
-    if not path.is_file():
+    stream = open_audit(run_dir)
+    if stream is None:
         return None
-    return parse_audit(path.read_text(encoding="utf-8", errors="surrogateescape"))
+    records = list(stream)
+    return records, stream.complete, stream.problems

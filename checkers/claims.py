@@ -80,6 +80,7 @@ class Claim:
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
     evictable: bool = False      # live during an eviction fault: it may vanish without a command
     gone_op: int | None = None   # the call whose command first found it expired
+    token: str | None = None     # the value a SET created it with (to find reused tokens)
 
 
 @dataclass
@@ -129,30 +130,51 @@ class _Cmd:
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
              clock: StoreClock, key_prefix: str, trust_ms: float = TRUST_CLIENT_MS) -> ClaimsResult:
     """Replay `records` (attributed by `joined`) and return every claim with its fate."""
-    sim = _Sim(key_prefix, jobs, clock, trust_ms)
-    last_time, script = 0.0, ("", 0.0)
+    replay = Replay(ops, jobs, clock, key_prefix, trust_ms)
     for i, rec in enumerate(records):
+        replay.feed(rec, joined.attempt[i], joined.op[i])
+    return replay.finish(joined)
+
+
+class Replay:
+    """The store model fed one audit record at a time (with its attribution from `Joiner`), so
+    the audit is never held in memory; `finish(joined)` seals the remaining claims and
+    cross-checks the clients' results."""
+
+    def __init__(self, ops: list[Op], jobs: dict[str, JobRun], clock: StoreClock, key_prefix: str,
+                 trust_ms: float = TRUST_CLIENT_MS) -> None:
+        self.ops = ops
+        self.sim = _Sim(key_prefix, jobs, clock, trust_ms)
+        self.last_time = 0.0
+        self.script = ("", 0.0)
+
+    def feed(self, rec: AuditRecord, attempt: str | None, op_index: int | None) -> None:
+        sim = self.sim
         if rec.kind == "gap":
-            sim.gap(last_time)
-            continue
+            sim.gap(self.last_time)
+            return
         if rec.kind == "restart":
-            sim.restart(last_time)
-            continue
+            sim.restart(self.last_time)
+            return
         if rec.addr != "lua":
-            last_time = rec.time
-            script = (rec.name, rec.time)
+            self.last_time = rec.time
+            self.script = (rec.name, rec.time)
             if rec.name == "ECHO" and len(rec.argv) == 2:
                 m = EVICT_MARK.match(rec.argv[1])
                 if m:
                     sim.evicting(m.group(1) == "start")
-        t, label = (script[1], f"{script[0]}: {rec.argv[0]}") if rec.addr == "lua" else (rec.time, rec.name)
-        op = ops[joined.op[i]] if joined.op[i] is not None else None
+            t, label = rec.time, rec.name
+        else:
+            t, label = self.script[1], f"{self.script[0]}: {rec.argv[0]}"
+        op = self.ops[op_index] if op_index is not None else None
         if op is not None and op.f == "effect" and rec.addr != "lua" and rec.name.startswith("EVAL"):
-            sim.judge_effect(_Cmd(rec, t, joined.attempt[i], op, label))
-        sim.apply(_Cmd(rec, t, joined.attempt[i], op, label))
-    sim.finish(last_time)
-    sim.cross_check(ops, joined)
-    return sim.out
+            sim.judge_effect(_Cmd(rec, t, attempt, op, label))
+        sim.apply(_Cmd(rec, t, attempt, op, label))
+
+    def finish(self, joined: Join) -> ClaimsResult:
+        self.sim.finish(self.last_time)
+        self.sim.cross_check(self.ops, joined)
+        return self.sim.out
 
 
 class _Sim:
@@ -229,8 +251,10 @@ class _Sim:
                     cur.evictable = True
 
     def create(self, key: str, c: _Cmd, expires_ms: float | None) -> None:
+        argv = c.rec.argv
         claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
-                      c.rec.line, c.t, expires_ms, expires_ms, evictable=self.eviction)
+                      c.rec.line, c.t, expires_ms, expires_ms, evictable=self.eviction,
+                      token=argv[2] if c.rec.name == "SET" and len(argv) > 2 else None)
         self.out.claims.append(claim)
         self.state[(c.rec.db, key)] = claim
         self.effect(c, "created")

@@ -19,7 +19,7 @@ def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dic
     effects = [op for op in ops if op.f == "effect" and op.type == "ok"]
     if not effects:
         return _from_history(events or [], claims, clock)
-    fenced = any(op.done.get("fence") is not None for op in effects)
+    fenced = any(op.fence is not None for op in effects)
     judged = [op for op in effects if stale.get(op.index) is True]
     return {
         "effects": len(effects),

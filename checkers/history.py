@@ -1,10 +1,11 @@
-"""Load a run's history (see docs/history.md): the loader; the only checker module besides
+"""Read a run's history (see docs/history.md): the reader; the only checker module besides
 `audit` and `rundir` that touches files.
 
-`load_history(run_dir)` prefers the merged `history.jsonl`. Without it (a killed run), it merges
-`history.d/*.jsonl` in memory: each file is in time order, so a k-way merge by (`time`, file order)
-gives the whole history; nothing is written. Events get `index` (their 0-based position) when
-they lack it.
+`HistoryStream(run_dir)` yields the events one at a time, so checking a long history never holds
+it in memory. It prefers the merged `history.jsonl`. Without it (a killed run), it merges
+`history.d/*.jsonl` as it goes: each file is in time order, so a k-way merge by (`time`, file
+order) gives the whole history; nothing is written. Events get `index` (their 0-based position)
+when they lack it. `load_history` is the same, as a list.
 
 Damage is tolerated and reported, never hidden: a file's last line that is not valid JSON is a
 torn write ("history.d/w3.jsonl:120: torn last line (run was killed?)"); a bad line anywhere else
@@ -31,25 +32,88 @@ MERGED = "history.jsonl"
 PARTS = "history.d"
 
 
+class HistoryStream:
+    """Iterate a run's history in history order. `problems` fills up as lines are read;
+    `bytes_read` of `total_bytes` measures progress. With `parts_only`, `history.jsonl` is
+    ignored (that is what `write_merged` merges). Raises `HistoryError` at the end of the
+    iteration when no event was found at all."""
+
+    def __init__(self, run_dir, parts_only: bool = False) -> None:
+        self.run = Path(run_dir)
+        self.parts_only = parts_only
+        self.problems: list[str] = []
+        self.bytes_read = 0
+        merged = self.run / MERGED
+        self.total_bytes = (merged.stat().st_size if merged.is_file() and not parts_only
+                            else sum(p.stat().st_size for p in _part_files(self.run)))
+
+    def __iter__(self) -> Iterator[dict]:
+        merged = self.run / MERGED
+        n = 0
+        if merged.is_file() and not self.parts_only:
+            for event in self._read(merged):
+                event.setdefault("index", n)
+                n += 1
+                yield event
+            if n:
+                return
+        parts = _part_files(self.run)
+        if not parts:
+            where = (f"{MERGED} has no events" if merged.is_file() and not self.parts_only
+                     else f"no {MERGED} and no {PARTS}/*.jsonl")
+            raise HistoryError(f"no history to check in {self.run}: {where}")
+        self.total_bytes = sum(p.stat().st_size for p in parts)
+        streams = [((e["time"], order, e) for e in self._read(path)) for order, path in enumerate(parts)]
+        for _, _, event in heapq.merge(*streams, key=lambda x: (x[0], x[1])):
+            event.setdefault("index", n)
+            n += 1
+            yield event
+        if not n:
+            raise HistoryError(f"no history to check in {self.run}: {PARTS}/*.jsonl hold no events")
+
+    def _read(self, path: Path) -> Iterator[dict]:
+        """The events of one file, damage reported in `problems`."""
+        name = path.relative_to(self.run).as_posix()
+        last_time = None
+        for lineno, line, is_last in self._lines(path):
+            try:
+                event = _parse_event(line)
+            except ValueError as e:
+                self.problems.append(f"{name}:{lineno}: torn last line (run was killed?)" if is_last
+                                     else f"{name}:{lineno}: malformed line skipped ({e})")
+                continue
+            if is_last and not line.endswith(b"\n"):
+                self.problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
+            t = event["time"]
+            if last_time is not None and t < last_time:
+                self.problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
+            last_time = t
+            yield event
+
+    def _lines(self, path: Path) -> Iterator[tuple[int, bytes, bool]]:
+        """Yield (line number, raw line, is the last non-blank line); blank lines skipped. One
+        line of look-ahead tells the last line apart."""
+        held: tuple[int, bytes] | None = None
+        with open(path, "rb") as f:
+            for lineno, line in enumerate(f, 1):
+                self.bytes_read += len(line)
+                if line == b"\n" or not line.strip():
+                    continue
+                if held is not None:
+                    yield held[0], held[1], False
+                held = (lineno, line)
+        if held is not None:
+            yield held[0], held[1], True
+
+
 def load_history(run_dir) -> tuple[list[dict], list[str]]:
-    """Return `(events, problems)` for the run in `run_dir`, in history order.
+    """Return `(events, problems)` for the run in `run_dir`, in history order, all in memory.
 
     Raises `HistoryError` when neither `history.jsonl` nor `history.d/` holds any event.
     """
-    run = Path(run_dir)
-    merged = run / MERGED
-    if merged.is_file():
-        events, problems = _read_file(merged, run)
-        if events:
-            return _indexed(events), problems
-    parts = _part_files(run)
-    if not parts:
-        where = f"{MERGED} has no events" if merged.is_file() else f"no {MERGED} and no {PARTS}/*.jsonl"
-        raise HistoryError(f"no history to check in {run}: {where}")
-    events, problems = _merge(parts, run)
-    if not events:
-        raise HistoryError(f"no history to check in {run}: {PARTS}/*.jsonl hold no events")
-    return _indexed(events), problems
+    stream = HistoryStream(run_dir)
+    events = list(stream)
+    return events, stream.problems
 
 
 def write_merged(run_dir) -> list[str]:
@@ -59,15 +123,17 @@ def write_merged(run_dir) -> list[str]:
     Raises `HistoryError` when `history.d/` holds no events.
     """
     run = Path(run_dir)
-    events, problems = _merge(_part_files(run), run)
-    if not events:
-        raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events")
+    stream = HistoryStream(run, parts_only=True)
     tmp = run / (MERGED + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        for i, event in enumerate(events):
-            out.write(json.dumps({**event, "index": i}, separators=(",", ":")) + "\n")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for event in stream:
+                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+    except HistoryError:
+        tmp.unlink(missing_ok=True)
+        raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events") from None
     os.replace(tmp, run / MERGED)
-    return problems
+    return stream.problems
 
 
 def _part_files(run: Path) -> list[Path]:
@@ -77,68 +143,18 @@ def _part_files(run: Path) -> list[Path]:
     return sorted((run / PARTS).glob("*.jsonl"), key=natural)
 
 
-def _merge(paths: list[Path], run: Path) -> tuple[list[dict], list[str]]:
-    problems: list[str] = []
-    streams, tables = [], []
-    for order, path in enumerate(paths):
-        events, found = _read_file(path, run)
-        problems += found
-        streams.append([(e["time"], order, n) for n, e in enumerate(events)])
-        tables.append(events)
-    return [tables[order][n] for _, order, n in heapq.merge(*streams)], problems
-
-
-def _read_file(path: Path, run: Path) -> tuple[list[dict], list[str]]:
-    name = path.relative_to(run).as_posix()
-    events: list[dict] = []
-    problems: list[str] = []
-    last_time = None
-    for lineno, line, is_last, has_newline in _lines(path):
-        try:
-            event = _parse_event(line)
-        except ValueError as e:
-            if is_last:
-                problems.append(f"{name}:{lineno}: torn last line (run was killed?)")
-            else:
-                problems.append(f"{name}:{lineno}: malformed line skipped ({e})")
-            continue
-        if is_last and not has_newline:
-            problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
-        if last_time is not None and event["time"] < last_time:
-            problems.append(f"{name}:{lineno}: time goes backwards ({event['time']} < {last_time})")
-        last_time = event["time"]
-        events.append(event)
-    return events, problems
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str, bool, bool]]:
-    """Yield (line number, text, is the last non-blank line, ends with a newline); blank lines skipped."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    lines = text.split("\n")
-    ends_with_newline = lines[-1] == ""
-    if ends_with_newline:
-        lines.pop()
-    last = max((i for i, s in enumerate(lines) if s.strip()), default=-1)
-    for i, line in enumerate(lines):
-        if line.strip():
-            yield i + 1, line, i == last, i < len(lines) - 1 or ends_with_newline
-
-
-def _parse_event(line: str) -> dict:
+def _parse_event(line: bytes) -> dict:
     try:
         event = _loads(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8: {e.reason}") from None
     if not isinstance(event, dict):
         raise ValueError("not a JSON object")
-    if not isinstance(event.get("time"), int) or isinstance(event.get("time"), bool):
-        raise ValueError(f"'time' must be integer nanoseconds, got {event.get('time')!r}")
+    t = event.get("time")
+    if not isinstance(t, int) or isinstance(t, bool):
+        raise ValueError(f"'time' must be integer nanoseconds, got {t!r}")
     if not isinstance(event.get("type"), str):
         raise ValueError(f"'type' must be a string, got {event.get('type')!r}")
     return event
-
-
-def _indexed(events: list[dict]) -> list[dict]:
-    for i, event in enumerate(events):
-        event.setdefault("index", i)
-    return events

@@ -5,6 +5,7 @@ run until the end of the history by whoever needs an end.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 
@@ -21,22 +22,36 @@ class JobRun:
         return self.start <= t and (self.end is None or t < self.end)
 
 
-def job_runs(events: list[dict]) -> tuple[dict[str, JobRun], list[str]]:
-    """Return `({attempt: JobRun}, problems)`."""
-    runs: dict[str, JobRun] = {}
-    problems: list[str] = []
-    for e in events:
-        kind, attempt = e.get("type"), e.get("attempt")
+class JobTracker:
+    """Feed events in history order; `runs` ({attempt: JobRun}) and `problems` grow as they come."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, JobRun] = {}
+        self.problems: list[str] = []
+
+    def feed(self, e: dict) -> None:
+        kind = e.get("type")
         if kind == "job_start":
-            if attempt in runs:
-                problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
+            attempt = e.get("attempt")
+            if attempt in self.runs:
+                self.problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
             else:
-                runs[attempt] = JobRun(attempt, e.get("key"), e["time"])
+                key = e.get("key")
+                self.runs[attempt] = JobRun(attempt, sys.intern(key) if isinstance(key, str) else key,
+                                            e["time"])
         elif kind == "job_end":
-            run = runs.get(attempt)
+            attempt = e.get("attempt")
+            run = self.runs.get(attempt)
             if run is None or run.end is not None:
-                problems.append(f"history #{e.get('index')}: job_end of {attempt} without an open "
-                                "job_start ignored")
+                self.problems.append(f"history #{e.get('index')}: job_end of {attempt} without an open "
+                                     "job_start ignored")
             else:
                 run.end, run.aborted = e["time"], bool(e.get("aborted"))
-    return runs, problems
+
+
+def job_runs(events) -> tuple[dict[str, JobRun], list[str]]:
+    """Return `({attempt: JobRun}, problems)`."""
+    t = JobTracker()
+    for e in events:
+        t.feed(e)
+    return t.runs, t.problems

@@ -1,37 +1,58 @@
 """Lease calls: pair each `invoke` with its completion (`ok`, `fail` or `info`) by attempt.
 
 An attempt makes one call at a time, so a completion belongs to the attempt's open invocation.
-A call that never completed (the run was killed) has `done` None: its outcome and its `sent`
+A call that never completed (the run was killed) has `type` None: its outcome and its `sent`
 list are unknown. Pairing problems (a completion without an invocation, two open invocations)
 are reported, not raised.
+
+An `Op` keeps only what the checkers read — not the events themselves — so a long history costs
+a small, fixed amount per call (`Pairer` consumes events one at a time).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import InitVar, dataclass
 
 CALLS = ("acquire", "release", "renew", "effect")   # "effect": a job's write to the --sink
 COMPLETIONS = ("ok", "fail", "info")
+_intern = sys.intern
 
 
 @dataclass(slots=True)
 class Op:
-    """One lease call: its invocation and, when it completed, the completion event."""
+    """One lease call: its invocation and, when it completed, what the completion said.
+
+    `Op(index, attempt, f, key, invoke_time, completion_event)` fills the completion fields from
+    the event dict (tests build ops that way); the dict itself is not kept."""
     index: int
     attempt: str
     f: str
     key: str
     invoke_time: int
-    done: dict | None = None
+    done: InitVar[dict | None] = None
+    type: str | None = None          # 'ok', 'fail', 'info', or None when it never completed
+    value: object = None             # the returned value of an `ok` call
+    end_time: int | None = None
+    sent: tuple = ()                 # ((conn, seq, name), ...) of the completion
+    fence: object = None             # an effect's fencing token (--sink)
+
+    def __post_init__(self, done: dict | None) -> None:
+        if done is not None:
+            self.complete(done)
+
+    def complete(self, e: dict) -> None:
+        """Take the completion event `e`'s outcome."""
+        self.type = e["type"]
+        self.end_time = e["time"]
+        self.value = e.get("value") if self.type == "ok" else None
+        self.fence = e.get("fence")
+        sent = e.get("sent")
+        if sent:
+            self.sent = tuple(_entry(x) for x in sent)
 
     @property
-    def type(self) -> str | None:
-        """'ok', 'fail', 'info', or None when the call never completed."""
-        return self.done["type"] if self.done else None
-
-    @property
-    def value(self):
-        """The returned value of an `ok` call (a boolean), else None."""
-        return self.done.get("value") if self.done and self.done["type"] == "ok" else None
+    def completed(self) -> bool:
+        return self.type is not None
 
     @property
     def succeeded(self) -> bool | None:
@@ -40,14 +61,12 @@ class Op:
             return bool(self.value)
         return False if self.type == "fail" else None
 
-    @property
-    def sent(self) -> list:
-        """The `[conn, seq, name]` entries of the completion ([] when unknown or none)."""
-        return (self.done or {}).get("sent") or []
 
-    @property
-    def end_time(self) -> int | None:
-        return self.done["time"] if self.done else None
+def _entry(x):
+    """A `sent` entry as a tuple with interned strings (many calls share a connection)."""
+    if isinstance(x, list) and len(x) == 3 and isinstance(x[0], str) and isinstance(x[2], str):
+        return (_intern(x[0]), x[1], _intern(x[2]))
+    return tuple(x) if isinstance(x, list) else x
 
 
 def slot_of(name: str) -> str:
@@ -55,30 +74,45 @@ def slot_of(name: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-def pair_ops(events: list[dict]) -> tuple[list[Op], list[str]]:
-    """Return `(ops, problems)`; ops in invocation order."""
-    ops: list[Op] = []
-    open_: dict[str, Op] = {}
-    problems: list[str] = []
-    for e in events:
-        kind, f = e.get("type"), e.get("f")
-        if f not in CALLS or kind not in ("invoke",) + COMPLETIONS:
-            continue
+class Pairer:
+    """Feed events in history order; `ops` (invocation order) and `problems` grow as they come."""
+
+    def __init__(self) -> None:
+        self.ops: list[Op] = []
+        self.problems: list[str] = []
+        self._open: dict[str, Op] = {}
+
+    def feed(self, e: dict) -> None:
+        f = e.get("f")
+        if f not in CALLS:
+            return
+        kind = e.get("type")
         attempt = e.get("attempt")
         if kind == "invoke":
-            if attempt in open_:
-                problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
-                                f"{open_[attempt].f} was still open")
-            op = Op(len(ops), attempt, f, e.get("key"), e["time"])
-            ops.append(op)
-            open_[attempt] = op
-            continue
-        op = open_.pop(attempt, None)
+            if attempt in self._open:
+                self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
+                                     f"{self._open[attempt].f} was still open")
+            key = e.get("key")
+            op = Op(len(self.ops), attempt, _intern(f),
+                    _intern(key) if isinstance(key, str) else key, e["time"])
+            self.ops.append(op)
+            self._open[attempt] = op
+            return
+        if kind not in COMPLETIONS:
+            return
+        op = self._open.pop(attempt, None)
         if op is None or op.f != f:
-            problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
-                            "has no matching invoke (ignored)")
+            self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
+                                 "has no matching invoke (ignored)")
             if op is not None:
-                open_[attempt] = op
-            continue
-        op.done = e
-    return ops, problems
+                self._open[attempt] = op
+            return
+        op.complete(e)
+
+
+def pair_ops(events) -> tuple[list[Op], list[str]]:
+    """Return `(ops, problems)`; ops in invocation order."""
+    p = Pairer()
+    for e in events:
+        p.feed(e)
+    return p.ops, p.problems

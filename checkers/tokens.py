@@ -1,7 +1,7 @@
 """Holder tokens must be fresh for every claim attempt (the brief: a token fixed per worker —
 host name, process id — lets a leftover release match a newer claim).
 
-From the audit and the store model: the value each claim was created with (`SET key VALUE ...`).
+From the store model: the value each claim was created with (`SET key VALUE ...`).
 A value that two or more different attempts' claims carried is a reused token — also when the
 two claims never met, because the next time they might. This is
 the one place tokens are compared, and only to report reuse; attribution (who removed whose
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .audit import AuditRecord
 from .claims import Claim
 
 
@@ -29,22 +28,21 @@ class TokenReuse:
                 "line": self.line}
 
 
-def token_reuse(records: list[AuditRecord], claims: list[Claim]) -> TokenReuse:
-    """Count token values that more than one attempt's claim was created with."""
-    by_line = {r.line: r for r in records if r.kind == "cmd"}
+def token_reuse(claims: list[Claim]) -> TokenReuse:
+    """Count token values that more than one attempt's claim was created with (`Claim.token`,
+    the value of the `SET` that created it)."""
     by_value: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
     claims_of: dict[str, list[Claim]] = {}
     for claim in sorted(claims, key=lambda c: c.line):
-        rec = by_line.get(claim.line)
-        if claim.owner is None or rec is None or len(rec.argv) < 3 or rec.argv[0].upper() != "SET":
+        if claim.owner is None or claim.token is None:
             continue
-        owners = by_value.setdefault(rec.argv[2], [])
+        owners = by_value.setdefault(claim.token, [])
         if claim.owner not in owners:
             owners.append(claim.owner)
-            claims_of.setdefault(rec.argv[2], []).append(claim)
+            claims_of.setdefault(claim.token, []).append(claim)
             if len(owners) == 2:
-                first_line[rec.argv[2]] = rec.line
+                first_line[claim.token] = claim.line
     shared = {v: owners for v, owners in by_value.items() if len(owners) > 1}
     if not shared:
         return TokenReuse(0, 0, [], None)

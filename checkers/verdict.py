@@ -16,45 +16,41 @@ raises: a failure becomes valid "unknown" with the error in `reasons`.
 """
 from __future__ import annotations
 
-from .audit import AuditRecord, load_audit
-from .claims import FATES, TRUST_CLIENT_MS, simulate
+from .audit import AuditStream, open_audit
+from .claims import FATES, TRUST_CLIENT_MS, Replay
 from .clock import StoreClock
+from . import digest as _digest
+from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
 from .causes import overlap_causes
 from .effects import stale_effects
-from .faults import faults
-from .history import load_history
+from .history import HistoryStream
 from .history_only import proven_foreign_releases
-from .jobs import job_runs
-from .join import join
-from .ops import Op, pair_ops
+from .join import Joiner
 from .overlap import overlap
 from .releases import releases
 from .tokens import reuse_markdown, token_reuse
 from .rundir import load_config, load_store_clock
 from .witness import build_witness, walk_ins
 
-SCHEMA_VERSION = 1
+def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
+          all_witnesses: bool = False, progress=None) -> dict:
+    """Check one run.
 
-
-def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] | None,
-          config: dict, clock_samples: list[dict] | None = None, all_witnesses: bool = False) -> dict:
-    """Check one run. `audit` is what `load_audit` returns (None: no audit); `clock_samples` are
-    the `store-clock.jsonl` samples (without them the offset is estimated from the join)."""
-    if not events:
-        raise HistoryError("the history is empty: nothing to check")
-    for e in events[:50]:
-        version = e.get("schema_version") if e.get("type") == "run_start" else None
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise CheckError(f"this run was recorded with history schema {version}, newer than this "
-                             f"checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
+    `events`: the history (any iterable of event dicts, read once) or a `Digest` of it.
+    `audit`: an `AuditStream`, or what `parse_audit`/`load_audit` return (None: no audit).
+    `clock_samples`: the `store-clock.jsonl` samples (without them the offset is estimated from
+    the join). `progress()`, when given, is called every few ten thousand records read.
+    Memory: a few hundred bytes per lease call plus the claims; the history and the audit
+    are streamed.
+    """
+    digest = events if isinstance(events, Digest) else Digest().consume(events, progress)
     prefix = config.get("key_prefix")
     if not isinstance(prefix, str) or not prefix:
         raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")
-    ops, problems = pair_ops(events)
-    jobs, more = job_runs(events)
-    problems += more
-    start, end = events[0]["time"], max(e["time"] for e in events)
+    ops, jobs = digest.ops, digest.jobs.runs
+    problems = list(digest.problems)
+    start, end = digest.start, digest.end
     ov = overlap(jobs, end)
     rel = releases(ops)
     result = {
@@ -62,9 +58,10 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
         "foreign_releases": 0, "overlap": ov.to_dict(),
         "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
         "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
-        "ops": sum(op.done is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
+        "ops": sum(op.type is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
-        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0, "faults": faults(events),
+        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0,
+        "faults": digest.faults.summary(),
         "stale_effects": None,
         "expiry_edge": {"count": 0, "examples": []},
         "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
@@ -73,15 +70,16 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     bad, unsure = [], []
     sim = clock = None
     if audit is None:
-        _history_only(events, ops, result, bad, unsure)
+        _history_only(digest, result, bad, unsure)
     else:
-        sim, clock = _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure,
-                                  all_witnesses)
+        sim, clock = _check_audit(_Audit.of(audit), digest, prefix, clock_samples, result, bad, unsure,
+                                  all_witnesses, progress)
     # Without the audit there are no claims: every overlap's cause is "unknown", and stale
     # effects are judged only where a sink recorded them.
     claims = sim.claims if sim is not None else None
-    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, ops, config_ttl_ms(events))
-    result["stale_effects"] = stale_effects(ops, sim.stale if sim is not None else {}, events, claims, clock)
+    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, ops, digest.ttl_ms)
+    result["stale_effects"] = stale_effects(ops, sim.stale if sim is not None else {}, digest.effects,
+                                            claims, clock)
     limit = config.get("max_overlap")
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
@@ -91,20 +89,64 @@ def check(events: list[dict], audit: tuple[list[AuditRecord], bool, list[str]] |
     return result
 
 
-def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, unsure,
-                 all_witnesses: bool = False):
-    """Join, replay and judge with the store's audit; returns the model's result and the clock."""
-    records, complete, audit_problems = audit
-    joined = join(records, ops, complete)
-    clock = _clock(clock_samples, records, joined, ops, events, audit_problems)
-    sim = simulate(records, joined, ops, jobs, clock, prefix, trust_ms=_trust_ms(events))
-    result["problems"] += audit_problems + joined.problems + sim.problems
+class _Audit:
+    """An audit to read record by record, as often as needed: an `AuditStream`, or records
+    already in memory. `complete`, `problems` and `lines` hold after a full pass."""
+
+    def __init__(self, records=None, complete=False, problems=None, stream: AuditStream | None = None):
+        self.records, self.stream = records, stream
+        self._complete, self._problems = complete, problems or []
+
+    @classmethod
+    def of(cls, audit) -> "_Audit":
+        if isinstance(audit, AuditStream):
+            return cls(stream=audit)
+        records, complete, problems = audit
+        return cls(records, complete, problems)
+
+    def __iter__(self):
+        return iter(self.stream if self.stream is not None else self.records)
+
+    @property
+    def complete(self) -> bool:
+        return self.stream.complete if self.stream is not None else self._complete
+
+    @property
+    def problems(self) -> list[str]:
+        return self.stream.problems if self.stream is not None else self._problems
+
+    @property
+    def lines(self) -> int:
+        if self.stream is not None:
+            return self.stream.lines
+        return sum(r.kind == "cmd" for r in self.records)
+
+
+def _check_audit(audit: _Audit, digest: Digest, prefix, clock_samples, result, bad, unsure,
+                 all_witnesses: bool = False, progress=None):
+    """Join, replay and judge with the store's audit, in one pass over it; returns the model's
+    result and the clock."""
+    ops, jobs = digest.ops, digest.jobs.runs
+    clock_problems: list[str] = []
+    clock = StoreClock.from_samples(clock_samples or []) or _estimate_clock(audit, digest, clock_problems)
+    joiner = Joiner(ops)
+    replay = Replay(ops, jobs, clock, prefix, trust_ms=_trust_ms(digest))
+    n, every = 0, _digest.PROGRESS_EVERY
+    for rec in audit:
+        attempt, idx = joiner.feed(rec)
+        replay.feed(rec, attempt, idx)
+        n += 1
+        if progress is not None and not n % every:
+            progress()
+    complete = audit.complete
+    joined = joiner.finish(complete)
+    sim = replay.finish(joined)
+    result["problems"] += audit.problems + clock_problems + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
-    result["audit"] = {"present": True, "complete": complete,
-                       "lines": sum(r.kind == "cmd" for r in records),
+    result["audit"] = {"present": True, "complete": complete, "lines": audit.lines,
                        "unattributed": joined.unattributed}
     result["walk_ins"] = walk_ins(sim, jobs, clock)
     witness = build_witness(sim, jobs, clock)
@@ -118,7 +160,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
         bad.append(f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
                    f"{fr.command} (audit.log line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
                    f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.key}")
-    reuse = token_reuse(records, sim.claims)
+    reuse = token_reuse(sim.claims)
     result["token_reuse"] = reuse.to_dict()
     if reuse.tokens:
         bad.append(f"holder tokens are not fresh per attempt: {reuse.attempts} attempts shared "
@@ -133,7 +175,7 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     uncovered = [ops[i] for i in joined.uncovered(ops, complete)]
     if uncovered:
         info = sum(op.type == "info" for op in uncovered)
-        never = sum(op.done is None for op in uncovered)
+        never = sum(op.type is None for op in uncovered)
         example = f"e.g. {uncovered[0].attempt} {uncovered[0].f}"
         if complete:
             unsure.append(f"{len(uncovered)} lease call(s) that got a reply sent commands the complete "
@@ -154,26 +196,31 @@ def _check_audit(audit, events, ops, jobs, prefix, clock_samples, result, bad, u
     return sim, clock
 
 
-def _clock(samples, records, joined, ops: list[Op], events, problems: list[str]) -> StoreClock:
-    clock = StoreClock.from_samples(samples or [])
-    if clock is not None:
-        return clock
-    windows = [(r.time, ops[k].invoke_time, ops[k].end_time) for r, k in zip(records, joined.op)
-               if k is not None and r.addr != "lua" and ops[k].type in ("ok", "fail")]
+def _estimate_clock(audit: _Audit, digest: Digest, problems: list[str]) -> StoreClock:
+    """No store-clock samples: estimate the offset from the joined commands (a join-only pass
+    over the audit), or, with nothing joined, align the first audit line with the first event."""
+    ops = digest.ops
+    joiner = Joiner(ops)
+    windows, first = [], None
+    for rec in audit:
+        _, k = joiner.feed(rec)
+        if first is None and rec.kind == "cmd":
+            first = rec.time
+        if k is not None and rec.addr != "lua" and ops[k].type in ("ok", "fail"):
+            windows.append((rec.time, ops[k].invoke_time, ops[k].end_time))
     clock = StoreClock.estimate(windows)
     if clock is not None:
         problems.append(f"no store-clock samples: store times converted with an offset estimated "
                         f"from {len(windows)} joined commands")
         return clock
-    first = next((r.time for r in records if r.kind == "cmd"), 0.0)
     problems.append("no store-clock samples and nothing joined: store times converted by aligning "
                     "the first audit line with the first history event (rough)")
-    return StoreClock.fixed(round(first * 1e9) - events[0]["time"])
+    return StoreClock.fixed(round((first or 0.0) * 1e9) - digest.start)
 
 
-def _history_only(events, ops, result, bad, unsure) -> None:
+def _history_only(digest: Digest, result, bad, unsure) -> None:
     """No audit: foreign releases only where the history proves them; say what is certain."""
-    proven = proven_foreign_releases(ops, config_ttl_ms(events), events)
+    proven = proven_foreign_releases(digest.ops, digest.ttl_ms, digest.faults.starts)
     result["certainty"] = {"foreign_releases": "proven from the history" if proven else "unknown",
                            "overlap": "certain", "releases_found_nothing": "certain",
                            "claims": "unknown (needs the audit)"}
@@ -188,20 +235,10 @@ def _history_only(events, ops, result, bad, unsure) -> None:
                       "(a release close to its deadline cannot be told from one of its own claim)")
 
 
-def config_ttl_ms(events: list[dict]) -> float | None:
-    """The lease's TTL from the run_start event's config (None when absent)."""
-    for e in events:
-        if e.get("type") == "run_start":
-            return (e.get("config") or {}).get("ttl_ms")
-    return None
-
-
-def _trust_ms(events: list[dict]) -> float:
+def _trust_ms(digest: Digest) -> float:
     """How far from an expiry a client's contradicting result may overrule the logged time:
     TRUST_CLIENT_MS, or 1.5 x the largest step the run made to the store's clock."""
-    steps = [abs(e.get("requested", {}).get("size") or 0) * 1000 for e in events
-             if e.get("type") == "fault_start" and e.get("fault") == "clock" and e.get("target") == "store"]
-    return max([TRUST_CLIENT_MS] + [1.5 * s for s in steps])
+    return max([TRUST_CLIENT_MS] + [1.5 * s for s in digest.store_clock_steps_ms()])
 
 
 def _all_clear(result: dict, limit) -> list[str]:
@@ -217,16 +254,28 @@ def _all_clear(result: dict, limit) -> list[str]:
     return reasons
 
 
-def check_run(run_dir, all_witnesses: bool = False, strict: bool = False) -> dict:
-    """Load the run in `run_dir` and check it. Never raises — errors become valid "unknown" —
-    except, with `strict`, `HistoryError` for a missing or empty history (the caller's mistake)."""
+def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None) -> dict:
+    """Read the run in `run_dir` and check it, streaming its history and audit. Never raises —
+    errors become valid "unknown" — except, with `strict`, `HistoryError` for a missing or empty
+    history (the caller's mistake). `progress(done, total)`, when given, is called now and then
+    with the bytes read so far and the bytes to read (history and audit)."""
     try:
-        events, problems = load_history(run_dir)
-        config, more = load_config(run_dir, events)
+        history = HistoryStream(run_dir)
+        audit = open_audit(run_dir)
+        total = history.total_bytes + (audit.total_bytes if audit is not None else 0)
+
+        def report():
+            progress(min(total, history.bytes_read + (audit.bytes_read if audit is not None else 0)), total)
+        tick = report if progress is not None else None
+        digest = Digest().consume(history, tick)
+        start = [{"type": "run_start", "config": digest.config}] if digest.config else []
+        config, more = load_config(run_dir, start)
         samples, clock_problems = load_store_clock(run_dir)
-        result = check(events, load_audit(run_dir), config, clock_samples=samples,
-                       all_witnesses=all_witnesses)
-        result["problems"] = problems + more + clock_problems + result["problems"]
+        result = check(digest, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
+                       progress=tick)
+        result["problems"] = history.problems + more + clock_problems + result["problems"]
+        if tick is not None:
+            progress(total, total)
         return result
     except HistoryError as e:
         if strict:

@@ -6,6 +6,7 @@ anything starts. Every option also reads an environment variable ``LEASECHECK_<O
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
@@ -218,8 +219,8 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
     from checkers.errors import CheckError
 
     try:
-        with console.status("checking the history and the store's audit ..."):
-            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True)
+        with _check_progress() as progress:
+            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress)
     except CheckError as e:
         err_console.print(f"leasecheck: {e}")
         return EXIT_USAGE
@@ -230,6 +231,23 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
     print_summary(console, result, Path(run_dir))
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
+
+
+@contextlib.contextmanager
+def _check_progress():
+    """A progress bar over the bytes of history and audit the checker has read (on a terminal;
+    it disappears when the check is done). Yields the callback for `check_run`."""
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                               TransferSpeedColumn)
+
+    columns = (TextColumn("checking history + audit"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("check", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+        yield update
 
 
 def _usage_exit(e: Exception) -> None:

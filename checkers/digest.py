@@ -1,0 +1,80 @@
+"""One pass over the history: everything the checkers need from it, and nothing more.
+
+`Digest.feed(event)` takes events in history order and keeps only compact results — the lease
+calls (`ops`), the job runs, the faults, the effects recorded without a sink, the run's start
+and end — so a history of any length is read once and never held in memory.
+"""
+from __future__ import annotations
+
+from .errors import CheckError, HistoryError
+from .faults import FaultTracker
+from .jobs import JobTracker
+from .ops import Pairer
+
+SCHEMA_VERSION = 1
+PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
+
+
+class Digest:
+    def __init__(self) -> None:
+        self.pairer = Pairer()
+        self.jobs = JobTracker()
+        self.faults = FaultTracker()
+        self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
+        self.count = 0
+        self.start: int | None = None
+        self.end: int | None = None
+        self.config: dict | None = None  # from the first run_start
+
+    def feed(self, e: dict) -> None:
+        t = e["time"]
+        if self.count == 0:
+            self.start = self.end = t
+        elif t > self.end:
+            self.end = t
+        self.count += 1
+        if "f" in e:
+            self.pairer.feed(e)
+            return
+        kind = e.get("type")
+        if kind in ("job_start", "job_end"):
+            self.jobs.feed(e)
+        elif kind == "effect":
+            self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
+        elif kind in ("fault_start", "fault_end"):
+            self.faults.feed(e)
+        elif kind == "run_start" and self.config is None:
+            version = e.get("schema_version")
+            if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+                raise CheckError(f"this run was recorded with history schema {version}, newer than "
+                                 f"this checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
+            self.config = e.get("config") if isinstance(e.get("config"), dict) else {}
+
+    def consume(self, events, progress=None) -> "Digest":
+        """Feed every event of `events`; `progress()` is called every PROGRESS_EVERY events."""
+        every = PROGRESS_EVERY
+        for e in events:
+            self.feed(e)
+            if progress is not None and not self.count % every:
+                progress()
+        if not self.count:
+            raise HistoryError("the history is empty: nothing to check")
+        return self
+
+    @property
+    def ops(self):
+        return self.pairer.ops
+
+    @property
+    def problems(self) -> list[str]:
+        return self.pairer.problems + self.jobs.problems
+
+    @property
+    def ttl_ms(self) -> float | None:
+        """The lease's TTL from the run_start event's config (None when absent)."""
+        return (self.config or {}).get("ttl_ms")
+
+    def store_clock_steps_ms(self) -> list[float]:
+        """The sizes (ms) of the steps the run made to the store's clock."""
+        return [abs(e.get("requested", {}).get("size") or 0) * 1000 for e in self.faults.starts
+                if e.get("fault") == "clock" and e.get("target") == "store"]

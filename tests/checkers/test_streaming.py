@@ -1,0 +1,55 @@
+"""The checker streams: `check_run` reads the history and the audit record by record and must
+give exactly the verdict of `check` on the same run loaded into memory; it reports progress."""
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+import checkers.digest
+from checkers import check, check_run, load_audit, load_history
+from checkers.rundir import load_config, load_store_clock
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def in_memory(run_dir: Path) -> dict:
+    events, problems = load_history(run_dir)
+    config, more = load_config(run_dir, events)
+    samples, clock_problems = load_store_clock(run_dir)
+    result = check(events, load_audit(run_dir), config, clock_samples=samples)
+    result["problems"] = problems + more + clock_problems + result["problems"]
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
+@pytest.mark.parametrize("samples", [True, False], ids=["clock-samples", "estimated-clock"])
+def test_streaming_check_equals_the_in_memory_check(name, samples, tmp_path):
+    run = tmp_path / name
+    shutil.copytree(DATA / name, run)
+    if not samples:   # the clock is then estimated in a first, join-only pass over the audit
+        (run / "store-clock.jsonl").unlink(missing_ok=True)
+    streamed, loaded = check_run(run), in_memory(run)
+    assert "could not check" not in " ".join(streamed["reasons"])
+    assert streamed == loaded
+
+
+def _generate():
+    spec = importlib.util.spec_from_file_location("checker_speed", ROOT / "bench" / "checker_speed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate
+
+
+def test_progress_is_reported_in_bytes_read_up_to_the_total(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _generate()(run, 20_000)
+    monkeypatch.setattr(checkers.digest, "PROGRESS_EVERY", 1000)
+    seen = []
+    result = check_run(run, progress=lambda done, total: seen.append((done, total)))
+    assert result["valid"] is True and result["audit"]["complete"]
+    total = (run / "history.jsonl").stat().st_size + (run / "audit.log").stat().st_size
+    assert len(seen) >= 20 and {t for _, t in seen} == {total}
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == total and done[0] < total / 2
