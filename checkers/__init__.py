@@ -2,17 +2,22 @@
 
 Layout, one job per module:
 
-- `history`  load (and merge) the history; `write_merged` for the harness     (does I/O)
-- `audit`    parse the store's MONITOR log, `audit.log`                         (does I/O)
+- `history`  read (and merge) the history as a stream; `write_merged` for the harness (does I/O)
+- `audit`    parse the store's MONITOR log, `audit.log`, as a stream             (does I/O)
 - `rundir`   read `config.json` and `store-clock.jsonl`                         (does I/O)
 - `clock`    convert between store time and history time
-- `ops`, `jobs`  lease calls (invoke + completion) and job runs from the history
+- `ops`, `jobs`, `faults`  lease calls (invoke + completion), job runs, faults from the history
+- `digest`   one pass over the history keeping only what the checkers need
 - `join`     attribute audit lines to attempts (`sent` + connection markers)
 - `claims`   replay the audit against a store model: each claim's fate, foreign releases,
              disagreements between clients and store
-- `overlap`, `releases`  history-only measures
+- `engine`   read history and audit side by side through the join and the model
+- `overlap`, `causes`, `releases`, `effects`, `tokens`, `history_only`  the measures
 - `witness`  the first foreign release as a readable timeline
-- `verdict`  `check` (pure) and `check_run` (load + check, never raises)
+- `verdict`  `check` (pure) and `check_run` (read + check, never raises)
+
+The history and the audit are streamed: memory holds the claims, the job runs and the lease
+calls in flight, not the files.
 """
 from .audit import AuditRecord, load_audit, parse_audit
 from .errors import CheckError, HistoryError

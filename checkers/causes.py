@@ -19,7 +19,6 @@ from collections import Counter, defaultdict
 
 from .claims import Claim
 from .jobs import JobRun
-from .ops import Op
 
 CAUSES = ("deadline_passed", "clock_jump", "foreign_release", "eviction", "store_restart", "unknown")
 _BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
@@ -28,7 +27,7 @@ EARLY = 0.8   # a claim that lived less than this share of its lease in real tim
 
 
 def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None,
-                   ops: list[Op] | None, ttl_ms: float | None) -> dict[str, int]:
+                   ttl_ms: float | None) -> dict[str, int]:
     last_claim: dict[str, Claim] = {}
     for c in claims or []:
         if c.owner is not None:
@@ -48,20 +47,19 @@ def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None
                 lost = [last_claim.get(a) for _, a in active]
                 known = [c for c in lost if c is not None and c.ended is not None]
                 claim = max(known, key=lambda c: c.ended) if known else None
-                counts[_cause(claim, ops, ttl_ms) if claims is not None else "unknown"] += 1
+                counts[_cause(claim, ttl_ms) if claims is not None else "unknown"] += 1
             heapq.heappush(active, (stop, attempt))
     return dict(counts)
 
 
-def _cause(claim: Claim | None, ops: list[Op] | None, ttl_ms: float | None) -> str:
+def _cause(claim: Claim | None, ttl_ms: float | None) -> str:
     if claim is None:
         return "unknown"
     if claim.fate in _BY_FATE:
         return _BY_FATE[claim.fate]
     if claim.fate in ("expired_while_held", "expired_after_job"):
-        if ops and ttl_ms and claim.op is not None and claim.gone_op is not None:
-            born, gone = ops[claim.op], ops[claim.gone_op]
-            if gone.end_time is not None and (gone.end_time - born.invoke_time) / 1e6 < EARLY * ttl_ms:
+        if ttl_ms and claim.born_ns is not None and claim.gone_ns is not None:
+            if (claim.gone_ns - claim.born_ns) / 1e6 < EARLY * ttl_ms:
                 return "clock_jump"
         return "deadline_passed"
     return "unknown"

@@ -80,6 +80,8 @@ class Claim:
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
     evictable: bool = False      # live during an eviction fault: it may vanish without a command
     gone_op: int | None = None   # the call whose command first found it expired
+    born_ns: int | None = None   # history time: the creating call's invocation
+    gone_ns: int | None = None   # history time: the completion of the call that found it expired
     token: str | None = None     # the value a SET created it with (to find reused tokens)
 
 
@@ -130,25 +132,27 @@ class _Cmd:
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
              clock: StoreClock, key_prefix: str, trust_ms: float = TRUST_CLIENT_MS) -> ClaimsResult:
     """Replay `records` (attributed by `joined`) and return every claim with its fate."""
-    replay = Replay(ops, jobs, clock, key_prefix, trust_ms)
+    replay = Replay(jobs, clock, key_prefix, trust_ms)
     for i, rec in enumerate(records):
-        replay.feed(rec, joined.attempt[i], joined.op[i])
-    return replay.finish(joined)
+        k = joined.op[i]
+        replay.feed(rec, joined.attempt[i], ops[k] if k is not None else None)
+    return replay.finish(joined, ops)
 
 
 class Replay:
-    """The store model fed one audit record at a time (with its attribution from `Joiner`), so
-    the audit is never held in memory; `finish(joined)` seals the remaining claims and
-    cross-checks the clients' results."""
+    """The store model fed one audit record at a time with its attribution (from `Joiner`), so
+    the audit is never held in memory. `settle(op)` cross-checks a call whose commands have all
+    been applied (the model then forgets it); `finish(joined, ops)` seals the remaining claims
+    and cross-checks the calls not settled. `need(t)`, when given, is called before the model
+    looks at job runs up to history time `t` (a streaming check reads the history that far)."""
 
-    def __init__(self, ops: list[Op], jobs: dict[str, JobRun], clock: StoreClock, key_prefix: str,
-                 trust_ms: float = TRUST_CLIENT_MS) -> None:
-        self.ops = ops
-        self.sim = _Sim(key_prefix, jobs, clock, trust_ms)
+    def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, key_prefix: str,
+                 trust_ms: float = TRUST_CLIENT_MS, need=None) -> None:
+        self.sim = _Sim(key_prefix, jobs, clock, trust_ms, need)
         self.last_time = 0.0
         self.script = ("", 0.0)
 
-    def feed(self, rec: AuditRecord, attempt: str | None, op_index: int | None) -> None:
+    def feed(self, rec: AuditRecord, attempt: str | None, op: Op | None) -> None:
         sim = self.sim
         if rec.kind == "gap":
             sim.gap(self.last_time)
@@ -166,21 +170,26 @@ class Replay:
             t, label = rec.time, rec.name
         else:
             t, label = self.script[1], f"{self.script[0]}: {rec.argv[0]}"
-        op = self.ops[op_index] if op_index is not None else None
         if op is not None and op.f == "effect" and rec.addr != "lua" and rec.name.startswith("EVAL"):
             sim.judge_effect(_Cmd(rec, t, attempt, op, label))
         sim.apply(_Cmd(rec, t, attempt, op, label))
 
-    def finish(self, joined: Join) -> ClaimsResult:
+    def settle(self, op: Op) -> None:
+        """`op`'s commands are all applied: check its result against their effect, forget it."""
+        self.sim.cross_check_one(op, missing=False)
+        self.sim.effects.pop(op.index, None)
+
+    def finish(self, joined: Join, ops) -> ClaimsResult:
         self.sim.finish(self.last_time)
-        self.sim.cross_check(self.ops, joined)
+        for op in ops:
+            self.sim.cross_check_one(op, op.index in joined.missing)
         return self.sim.out
 
 
 class _Sim:
     def __init__(self, prefix: str, jobs: dict[str, JobRun], clock: StoreClock,
-                 trust_ms: float = 0.0):
-        self.prefix, self.jobs, self.clock = prefix, jobs, clock
+                 trust_ms: float = 0.0, need=None):
+        self.prefix, self.jobs, self.clock, self.need = prefix, jobs, clock, need
         self.trust_ms = max(trust_ms, AMBIGUOUS_MS)
         self.state: dict[tuple[int, str], Claim | _Unknown | None] = {}
         self.default: _Unknown | None = None    # UNKNOWN for unseen keys after a gap
@@ -225,6 +234,7 @@ class _Sim:
         if gone:
             self.expire(cur)
             cur.gone_op = c.op.index if c.op is not None else None
+            cur.gone_ns = c.op.end_time if c.op is not None else None
             self.state[k] = None
             return None
         if cur.evictable and _client_says_present(c.op, cur, c) is False:
@@ -254,7 +264,8 @@ class _Sim:
         argv = c.rec.argv
         claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
                       c.rec.line, c.t, expires_ms, expires_ms, evictable=self.eviction,
-                      token=argv[2] if c.rec.name == "SET" and len(argv) > 2 else None)
+                      token=argv[2] if c.rec.name == "SET" and len(argv) > 2 else None,
+                      born_ns=c.op.invoke_time if c.op else None)
         self.out.claims.append(claim)
         self.state[(c.rec.db, key)] = claim
         self.effect(c, "created")
@@ -262,8 +273,10 @@ class _Sim:
             self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
 
     def expire(self, claim: Claim) -> None:
-        job = self.jobs.get(claim.owner) if claim.owner else None
         at = self.clock.to_history_ns(claim.expires_ms / 1000)
+        if self.need is not None:
+            self.need(at)
+        job = self.jobs.get(claim.owner) if claim.owner else None
         held = job is not None and (job.end is None or at < job.end)
         self.seal(claim, "expired_while_held" if held else "expired_after_job", claim.expires_ms / 1000)
 
@@ -413,31 +426,32 @@ class _Sim:
                 else:
                     self.seal(cur, "still_held", end)
 
-    def cross_check(self, ops: list[Op], joined: Join) -> None:
-        for op in ops:
-            ok = op.succeeded
-            eff = self.effects.get(op.index, set())
-            if ok is None or op.index in joined.missing or "unknown" in eff:
-                continue
-            said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
-            if op.f == "acquire":
-                if ok and "created" not in eff and "extended_own" not in eff:
-                    self.out.disagreements.append(f"{said}, but the audit shows no successful create")
-                elif not ok and "created" in eff:
-                    self.out.disagreements.append(f"{said}, but its SET created a claim in the audit "
-                                                  "(a client retry?)")
-            elif op.f == "release":
-                if ok and not eff & {"removed_own", "removed_foreign"}:
-                    self.out.disagreements.append(f"{said}, but the audit shows it removed nothing")
-                elif not ok and "removed_own" in eff:
-                    self.out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
-            elif op.f == "renew":
-                # A renew's command that shortened (or expired) a claim found the key and changed
-                # its expiry just as an extension does: the store answered 1 all the same.
-                if ok and not eff & {"extended_own", "extended_foreign", "removed_own", "removed_foreign"}:
-                    self.out.disagreements.append(f"{said}, but the audit shows no extension")
-                elif not ok and "extended_own" in eff:
-                    self.out.disagreements.append(f"{said}, but the audit shows it extended its claim")
+    def cross_check_one(self, op: Op, missing: bool) -> None:
+        """Check one call's reported result against what its commands did in the model
+        (nothing to check when its outcome is unknown or a command of it is missing)."""
+        ok = op.succeeded
+        eff = self.effects.get(op.index, set())
+        if ok is None or missing or "unknown" in eff:
+            return
+        said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
+        if op.f == "acquire":
+            if ok and "created" not in eff and "extended_own" not in eff:
+                self.out.disagreements.append(f"{said}, but the audit shows no successful create")
+            elif not ok and "created" in eff:
+                self.out.disagreements.append(f"{said}, but its SET created a claim in the audit "
+                                              "(a client retry?)")
+        elif op.f == "release":
+            if ok and not eff & {"removed_own", "removed_foreign"}:
+                self.out.disagreements.append(f"{said}, but the audit shows it removed nothing")
+            elif not ok and "removed_own" in eff:
+                self.out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
+        elif op.f == "renew":
+            # A renew's command that shortened (or expired) a claim found the key and changed
+            # its expiry just as an extension does: the store answered 1 all the same.
+            if ok and not eff & {"extended_own", "extended_foreign", "removed_own", "removed_foreign"}:
+                self.out.disagreements.append(f"{said}, but the audit shows no extension")
+            elif not ok and "extended_own" in eff:
+                self.out.disagreements.append(f"{said}, but the audit shows it extended its claim")
 
 
 def _proves_removal(op: Op | None) -> bool:

@@ -8,16 +8,26 @@ from __future__ import annotations
 
 from .errors import CheckError, HistoryError
 from .faults import FaultTracker
+from .history_only import ForeignProof
 from .jobs import JobTracker
-from .ops import Pairer
+from .ops import Op, Pairer
+from .releases import Releases
 
 SCHEMA_VERSION = 1
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
 
 
 class Digest:
-    def __init__(self) -> None:
-        self.pairer = Pairer()
+    """`keep_ops`: keep every call in `ops` (tests and small tools); the checker does not, it
+    receives each completed call through `on_done` and keeps only what it still needs."""
+
+    def __init__(self, keep_ops: bool = True, on_done=None) -> None:
+        self.pairer = Pairer(self._done, keep=keep_ops)
+        self.on_done = on_done
+        self.releases = Releases()
+        self.completed = 0                 # completed lease calls (sink writes aside)
+        self.effect_ops: list[Op] = []     # the sink writes (--sink), completed
+        self.proof = ForeignProof(None)    # releases proven foreign from the history alone
         self.jobs = JobTracker()
         self.faults = FaultTracker()
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
@@ -49,6 +59,18 @@ class Digest:
                 raise CheckError(f"this run was recorded with history schema {version}, newer than "
                                  f"this checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
             self.config = e.get("config") if isinstance(e.get("config"), dict) else {}
+            self.proof = ForeignProof(self.ttl_ms)
+
+    def _done(self, op: Op) -> None:
+        if op.f == "effect":
+            self.effect_ops.append(op)
+        else:
+            self.completed += 1
+            if op.f == "release":
+                self.releases.add(op)
+        self.proof.feed(op)
+        if self.on_done is not None:
+            self.on_done(op)
 
     def consume(self, events, progress=None) -> "Digest":
         """Feed every event of `events`; `progress()` is called every PROGRESS_EVERY events."""
@@ -73,8 +95,3 @@ class Digest:
     def ttl_ms(self) -> float | None:
         """The lease's TTL from the run_start event's config (None when absent)."""
         return (self.config or {}).get("ttl_ms")
-
-    def store_clock_steps_ms(self) -> list[float]:
-        """The sizes (ms) of the steps the run made to the store's clock."""
-        return [abs(e.get("requested", {}).get("size") or 0) * 1000 for e in self.faults.starts
-                if e.get("fault") == "clock" and e.get("target") == "store"]

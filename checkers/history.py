@@ -50,6 +50,7 @@ class HistoryStream:
     def __iter__(self) -> Iterator[dict]:
         merged = self.run / MERGED
         n = 0
+        self.problems, self.bytes_read = [], 0     # each pass starts afresh
         if merged.is_file() and not self.parts_only:
             for event in self._read(merged):
                 event.setdefault("index", n)
@@ -70,6 +71,24 @@ class HistoryStream:
             yield event
         if not n:
             raise HistoryError(f"no history to check in {self.run}: {PARTS}/*.jsonl hold no events")
+
+    def scan(self, token: bytes) -> list[dict]:
+        """The events on lines that contain `token`, found without parsing the others (a quick
+        look ahead, e.g. for the run's faults); damaged lines are skipped silently."""
+        merged = self.run / MERGED
+        use_merged = not self.parts_only and merged.is_file() and merged.stat().st_size > 0
+        found: list[dict] = []
+        for path in [merged] if use_merged else _part_files(self.run):
+            tail = b""
+            with open(path, "rb") as f:
+                while chunk := f.read(1 << 24):
+                    buf = tail + chunk
+                    end = buf.rfind(b"\n") + 1
+                    _lines_with(buf, end, token, found)
+                    tail = buf[end:]
+            if tail:
+                _lines_with(tail + b"\n", len(tail) + 1, token, found)
+        return found
 
     def _read(self, path: Path) -> Iterator[dict]:
         """The events of one file, damage reported in `problems`."""
@@ -141,6 +160,17 @@ def _part_files(run: Path) -> list[Path]:
     def natural(p: Path):
         return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", p.name)]
     return sorted((run / PARTS).glob("*.jsonl"), key=natural)
+
+
+def _lines_with(buf: bytes, end: int, token: bytes, found: list[dict]) -> None:
+    i = buf.find(token, 0, end)
+    while i != -1:
+        start, stop = buf.rfind(b"\n", 0, i) + 1, buf.find(b"\n", i)
+        try:
+            found.append(_parse_event(buf[start:stop]))
+        except ValueError:
+            pass
+        i = buf.find(token, stop, end)
 
 
 def _parse_event(line: bytes) -> dict:

@@ -14,23 +14,37 @@ from __future__ import annotations
 from .ops import Op
 
 
+class ForeignProof:
+    """Feed completed calls in invocation order; `proven(fault_starts)` returns the releases
+    proven foreign (see the module docstring)."""
+
+    def __init__(self, ttl_ms: float | None) -> None:
+        self.ttl_ns = ttl_ms * 1e6 if ttl_ms else None
+        self.acquired: dict[str, int] = {}   # attempt -> completion of its successful acquire
+        self.found: list[Op] = []
+
+    def feed(self, op: Op) -> None:
+        if op.type != "ok" or op.value is not True:
+            return
+        if op.f == "acquire":
+            self.acquired[op.attempt] = op.end_time
+        elif op.f == "release" and self.ttl_ns is not None:
+            done = self.acquired.get(op.attempt)
+            if done is not None and op.invoke_time - done > self.ttl_ns:
+                self.found.append(op)
+
+    def proven(self, fault_starts: list[dict]) -> list[Op] | None:
+        """None when nothing can be proven (no TTL, or the store's clock was stepped)."""
+        if self.ttl_ns is None or any(e.get("type") == "fault_start" and e.get("fault") == "clock"
+                                      and e.get("target") == "store" for e in fault_starts):
+            return None
+        return sorted(self.found, key=lambda op: op.index)
+
+
 def proven_foreign_releases(ops: list[Op], ttl_ms: float | None, events: list[dict]) -> list[Op] | None:
     """Release calls proven foreign from the history; None when nothing can be proven (no TTL,
     or the store's clock was stepped)."""
-    if not ttl_ms:
-        return None
-    if any(e.get("type") == "fault_start" and e.get("fault") == "clock" and e.get("target") == "store"
-           for e in events):
-        return None
-    acquired: dict[str, int] = {}
+    proof = ForeignProof(ttl_ms)
     for op in ops:
-        if op.f == "acquire" and op.type == "ok" and op.value is True:
-            acquired[op.attempt] = op.end_time
-    proven = []
-    for op in ops:
-        if op.f != "release" or op.type != "ok" or op.value is not True:
-            continue
-        done = acquired.get(op.attempt)
-        if done is not None and op.invoke_time - done > ttl_ms * 1e6:
-            proven.append(op)
-    return proven
+        proof.feed(op)
+    return proof.proven(events)

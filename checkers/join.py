@@ -55,46 +55,80 @@ class Join:
 
 
 class Joiner:
-    """Attribute audit records one at a time, in audit order: `feed(rec)` returns the record's
-    `(attempt, op index)` (None, None when unattributed); `finish(complete)` returns the `Join`
-    summary. Holds one entry per sent command, not the records."""
+    """Attribute audit records one at a time, in audit order.
 
-    def __init__(self, ops: list[Op]) -> None:
-        self.ops = ops
+    Calls come in with `add(op)` as their completions are read (they carry the `sent` lists);
+    `history_done(never_completed)` says the history is over. `ready(rec)` tells whether `rec`
+    can be attributed yet: a numbered line waits until the call that sent it has been added, or
+    the history is over (then it is an orphan). `feed(rec)` returns `(attempt, op)` (None, None
+    when unattributed). A call whose every sent command was found is handed out once by
+    `take_matched()`, and forgotten; `finish(complete)` returns the `Join` summary.
+    Memory: the calls added and not yet matched, not the audit.
+    """
+
+    def __init__(self) -> None:
         self.out = Join()
-        # conn -> {seq: op index}; a found entry is stored as ~index (negative)
-        self.wanted: dict[str, dict[int, int]] = {}
-        for op in ops:
-            for entry in op.sent:
-                try:
-                    conn, seq, name = entry
-                except (TypeError, ValueError):
-                    self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
-                    continue
-                if seq is None:
-                    continue
-                if not isinstance(conn, str) or not isinstance(seq, int):
-                    self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
-                    continue
-                by_seq = self.wanted.setdefault(conn, {})
-                if seq in by_seq:
-                    self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
-                by_seq[seq] = op.index
-        self.pending: dict[str, list[int]] = {}   # slot -> ops that never completed
-        for op in ops:
-            if op.type is None:
-                self.pending.setdefault(slot_of(op.attempt), []).append(op.index)
-        self.bound: dict[str, list] = {}          # addr -> [conn, next seq]
-        self.script: tuple[str | None, int | None] | None = None   # the last EVAL's attribution
+        self.wanted: dict[str, dict[int, Op]] = {}   # conn -> {seq: the call that sent it}
+        self.left: dict[int, int] = {}               # op index -> sent commands not yet found
+        self.unmatched: dict[int, Op] = {}           # calls with sent commands not yet found
+        self.matched: list[Op] = []                  # calls whose commands were all found
+        self.done = False
+        self.pending: dict[str, list[Op]] = {}      # slot -> calls that never completed
+        self.never: list[Op] = []
+        self.bound: dict[str, list] = {}             # addr -> [conn, next seq]
+        self.script: tuple[str | None, Op | None] = (None, None)
+        self.script_seen = False
 
-    def feed(self, rec: AuditRecord) -> tuple[str | None, int | None]:
+    # -- the history side -------------------------------------------------------------------
+    def add(self, op: Op) -> None:
+        n = 0
+        for entry in op.sent:
+            try:
+                conn, seq, name = entry
+            except (TypeError, ValueError):
+                self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
+                continue
+            if seq is None:
+                continue
+            if not isinstance(conn, str) or not isinstance(seq, int):
+                self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
+                continue
+            by_seq = self.wanted.setdefault(conn, {})
+            if seq in by_seq:
+                self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
+            by_seq[seq] = op
+            n += 1
+        if n:
+            self.left[op.index] = n
+            self.unmatched[op.index] = op
+        else:
+            self.matched.append(op)      # nothing to wait for
+
+    def history_done(self, never_completed: list[Op]) -> None:
+        self.done = True
+        self.never = never_completed
+        for op in never_completed:
+            self.pending.setdefault(slot_of(op.attempt), []).append(op)
+
+    # -- the audit side ---------------------------------------------------------------------
+    def ready(self, rec: AuditRecord) -> bool:
+        if self.done or rec.kind != "cmd" or rec.addr == "lua":
+            return True
+        binding = self.bound.get(rec.addr)
+        if binding is None or (rec.name == "ECHO" and len(rec.argv) == 2
+                               and (rec.argv[1].startswith(CONN_MARKER) or rec.argv[1] == END_MARKER)):
+            return True
+        by_seq = self.wanted.get(binding[0])
+        return by_seq is not None and binding[1] in by_seq
+
+    def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
         if rec.kind != "cmd":           # a gap or a restart: every connection died / was lost
             self.bound.clear()
-            self.script = None
+            self.script, self.script_seen = (None, None), False
             return None, None
         if rec.addr == "lua":
-            if self.script is None:
+            if not self.script_seen:
                 out.problems.append(f"audit.log:{rec.line}: script command with no EVAL before it")
                 out.unattributed += 1
                 return None, None
@@ -110,10 +144,10 @@ class Joiner:
                 return None, None
         got = self._attribute(rec, name)
         if name in SCRIPT_CALLS:
-            self.script = got
+            self.script, self.script_seen = got, True
         return got
 
-    def _attribute(self, rec: AuditRecord, name: str) -> tuple[str | None, int | None]:
+    def _attribute(self, rec: AuditRecord, name: str) -> tuple[str | None, Op | None]:
         out = self.out
         binding = self.bound.get(rec.addr)
         if binding is None:
@@ -122,45 +156,74 @@ class Joiner:
         conn, seq = binding
         binding[1] += 1
         by_seq = self.wanted.get(conn)
-        hit = by_seq.get(seq) if by_seq is not None else None
-        if hit is None:
-            return _orphan(out, rec, conn, seq, self.pending.get(slot_of(conn), []), self.ops)
-        idx = hit if hit >= 0 else ~hit
-        op = self.ops[idx]
+        op = by_seq.get(seq) if by_seq is not None else None
+        if op is None:
+            return _orphan(out, rec, conn, seq, self.pending.get(slot_of(conn), []))
         want = _sent_name(op, conn, seq)
-        if want != name:
+        if want != name:      # the entry stays wanted: the call's command is not in the audit
             out.mismatches += 1
             out.unattributed += 1
             out.disagreements.append(
                 f"audit.log:{rec.line}: {conn} seq {seq} is {name} in the audit but "
                 f"{want} in the history ({op.attempt} {op.f})")
             return None, None
-        by_seq[seq] = ~idx
-        return op.attempt, idx
+        del by_seq[seq]
+        left = self.left.pop(op.index) - 1
+        if left:
+            self.left[op.index] = left
+        else:
+            del self.unmatched[op.index]
+            self.matched.append(op)
+        return op.attempt, op
+
+    def take_matched(self) -> list[Op]:
+        """The calls whose every sent command has been found since the last call (their
+        effects are final once the next non-script line comes)."""
+        out, self.matched = self.matched, []
+        return out
+
+    # -- the end ----------------------------------------------------------------------------
+    def _missing_entries(self, op: Op, complete: bool) -> list[tuple]:
+        """`op`'s sent commands not found in the audit (and, in a complete audit, not given up
+        for a retry on another connection)."""
+        missing = []
+        for entry in op.sent:
+            if not isinstance(entry, tuple) or len(entry) != 3 or not isinstance(entry[1], int):
+                continue
+            conn, seq, name = entry
+            if (self.wanted.get(conn, {}).get(seq) is op
+                    and not (complete and _superseded(op.sent, conn, seq))):
+                missing.append((conn, seq, str(name).upper()))
+        return missing
+
+    def remaining(self) -> list[Op]:
+        """Calls not handed out by `take_matched`: with commands never found, or never completed."""
+        return sorted(list(self.unmatched.values()) + self.never, key=lambda op: op.index)
 
     def finish(self, complete: bool) -> Join:
         out = self.out
-        for op in self.ops:
-            for entry in op.sent:
-                if not isinstance(entry, tuple) or len(entry) != 3 or not isinstance(entry[1], int):
-                    continue
-                conn, seq, name = entry
-                if (self.wanted.get(conn, {}).get(seq) == op.index       # listed here, not found
-                        and not (complete and _superseded(op.sent, conn, seq))):
-                    out.missing.setdefault(op.index, []).append((conn, seq, str(name).upper()))
+        for op in sorted(self.unmatched.values(), key=lambda op: op.index):
+            missing = self._missing_entries(op, complete)
+            if missing:
+                out.missing[op.index] = missing
         if complete:
-            _missing_in_complete_audit(out, self.ops)
+            _missing_in_complete_audit(out, {op.index: op for op in self.unmatched.values()})
         return out
 
 
 def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
-    """Attribute each audit record to an attempt; see the module docstring for the rules."""
-    joiner = Joiner(ops)
+    """Attribute each audit record to an attempt, with every call known beforehand; see the
+    module docstring for the rules."""
+    joiner = Joiner()
+    for op in ops:
+        if op.type is not None:
+            joiner.add(op)
+    joiner.history_done([op for op in ops if op.type is None])
     attempts, indices = [], []
     for rec in records:
-        attempt, idx = joiner.feed(rec)
+        attempt, op = joiner.feed(rec)
         attempts.append(attempt)
-        indices.append(idx)
+        indices.append(op.index if op is not None else None)
     out = joiner.finish(complete)
     out.attempt, out.op = attempts, indices
     return out
@@ -174,13 +237,13 @@ def _sent_name(op: Op, conn: str, seq: int) -> str:
     return ""
 
 
-def _orphan(out: Join, rec: AuditRecord, conn: str, seq: int, pending: list[int],
-            ops: list[Op]) -> tuple[str | None, int | None]:
+def _orphan(out: Join, rec: AuditRecord, conn: str, seq: int,
+            pending: list[Op]) -> tuple[str | None, Op | None]:
     what = f"audit.log:{rec.line}: {rec.name} from {conn} seq {seq} is in no sent list"
     if len(pending) == 1:
-        op = ops[pending[0]]
+        op = pending[0]
         out.problems.append(f"{what}; given to {op.attempt} ({op.f} never completed)")
-        return op.attempt, op.index
+        return op.attempt, op
     out.unattributed += 1
     out.disagreements.append(what)
     return None, None
@@ -202,7 +265,7 @@ def _superseded(sent: list, conn: str, seq: int) -> bool:
     return False
 
 
-def _missing_in_complete_audit(out: Join, ops: list[Op]) -> None:
+def _missing_in_complete_audit(out: Join, ops) -> None:
     """In a complete audit a command that is not there never ran: fine for an `info` call
     (that resolves it), a disagreement for `ok`/`fail` (the client saw a reply)."""
     for idx, entries in out.missing.items():

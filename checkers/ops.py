@@ -75,12 +75,21 @@ def slot_of(name: str) -> str:
 
 
 class Pairer:
-    """Feed events in history order; `ops` (invocation order) and `problems` grow as they come."""
+    """Feed events in history order. Each call that completes is passed to `on_done(op)`; with
+    `keep`, every call is also kept in `ops` (invocation order). `open` holds the calls invoked
+    and not (yet) completed; `problems` grows as events come."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_done=None, keep: bool = True) -> None:
         self.ops: list[Op] = []
         self.problems: list[str] = []
-        self._open: dict[str, Op] = {}
+        self.open: dict[str, Op] = {}
+        self.on_done, self.keep = on_done, keep
+        self.count = 0
+        self.abandoned: list[Op] = []   # invoked again before completing: never completed
+
+    def never_completed(self) -> list[Op]:
+        """The calls without a completion (so far), in invocation order."""
+        return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
     def feed(self, e: dict) -> None:
         f = e.get("f")
@@ -89,25 +98,29 @@ class Pairer:
         kind = e.get("type")
         attempt = e.get("attempt")
         if kind == "invoke":
-            if attempt in self._open:
+            if attempt in self.open:
                 self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
-                                     f"{self._open[attempt].f} was still open")
+                                     f"{self.open[attempt].f} was still open")
+                self.abandoned.append(self.open[attempt])
             key = e.get("key")
-            op = Op(len(self.ops), attempt, _intern(f),
-                    _intern(key) if isinstance(key, str) else key, e["time"])
-            self.ops.append(op)
-            self._open[attempt] = op
+            op = Op(self.count, attempt, _intern(f), _intern(key) if isinstance(key, str) else key, e["time"])
+            self.count += 1
+            if self.keep:
+                self.ops.append(op)
+            self.open[attempt] = op
             return
         if kind not in COMPLETIONS:
             return
-        op = self._open.pop(attempt, None)
+        op = self.open.pop(attempt, None)
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
             if op is not None:
-                self._open[attempt] = op
+                self.open[attempt] = op
             return
         op.complete(e)
+        if self.on_done is not None:
+            self.on_done(op)
 
 
 def pair_ops(events) -> tuple[list[Op], list[str]]:

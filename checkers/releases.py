@@ -16,6 +16,14 @@ class Releases:
     completed: int = 0
     unknown: int = 0
 
+    def add(self, op: Op) -> None:
+        """Count one completed release call."""
+        if op.type in ("ok", "fail"):
+            self.completed += 1
+            self.found_nothing += op.type == "ok" and not op.value
+        elif op.type == "info":
+            self.unknown += 1
+
     @property
     def rate(self) -> float:
         return self.found_nothing / self.completed if self.completed else 0.0
@@ -25,11 +33,6 @@ def releases(ops: list[Op]) -> Releases:
     """Count the outcomes of every release call in `ops`."""
     r = Releases()
     for op in ops:
-        if op.f != "release":
-            continue
-        if op.type in ("ok", "fail"):
-            r.completed += 1
-            r.found_nothing += op.type == "ok" and not op.value
-        elif op.type == "info":
-            r.unknown += 1
+        if op.f == "release":
+            r.add(op)
     return r

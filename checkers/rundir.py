@@ -11,8 +11,9 @@ CONFIG = "config.json"
 STORE_CLOCK = "store-clock.jsonl"
 
 
-def load_config(run_dir, events: list[dict] | None = None) -> tuple[dict, list[str]]:
-    """`(config, problems)`: `config.json`, else the `config` of the history's `run_start`."""
+def load_config(run_dir, events=None) -> tuple[dict, list[str]]:
+    """`(config, problems)`: `config.json`, else the `config` of the history's `run_start`
+    (`events`: the history's events, or a function returning them — called only then)."""
     path = Path(run_dir) / CONFIG
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -23,6 +24,8 @@ def load_config(run_dir, events: list[dict] | None = None) -> tuple[dict, list[s
         problem = f"no {CONFIG}"
     except (OSError, ValueError) as e:
         problem = f"{CONFIG} unreadable ({e})"
+    if callable(events):
+        events = events()
     start = next((e for e in events or [] if e.get("type") == "run_start"), None)
     if start and isinstance(start.get("config"), dict):
         return start["config"], [f"{problem}: using the config recorded in run_start"]

@@ -17,18 +17,15 @@ raises: a failure becomes valid "unknown" with the error in `reasons`.
 from __future__ import annotations
 
 from .audit import AuditStream, open_audit
-from .claims import FATES, TRUST_CLIENT_MS, Replay
+from .claims import FATES, TRUST_CLIENT_MS
 from .clock import StoreClock
-from . import digest as _digest
 from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
 from .causes import overlap_causes
 from .effects import stale_effects
 from .history import HistoryStream
-from .history_only import proven_foreign_releases
-from .join import Joiner
+from .engine import Engine
 from .overlap import overlap
-from .releases import releases
 from .tokens import reuse_markdown, token_reuse
 from .rundir import load_config, load_store_clock
 from .witness import build_witness, walk_ins
@@ -37,49 +34,62 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
           all_witnesses: bool = False, progress=None) -> dict:
     """Check one run.
 
-    `events`: the history (any iterable of event dicts, read once) or a `Digest` of it.
-    `audit`: an `AuditStream`, or what `parse_audit`/`load_audit` return (None: no audit).
-    `clock_samples`: the `store-clock.jsonl` samples (without them the offset is estimated from
-    the join). `progress()`, when given, is called every few ten thousand records read.
-    Memory: a few hundred bytes per lease call plus the claims; the history and the audit
-    are streamed.
+    `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
+    read into a list). `audit`: an `AuditStream`, or what `parse_audit`/`load_audit` return
+    (None: no audit). `clock_samples`: the `store-clock.jsonl` samples (without them the offset
+    is estimated in a first, join-only pass). `progress()`, when given, is called every few ten
+    thousand records read. The history and the audit are read side by side (`engine`); memory
+    holds the claims, the job runs and the calls in flight.
     """
-    digest = events if isinstance(events, Digest) else Digest().consume(events, progress)
-    prefix = config.get("key_prefix")
-    if not isinstance(prefix, str) or not prefix:
-        raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")
-    ops, jobs = digest.ops, digest.jobs.runs
-    problems = list(digest.problems)
-    start, end = digest.start, digest.end
-    ov = overlap(jobs, end)
-    rel = releases(ops)
+    if not isinstance(events, (list, tuple, HistoryStream)):
+        events = list(events)
+    clock = None
+    if audit is None:
+        digest = Digest(keep_ops=False).consume(events, progress)
+        _require_prefix(config)
+        engine = None
+    else:
+        audit = _Audit.of(audit)
+        clock_problems: list[str] = []
+        # Without samples the clock is estimated first, in a pass of its own.
+        clock = StoreClock.from_samples(clock_samples or []) or _estimate_clock(events, audit, clock_problems)
+        engine = Engine(events, audit, progress)
+        digest = engine.start()
+        prefix = _require_prefix(config)
     result = {
         "schema_version": SCHEMA_VERSION, "valid": True, "reasons": [],
-        "foreign_releases": 0, "overlap": ov.to_dict(),
-        "releases_found_nothing": rel.found_nothing, "releases_found_nothing_rate": rel.rate,
-        "releases_unknown": rel.unknown, "claims": {fate: 0 for fate in FATES},
-        "ops": sum(op.type is not None and op.f != "effect" for op in ops), "duration_s": (end - start) / 1e9,
+        "foreign_releases": 0, "overlap": None,
+        "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0,
+        "releases_unknown": 0, "claims": {fate: 0 for fate in FATES},
+        "ops": 0, "duration_s": 0.0,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
-        "disagreements": [], "problems": problems, "witness": None, "token_reuse": None, "walk_ins": 0,
-        "faults": digest.faults.summary(),
-        "stale_effects": None,
+        "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0,
+        "faults": [], "stale_effects": None,
         "expiry_edge": {"count": 0, "examples": []},
         "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
                       "releases_found_nothing": "certain", "claims": "certain (store audit)"},
     }
     bad, unsure = [], []
-    sim = clock = None
-    if audit is None:
+    sim = None
+    if engine is None:
         _history_only(digest, result, bad, unsure)
     else:
-        sim, clock = _check_audit(_Audit.of(audit), digest, prefix, clock_samples, result, bad, unsure,
-                                  all_witnesses, progress)
+        result["problems"] = clock_problems
+        sim = _check_audit(engine, events, prefix, clock, result, bad, unsure, all_witnesses)
+    # The history is read to its end now.
+    jobs, start, end, rel = digest.jobs.runs, digest.start, digest.end, digest.releases
+    ov = overlap(jobs, end)
+    result["problems"] = digest.problems + result["problems"]
+    result.update({"overlap": ov.to_dict(), "releases_found_nothing": rel.found_nothing,
+                   "releases_found_nothing_rate": rel.rate, "releases_unknown": rel.unknown,
+                   "ops": digest.completed, "duration_s": (end - start) / 1e9,
+                   "faults": digest.faults.summary()})
     # Without the audit there are no claims: every overlap's cause is "unknown", and stale
     # effects are judged only where a sink recorded them.
     claims = sim.claims if sim is not None else None
-    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, ops, digest.ttl_ms)
-    result["stale_effects"] = stale_effects(ops, sim.stale if sim is not None else {}, digest.effects,
-                                            claims, clock)
+    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms)
+    result["stale_effects"] = stale_effects(digest.effect_ops, sim.stale if sim is not None else {},
+                                            digest.effects, claims, clock)
     limit = config.get("max_overlap")
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
@@ -87,6 +97,13 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     result["valid"] = False if bad else "unknown" if unsure else True
     result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
     return result
+
+
+def _require_prefix(config: dict) -> str:
+    prefix = config.get("key_prefix")
+    if not isinstance(prefix, str) or not prefix:
+        raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")
+    return prefix
 
 
 class _Audit:
@@ -122,26 +139,15 @@ class _Audit:
         return sum(r.kind == "cmd" for r in self.records)
 
 
-def _check_audit(audit: _Audit, digest: Digest, prefix, clock_samples, result, bad, unsure,
-                 all_witnesses: bool = False, progress=None):
-    """Join, replay and judge with the store's audit, in one pass over it; returns the model's
-    result and the clock."""
-    ops, jobs = digest.ops, digest.jobs.runs
-    clock_problems: list[str] = []
-    clock = StoreClock.from_samples(clock_samples or []) or _estimate_clock(audit, digest, clock_problems)
-    joiner = Joiner(ops)
-    replay = Replay(ops, jobs, clock, prefix, trust_ms=_trust_ms(digest))
-    n, every = 0, _digest.PROGRESS_EVERY
-    for rec in audit:
-        attempt, idx = joiner.feed(rec)
-        replay.feed(rec, attempt, idx)
-        n += 1
-        if progress is not None and not n % every:
-            progress()
+def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad, unsure,
+                 all_witnesses: bool = False):
+    """Join, replay and judge with the store's audit; returns the model's result."""
+    audit = engine.audit
+    trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in _store_clock_steps_ms(events)])
+    joined, sim, remaining = engine.replay(clock, prefix, trust)
+    jobs = engine.digest.jobs.runs
     complete = audit.complete
-    joined = joiner.finish(complete)
-    sim = replay.finish(joined)
-    result["problems"] += audit.problems + clock_problems + joined.problems + sim.problems
+    result["problems"] = audit.problems + result["problems"] + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
@@ -172,7 +178,8 @@ def _check_audit(audit: _Audit, digest: Digest, prefix, clock_samples, result, b
             result["witness"] = {"kind": "token_reuse", "markdown": reuse_md}
         else:
             result["witness"]["markdown"] += "\n" + reuse_md
-    uncovered = [ops[i] for i in joined.uncovered(ops, complete)]
+    by_index = {op.index: op for op in remaining}
+    uncovered = [by_index[i] for i in joined.uncovered(remaining, complete)]
     if uncovered:
         info = sum(op.type == "info" for op in uncovered)
         never = sum(op.type is None for op in uncovered)
@@ -193,21 +200,16 @@ def _check_audit(audit: _Audit, digest: Digest, prefix, clock_samples, result, b
     if sim.lost_keys:
         unsure.append(f"{sim.lost_keys} key(s) could not be followed after an eviction fault: a create "
                       "with an unknown outcome may have found the key evicted")
-    return sim, clock
+    return sim
 
 
-def _estimate_clock(audit: _Audit, digest: Digest, problems: list[str]) -> StoreClock:
+def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
     """No store-clock samples: estimate the offset from the joined commands (a join-only pass
-    over the audit), or, with nothing joined, align the first audit line with the first event."""
-    ops = digest.ops
-    joiner = Joiner(ops)
-    windows, first = [], None
-    for rec in audit:
-        _, k = joiner.feed(rec)
-        if first is None and rec.kind == "cmd":
-            first = rec.time
-        if k is not None and rec.addr != "lua" and ops[k].type in ("ok", "fail"):
-            windows.append((rec.time, ops[k].invoke_time, ops[k].end_time))
+    over history and audit), or, with nothing joined, align the first audit line with the first
+    event."""
+    pre = Engine(events, audit)
+    digest = pre.start()
+    windows, first = pre.windows()
     clock = StoreClock.estimate(windows)
     if clock is not None:
         problems.append(f"no store-clock samples: store times converted with an offset estimated "
@@ -218,9 +220,18 @@ def _estimate_clock(audit: _Audit, digest: Digest, problems: list[str]) -> Store
     return StoreClock.fixed(round((first or 0.0) * 1e9) - digest.start)
 
 
+def _store_clock_steps_ms(events) -> list[float]:
+    """The sizes (ms) of the steps the run made to the store's clock, looked up ahead of the
+    check (the model's trust window depends on them from the first line on)."""
+    starts = (events.scan(b"fault_start") if isinstance(events, HistoryStream)
+              else [e for e in events if e.get("type") == "fault_start"])
+    return [abs((e.get("requested") or {}).get("size") or 0) * 1000 for e in starts
+            if e.get("type") == "fault_start" and e.get("fault") == "clock" and e.get("target") == "store"]
+
+
 def _history_only(digest: Digest, result, bad, unsure) -> None:
     """No audit: foreign releases only where the history proves them; say what is certain."""
-    proven = proven_foreign_releases(digest.ops, digest.ttl_ms, digest.faults.starts)
+    proven = digest.proof.proven(digest.faults.starts)
     result["certainty"] = {"foreign_releases": "proven from the history" if proven else "unknown",
                            "overlap": "certain", "releases_found_nothing": "certain",
                            "claims": "unknown (needs the audit)"}
@@ -233,12 +244,6 @@ def _history_only(digest: Digest, result, bad, unsure) -> None:
     else:
         unsure.append("there is no audit.log, and the history alone proves no foreign release "
                       "(a release close to its deadline cannot be told from one of its own claim)")
-
-
-def _trust_ms(digest: Digest) -> float:
-    """How far from an expiry a client's contradicting result may overrule the logged time:
-    TRUST_CLIENT_MS, or 1.5 x the largest step the run made to the store's clock."""
-    return max([TRUST_CLIENT_MS] + [1.5 * s for s in digest.store_clock_steps_ms()])
 
 
 def _all_clear(result: dict, limit) -> list[str]:
@@ -267,11 +272,9 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         def report():
             progress(min(total, history.bytes_read + (audit.bytes_read if audit is not None else 0)), total)
         tick = report if progress is not None else None
-        digest = Digest().consume(history, tick)
-        start = [{"type": "run_start", "config": digest.config}] if digest.config else []
-        config, more = load_config(run_dir, start)
+        config, more = load_config(run_dir, lambda: history.scan(b"run_start")[:1])
         samples, clock_problems = load_store_clock(run_dir)
-        result = check(digest, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
+        result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
                        progress=tick)
         result["problems"] = history.problems + more + clock_problems + result["problems"]
         if tick is not None:

@@ -30,3 +30,19 @@ def test_a_stepped_store_clock_voids_the_proof():
     events = [{"type": "fault_start", "fault": "clock", "target": "store"}]
     assert proven_foreign_releases(ops, 1000, events) is None
     assert proven_foreign_releases(ops, None, []) is None
+
+
+def test_check_without_an_audit_reports_the_proven_foreign_release():
+    from checkers import check
+
+    def call(ms, attempt, f, value):
+        return [{"time": ms * MS, "type": "invoke", "f": f, "attempt": attempt, "key": "lc:k"},
+                {"time": (ms + 1) * MS, "type": "ok", "f": f, "attempt": attempt, "key": "lc:k", "value": value}]
+    events = [{"time": 0, "type": "run_start", "config": {"key_prefix": "lc:", "ttl_ms": 1000}},
+              *call(10, "w0.s0.0", "acquire", True), *call(1200, "w1.s0.0", "acquire", True),
+              *call(2600, "w0.s0.0", "release", True)]     # 2.6 s after a 1 s claim: not its own
+    result = check(events, None, {"key_prefix": "lc:", "max_overlap": None})
+    assert result["valid"] is False and result["foreign_releases"] == 1
+    assert result["certainty"]["foreign_releases"] == "proven from the history"
+    events[-2:] = call(600, "w0.s0.0", "release", True)       # inside its lease: cannot tell
+    assert check(sorted(events, key=lambda e: e["time"]), None, {"key_prefix": "lc:"})["valid"] == "unknown"

@@ -53,3 +53,28 @@ def test_progress_is_reported_in_bytes_read_up_to_the_total(tmp_path, monkeypatc
     assert len(seen) >= 20 and {t for _, t in seen} == {total}
     done = [d for d, _ in seen]
     assert done == sorted(done) and done[-1] == total and done[0] < total / 2
+
+
+def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
+    """Read side by side, the history runs ahead of the audit by about one call per slot: the
+    calls waiting for their audit lines stay few however long the run (16 slots here)."""
+    from checkers.audit import open_audit
+    from checkers.clock import StoreClock
+    from checkers.engine import Engine
+    from checkers.history import HistoryStream
+    from checkers.rundir import load_store_clock
+
+    run = tmp_path / "run"
+    _generate()(run, 30_000)
+    engine = Engine(HistoryStream(run), open_audit(run))
+    engine.start()
+    held, feed = [], engine.joiner.feed
+
+    def watched(rec):
+        held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
+        return feed(rec)
+    engine.joiner.feed = watched
+    joined, sim, remaining = engine.replay(StoreClock.from_samples(load_store_clock(run)[0]), "leasecheck:bench:")
+    assert len(held) > 10_000 and max(held) <= 2 * 16
+    assert remaining == [] and joined.missing == {} and sim.disagreements == []
+    assert not any(engine.joiner.wanted.values())

@@ -1,0 +1,101 @@
+"""Run the join and the store model over the audit while reading the history only as far as
+each audit line needs — both streams are read once, side by side.
+
+An audit line is attributed by the `sent` list of the call that sent it, which the history
+has once that call completed; so before each line the history is read on until that call is
+in (or the history is over), and before the model decides whether an expired claim's job was
+still running, the history is read past the expiry. The history runs ahead of the audit by
+about the longest call; calls are forgotten once their commands have all been applied and
+checked. Memory: the claims, the job runs, and the calls in flight — not the history, not the
+audit.
+"""
+from __future__ import annotations
+
+from . import digest as _digest
+from .claims import Replay, TRUST_CLIENT_MS
+from .clock import StoreClock
+from .digest import Digest
+from .errors import HistoryError
+from .join import Joiner
+
+
+class Engine:
+    def __init__(self, events, audit, progress=None) -> None:
+        self.events, self.audit, self.progress = events, audit, progress
+        self.joiner = Joiner()
+        self.digest = Digest(keep_ops=False, on_done=self.joiner.add)
+        self._it = iter(events)
+        self.history_over = False
+        self._n = 0
+
+    def start(self) -> Digest:
+        """Read the first event (the run's start and its config); HistoryError when there is none."""
+        if not self.pull():
+            raise HistoryError("the history is empty: nothing to check")
+        return self.digest
+
+    def pull(self) -> bool:
+        """Read one more history event; False when the history is over."""
+        if self.history_over:
+            return False
+        try:
+            e = next(self._it)
+        except StopIteration:
+            if not self.digest.count:
+                raise HistoryError("the history is empty: nothing to check") from None
+            self.history_over = True
+            self.joiner.history_done(self.digest.pairer.never_completed())
+            return False
+        self.digest.feed(e)
+        self._n += 1
+        if self.progress is not None and not self._n % _digest.PROGRESS_EVERY:
+            self.progress()
+        return True
+
+    def need(self, t_ns: int) -> None:
+        """Read the history past history time `t_ns`."""
+        while not self.history_over and self.digest.end <= t_ns and self.pull():
+            pass
+
+    def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS):
+        """One pass over the audit; returns `(joined, model result, calls not settled)`."""
+        joiner, pull = self.joiner, self.pull
+        replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need)
+        n, every = 0, _digest.PROGRESS_EVERY
+        for rec in self.audit:
+            while not joiner.ready(rec) and pull():
+                pass
+            if rec.addr != "lua":
+                for op in joiner.take_matched():
+                    replay.settle(op)
+            attempt, op = joiner.feed(rec)
+            replay.feed(rec, attempt, op)
+            n += 1
+            if self.progress is not None and not n % every:
+                self.progress()
+        while pull():
+            pass
+        for op in joiner.take_matched():
+            replay.settle(op)
+        joined = joiner.finish(self.audit.complete)
+        remaining = joiner.remaining()
+        return joined, replay.finish(joined, remaining), remaining
+
+    def windows(self) -> tuple[list[tuple[float, int, int]], float | None]:
+        """A join-only pass (to estimate the store clock without samples): (store time,
+        invocation, completion) of every joined command of a call that got a reply, and the
+        first command's store time."""
+        joiner, pull = self.joiner, self.pull
+        windows, first = [], None
+        for rec in self.audit:
+            while not joiner.ready(rec) and pull():
+                pass
+            joiner.take_matched()
+            _, op = joiner.feed(rec)
+            if first is None and rec.kind == "cmd":
+                first = rec.time
+            if op is not None and rec.addr != "lua" and op.type in ("ok", "fail"):
+                windows.append((rec.time, op.invoke_time, op.end_time))
+        while pull():
+            pass
+        return windows, first
