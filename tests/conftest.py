@@ -1,10 +1,20 @@
-"""Shared fixtures: an embedded redis-server per test module, started and stopped by PID."""
+"""Shared fixtures: an embedded redis-server per test module, started and stopped by PID; the
+real ``leasecheck`` command line in a subprocess."""
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from harness.config import default_store_bin
 from harness.store import EmbeddedStore
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -13,3 +23,42 @@ def store(tmp_path_factory):
     s.start()
     yield s
     s.stop()
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+    run_dir: Path | None
+
+    @property
+    def results(self) -> dict:
+        return json.loads((self.run_dir / "results.json").read_text())
+
+
+def _env(tmp_path: Path, extra: dict | None) -> dict:
+    env = {"COLUMNS": "160", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+    if "DOCKER_HOST" in os.environ:
+        env["DOCKER_HOST"] = os.environ["DOCKER_HOST"]
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def leasecheck(tmp_path):
+    """Run ``python -m harness ARGS`` and return its `Outcome` (``run`` and ``cleanup`` get
+    ``--results-dir tmp/results``); ``leasecheck.popen(ARGS)`` starts a run without waiting."""
+    def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
+        cmd = [sys.executable, "-m", "harness", *args]
+        if args and args[0] in ("run", "cleanup"):
+            cmd += ["--results-dir", str(tmp_path / "results")]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                           env=_env(tmp_path, env))
+        latest = tmp_path / "results" / "latest"
+        return Outcome(p.returncode, p.stdout, p.stderr, latest.resolve() if latest.exists() else None)
+
+    run.popen = lambda *args: subprocess.Popen(
+        [sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "results")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
+    return run

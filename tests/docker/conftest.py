@@ -1,21 +1,16 @@
 """Fixtures for the ``docker`` tests (no ``__init__.py`` here: a package named ``docker`` would
 shadow the docker SDK): a daemon (skipped with one line when there is none, failed
-instead with ``LEASECHECK_REQUIRE_DOCKER=1``, as ``.ci/run`` sets), the store image, and the real
-``leasecheck`` command line in a subprocess."""
+instead with ``LEASECHECK_REQUIRE_DOCKER=1``, as ``.ci/run`` sets) and the store image. The
+``leasecheck`` command-line fixture is the shared one in ``tests/conftest.py``."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
 
-ROOT = Path(__file__).resolve().parents[2]
 REQUIRE = os.environ.get("LEASECHECK_REQUIRE_DOCKER") == "1"
 
 
@@ -42,44 +37,6 @@ def store_image(docker_client):
 
     build_image(DEFAULT_IMAGE, log=lambda *_: None)
     return DEFAULT_IMAGE
-
-
-@dataclass
-class Outcome:
-    code: int
-    out: str
-    err: str
-    run_dir: Path | None
-
-    @property
-    def results(self) -> dict:
-        return json.loads((self.run_dir / "results.json").read_text())
-
-
-def _env(tmp_path: Path, extra: dict | None) -> dict:
-    env = {"COLUMNS": "160", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
-    if "DOCKER_HOST" in os.environ:
-        env["DOCKER_HOST"] = os.environ["DOCKER_HOST"]
-    env.update(extra or {})
-    return env
-
-
-@pytest.fixture
-def leasecheck(tmp_path):
-    """Run ``python -m harness ARGS`` (``run`` gets ``--results-dir tmp/results``)."""
-    def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
-        cmd = [sys.executable, "-m", "harness", *args]
-        if args and args[0] in ("run", "cleanup"):
-            cmd += ["--results-dir", str(tmp_path / "results")]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                           env=_env(tmp_path, env))
-        latest = tmp_path / "results" / "latest"
-        return Outcome(p.returncode, p.stdout, p.stderr, latest.resolve() if latest.exists() else None)
-
-    run.popen = lambda *args: subprocess.Popen(
-        [sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "results")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
-    return run
 
 
 @pytest.fixture
