@@ -48,6 +48,11 @@ from .ops import Op
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
          "evicted", "lost_in_restart", "still_held", "unknown")
+# What a release that found nothing met, by the brief's three outcomes of a checked release:
+# the key absent (its claim reached its deadline and nobody re-claimed it yet), another
+# attempt's claim there (the token differs), or neither can be told (the key's state is lost, its
+# claim may have been evicted, the release's commands are not in the audit, ...).
+FOUND_NOTHING = ("key_absent", "token_differs", "unknown")
 EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
 AMBIGUOUS_MS = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
@@ -105,6 +110,8 @@ class ClaimsResult:
     edges: list[str] = field(default_factory=list)   # commands within AMBIGUOUS_MS of an expiry
     lost_keys: int = 0   # keys whose state became unknown though their last claim's fate was sealed
     stale: dict[int, bool | None] = field(default_factory=dict)  # effect op -> written without a live claim?
+    # releases that found nothing, by what their first command saw (the brief's outcomes)
+    found_nothing: Counter = field(default_factory=lambda: Counter({k: 0 for k in FOUND_NOTHING}))
 
     def counts(self) -> dict[str, int]:
         """Claims per fate, every fate present (0 when none)."""
@@ -177,12 +184,14 @@ class Replay:
     def settle(self, op: Op) -> None:
         """`op`'s commands are all applied: check its result against their effect, forget it."""
         self.sim.cross_check_one(op, missing=False)
+        self.sim.classify_release(op)
         self.sim.effects.pop(op.index, None)
 
     def finish(self, joined: Join, ops) -> ClaimsResult:
         self.sim.finish(self.last_time)
         for op in ops:
             self.sim.cross_check_one(op, op.index in joined.missing)
+            self.sim.classify_release(op)
         return self.sim.out
 
 
@@ -194,6 +203,7 @@ class _Sim:
         self.state: dict[tuple[int, str], Claim | _Unknown | None] = {}
         self.default: _Unknown | None = None    # UNKNOWN for unseen keys after a gap
         self.effects: dict[int, set[str]] = {}
+        self.saw: dict[int, str] = {}          # release op -> what its first command met
         self.noted: set[int] = set()
         self.out = ClaimsResult()
         self.eviction = False   # inside an eviction fault window
@@ -201,6 +211,9 @@ class _Sim:
     # -- dispatch ---------------------------------------------------------------------------
     def apply(self, c: _Cmd) -> None:
         argv, name = c.rec.argv, c.rec.name
+        op = c.op
+        if op is not None and op.f == "release" and op.index not in self.saw:
+            self.saw[op.index] = self.seen_by(op, c)
         handler = _HANDLERS.get(name)
         if handler is None:
             ours = [a for a in argv[1:] if a.startswith(self.prefix)]
@@ -242,6 +255,28 @@ class _Sim:
             self.state[k] = None
             return None
         return cur
+
+    def seen_by(self, op: Op, c: _Cmd) -> str:
+        """What release `op`'s command `c` meets under the call's key, without changing the
+        model: "key_absent", "token_differs", "own" (its own claim) or "unknown"."""
+        if not isinstance(op.key, str) or not op.key.startswith(self.prefix):
+            return "unknown"
+        cur = self.state.get((c.rec.db, op.key), self.default)
+        if cur is UNKNOWN:
+            return "unknown"
+        if cur is None or (cur.expires_ms is not None and c.t_ms - cur.expires_ms > AMBIGUOUS_MS):
+            return "key_absent"
+        if cur.expires_ms is not None and abs(c.t_ms - cur.expires_ms) <= AMBIGUOUS_MS:
+            return "unknown"          # at its expiry: the clock cannot tell
+        if cur.evictable:
+            return "unknown"          # it may have been evicted already
+        return "own" if cur.owner == op.attempt else "token_differs"
+
+    def classify_release(self, op: Op) -> None:
+        """Count a release that found nothing by what its first command met."""
+        saw = self.saw.pop(op.index, "unknown")
+        if op.f == "release" and op.type == "ok" and op.value is False:
+            self.out.found_nothing[saw if saw in FOUND_NOTHING else "unknown"] += 1
 
     def judge_effect(self, c: _Cmd) -> None:
         """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The

@@ -17,7 +17,7 @@ raises: a failure becomes valid "unknown" with the error in `reasons`.
 from __future__ import annotations
 
 from .audit import AuditStream, open_audit
-from .claims import FATES, TRUST_CLIENT_MS
+from .claims import FATES, FOUND_NOTHING, TRUST_CLIENT_MS
 from .clock import StoreClock
 from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
@@ -60,6 +60,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         "schema_version": SCHEMA_VERSION, "valid": True, "reasons": [],
         "foreign_releases": 0, "overlap": None,
         "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0,
+        "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},
         "releases_unknown": 0, "claims": {fate: 0 for fate in FATES},
         "ops": 0, "duration_s": 0.0,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
@@ -80,6 +81,10 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     jobs, start, end, rel = digest.jobs.runs, digest.start, digest.end, digest.releases
     ov = overlap(jobs, end)
     result["problems"] = digest.problems + result["problems"]
+    if sim is not None:
+        result["releases_found_nothing_outcomes"] = dict(sim.found_nothing)
+    else:
+        result["releases_found_nothing_outcomes"]["unknown"] = rel.found_nothing
     result.update({"overlap": ov.to_dict(), "releases_found_nothing": rel.found_nothing,
                    "releases_found_nothing_rate": rel.rate, "releases_unknown": rel.unknown,
                    "ops": digest.completed, "duration_s": (end - start) / 1e9,
@@ -295,6 +300,7 @@ def failed(reason: str) -> dict:
             "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},
                         "causes": {}},
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
+            "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,

@@ -39,7 +39,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     table.add_row("releases that found nothing",
                   f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
                   + ("claims reached their deadline before the job finished: the lease is too short"
-                     if nothing else "every release found its own claim"))
+                     if nothing else "every release found its own claim")
+                  + _found_nothing(result.get("releases_found_nothing_outcomes") or {}, nothing))
     stale = result.get("stale_effects")
     if stale and stale.get("without_fence") is not None:
         fence = ("no fencing token to check" if stale.get("with_fence") is None else
@@ -68,3 +69,11 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     reasons = "; ".join(result.get("reasons", []))
     console.print(f"{verdict} {reasons}".rstrip())
     console.print(f"results: {run_dir / 'results.json'}")
+
+
+def _found_nothing(outcomes: dict, total: int) -> str:
+    """'; the key was absent 6, another attempt held it 3' (the brief's outcomes 3 and 2)."""
+    words = {"key_absent": "the key was absent", "token_differs": "another attempt held it",
+             "unknown": "undecided"}
+    parts = [f"{words[k]} {outcomes[k]}" for k in words if outcomes.get(k)]
+    return f"; {', '.join(parts)}" if total and parts else ""

@@ -213,6 +213,9 @@ class Truth:
     walk_ins: int
     commands: int                       # audit command lines, markers aside
     injected: Counter = field(default_factory=Counter)   # which injections fired
+    # releases that found nothing, by what their first command met in the store: "key_absent",
+    # "token_differs" or "own" (None: not recorded by this generator)
+    found_nothing_saw: Counter | None = None
 
     @property
     def valid(self) -> bool:
@@ -306,7 +309,7 @@ class Recorder:
 
 # -- the truth, from the store and the jobs ----------------------------------------------------
 def settle(store: Store, jobs: dict[str, list], audit_end: int, releases: list[bool | None],
-           commands: int, injected: Counter) -> Truth:
+           commands: int, injected: Counter, saw: list[str] | None = None) -> Truth:
     """Seal the remaining fates and compute the measures the checker must agree with.
     `jobs`: attempt -> [key, start us (on the history clock, shifted), end us or None]."""
     for c in store.claims:
@@ -341,7 +344,8 @@ def settle(store: Store, jobs: dict[str, list], audit_end: int, releases: list[b
             and job[1] <= c.created and (job[2] is None or c.created < job[2])
             for c in store.claims)
     return Truth(store.claims, store.foreign, fates, sum(r is False for r in releases), max_conc, count,
-                 len(shared), sum(len(o) for o in shared), walk, commands, injected)
+                 len(shared), sum(len(o) for o in shared), walk, commands, injected,
+                 None if saw is None else Counter(saw))
 
 
 # -- the workers --------------------------------------------------------------------------------
@@ -368,6 +372,7 @@ class Sim:
         self.now = 0
         self.jobs: dict[str, list] = {}
         self.releases: list[bool | None] = []
+        self.found_nothing_saw: list[str] = []
         self.injected: Counter = Counter()
         # faults (opt-in): unknown outcomes with reconnects, store restarts, evictions
         self.p_info, self.n_restarts, self.n_evictions = p_info, restarts, evictions
@@ -416,8 +421,14 @@ class Sim:
             t_end += GRID
         run = self.rec.finish(t_end)
         run.truth = settle(self.store, self.jobs, t_end + GRID, self.releases, self.rec.commands,
-                           self.injected)
+                           self.injected, self.found_nothing_saw)
         return run
+
+    def _saw(self, out: list, key: str, attempt: str, t: int) -> None:
+        """Note what a release's first command meets at `t` under `key`."""
+        if not out:
+            c = self.store.peek(key, t)
+            out.append("key_absent" if c is None else "own" if c.owner == attempt else "token_differs")
 
     def held_by_other(self, key: str, attempt: str, token: str | None = None) -> bool:
         c = self.store.peek(key, self.now)
@@ -577,19 +588,21 @@ class Sim:
             rec.ev(t, proc, "invoke", f="release", attempt=attempt, key=key)
             t = yield t + self.lat()
             unknown = False
+            saw = []          # what the release's first command met (the truth for found-nothing)
             if style == "del":
                 entry, r, unknown = self._exec(ss, t, ("DEL", key), lambda t, key=key, attempt=attempt:
-                                               (st.delete(key, attempt, t), ()))
+                                               (self._saw(saw, key, attempt, t), st.delete(key, attempt, t), ())[1:])
                 sent.append(entry)
                 value = r == 1
             elif style == "lua":
                 entry, r, unknown = self._exec(ss, t, self._script(SHA_DEL, CAS_DEL, key, token),
                                                lambda t, key=key, token=token, attempt=attempt:
-                                               st.cas_del(key, token, attempt, t))
+                                               (self._saw(saw, key, attempt, t), st.cas_del(key, token, attempt, t))[1])
                 sent.append(entry)
                 value = r == 1
             else:
-                entry, seen, _ = self._exec(ss, t, ("GET", key), lambda t: (st.get(key, t), ()), info_ok=False)
+                entry, seen, _ = self._exec(ss, t, ("GET", key), lambda t: (self._saw(saw, key, attempt, t),
+                                                                             st.get(key, t), ())[1:], info_ok=False)
                 sent.append(entry)
                 value = False
                 if seen == token:
@@ -607,6 +620,8 @@ class Sim:
                     value = r == 1
             value = None if unknown else value
             self.releases.append(value)
+            if value is False:
+                self.found_nothing_saw.append(saw[0])
             t += self.lat()
             done(t, "release", "info" if unknown else "ok", value)
             held += 1
@@ -765,6 +780,14 @@ def differences(run: ModelRun, result: dict | None = None) -> list[str]:
     same("foreign_releases", r["foreign_releases"], len(t.foreign))
     same("claims", r["claims"], t.counts())
     same("releases_found_nothing", r["releases_found_nothing"], t.found_nothing)
+    outcomes = r["releases_found_nothing_outcomes"]
+    same("found-nothing outcomes add up", sum(outcomes.values()), t.found_nothing)
+    if t.found_nothing_saw is not None:
+        # Never wrong, at most undecided: each outcome the checker names happened at least as often.
+        for kind in ("key_absent", "token_differs"):
+            if outcomes[kind] > t.found_nothing_saw[kind]:
+                out.append(f"found-nothing outcome {kind}: checker {outcomes[kind]} > truth "
+                           f"{t.found_nothing_saw[kind]} ({dict(t.found_nothing_saw)})")
     same("overlap.max_concurrency", r["overlap"]["max_concurrency"], t.max_concurrency)
     same("overlap.count", r["overlap"]["count"], t.overlap_count)
     same("token_reuse.tokens", r["token_reuse"]["tokens"], t.token_reuse)

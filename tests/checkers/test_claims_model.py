@@ -220,3 +220,16 @@ def test_an_overwrite_of_an_evictable_claim_is_undecided_not_foreign():
     result = run.check()
     assert result["foreign_releases"] == 0 and result["claims"]["unknown"] == 1
     assert result["valid"] == "unknown"
+
+
+def test_a_release_that_found_nothing_is_classified_by_the_briefs_outcomes():
+    cas = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))   # expires 111 ms
+    run.call(200, "w0.s0.0", "release", "ok", False, (("EVAL", cas, "1", K, "a"), [("get", K)]))  # absent
+    run.call(300, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))  # expires 401 ms
+    run.call(420, "w2.s0.0", "acquire", "ok", True, ("SET", K, "c", "NX", "PX", "100"))  # C holds it
+    run.call(450, "w1.s0.0", "release", "ok", False, (("EVAL", cas, "1", K, "b"), [("get", K)]))  # differs
+    result = run.check()
+    assert result["releases_found_nothing"] == 2 and result["disagreements"] == []
+    assert result["releases_found_nothing_outcomes"] == {"key_absent": 1, "token_differs": 1, "unknown": 0}
