@@ -297,7 +297,7 @@ def failed(reason: str) -> dict:
     """A result for a run that could not be checked at all."""
     return {"schema_version": SCHEMA_VERSION, "valid": "unknown", "reasons": [reason],
             "foreign_releases": 0,
-            "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},
+            "overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {}, "per_key": {},
                         "causes": {}},
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},

@@ -32,6 +32,8 @@ def test_three_at_once():
     assert o.count == 2 and o.max_concurrency == 3
     assert o.concurrency_time_s == {"1": 3.0, "2": 2.0, "3": 1.0}
     assert o.rate == pytest.approx(3 / 6)
+    assert o.per_key["k"] == {"count": 2, "max_concurrency": 3, "rate": pytest.approx(3 / 5)}
+    assert o.per_key["other"] == {"count": 0, "max_concurrency": 1, "rate": 0.0}
 
 
 def test_unfinished_job_runs_to_the_end_of_the_history():
@@ -46,7 +48,7 @@ def test_same_start_counts_once():
 
 def test_empty():
     assert overlap({}, end=S).to_dict() == {"count": 0, "rate": 0.0, "max_concurrency": 0,
-                                           "concurrency_time_s": {}}
+                                           "concurrency_time_s": {}, "per_key": {}}
 
 
 def test_releases_found_nothing():

@@ -17,7 +17,7 @@ KEYS = {"schema_version", "token_reuse", "expiry_edge", "walk_ins", "faults", "s
 def test_every_fixture_gives_a_json_result_with_the_schema(name):
     result = check_run(DATA / name)
     assert set(result) == KEYS and result["schema_version"] == 1
-    assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s", "causes"}
+    assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s", "per_key", "causes"}
     assert sum(result["overlap"]["causes"].values()) == result["overlap"]["count"]
     assert set(result["audit"]) == {"present", "complete", "lines", "unattributed"}
     json.dumps(result)
