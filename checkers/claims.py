@@ -276,7 +276,9 @@ class _Sim:
         """Count a release that found nothing by what its first command met."""
         saw = self.saw.pop(op.index, "unknown")
         if op.f == "release" and op.type == "ok" and op.value is False:
-            self.out.found_nothing[saw if saw in FOUND_NOTHING else "unknown"] += 1
+            outcome = saw if saw in FOUND_NOTHING else "unknown"
+            self.out.found_nothing[outcome] += 1
+            op.outcome = outcome
 
     def judge_effect(self, c: _Cmd) -> None:
         """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The

@@ -35,6 +35,7 @@ class Op:
     end_time: int | None = None
     sent: tuple = ()                 # ((conn, seq, name), ...) of the completion
     fence: object = None             # an effect's fencing token (--sink)
+    outcome: str | None = None       # a release that found nothing: what it met (claims.FOUND_NOTHING)
 
     def __post_init__(self, done: dict | None) -> None:
         if done is not None:

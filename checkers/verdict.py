@@ -61,6 +61,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         "foreign_releases": 0, "overlap": None,
         "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0,
         "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},
+        "releases_found_nothing_first": [],
         "releases_unknown": 0, "claims": {fate: 0 for fate in FATES},
         "ops": 0, "duration_s": 0.0,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
@@ -85,6 +86,9 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         result["releases_found_nothing_outcomes"] = dict(sim.found_nothing)
     else:
         result["releases_found_nothing_outcomes"]["unknown"] = rel.found_nothing
+    result["releases_found_nothing_first"] = [
+        {"attempt": op.attempt, "key": op.key, "time_s": round(op.invoke_time / 1e9, 3),
+         "outcome": op.outcome or "unknown"} for op in rel.first]
     result.update({"overlap": ov.to_dict(), "releases_found_nothing": rel.found_nothing,
                    "releases_found_nothing_rate": rel.rate, "releases_unknown": rel.unknown,
                    "ops": digest.completed, "duration_s": (end - start) / 1e9,
@@ -301,6 +305,7 @@ def failed(reason: str) -> dict:
                         "causes": {}},
             "releases_found_nothing": 0, "releases_found_nothing_rate": 0.0, "releases_unknown": 0,
             "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},
+            "releases_found_nothing_first": [],
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,

@@ -233,3 +233,6 @@ def test_a_release_that_found_nothing_is_classified_by_the_briefs_outcomes():
     result = run.check()
     assert result["releases_found_nothing"] == 2 and result["disagreements"] == []
     assert result["releases_found_nothing_outcomes"] == {"key_absent": 1, "token_differs": 1, "unknown": 0}
+    assert result["releases_found_nothing_first"] == [      # named with their job, in history order
+        {"attempt": "w0.s0.0", "key": K, "time_s": 0.2, "outcome": "key_absent"},
+        {"attempt": "w1.s0.0", "key": K, "time_s": 0.45, "outcome": "token_differs"}]
