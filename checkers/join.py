@@ -16,8 +16,9 @@ The rules, in audit order:
   it is expected when the call then retried on another connection (the first one was given up:
   timeout, reset, a healed partition); otherwise, for a call that got a reply, it is a disagreement.
 - A numbered line no `sent` entry claims is an orphan. If its slot has exactly one call that never
-  completed (the run was killed before the completion was written), it is given to that call and
-  reported as a problem; otherwise it is a disagreement.
+  completed (the run was killed before the completion was written) and no call listed a later
+  command of that connection, it is given to that call and reported as a problem; otherwise it is
+  a disagreement.
 
 Token strings are never compared: attribution is by attempt.
 """
@@ -76,6 +77,7 @@ class Joiner:
         self.pending: dict[str, list[Op]] = {}      # slot -> calls that never completed
         self.never: list[Op] = []
         self.bound: dict[str, list] = {}             # addr -> [conn, next seq]
+        self.horizon: dict[str, int] = {}            # conn -> the highest seq any call listed
         self.script: tuple[str | None, Op | None] = (None, None)
         self.script_seen = False
 
@@ -97,6 +99,8 @@ class Joiner:
             if seq in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
             by_seq[seq] = op
+            if seq > self.horizon.get(conn, -1):
+                self.horizon[conn] = seq
             n += 1
         if n:
             self.left[op.index] = n
@@ -118,8 +122,9 @@ class Joiner:
         if binding is None or (rec.name == "ECHO" and len(rec.argv) == 2
                                and (rec.argv[1].startswith(CONN_MARKER) or rec.argv[1] == END_MARKER)):
             return True
-        by_seq = self.wanted.get(binding[0])
-        return by_seq is not None and binding[1] in by_seq
+        conn, seq = binding
+        by_seq = self.wanted.get(conn)
+        return (by_seq is not None and seq in by_seq) or self.horizon.get(conn, -1) > seq
 
     def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
@@ -158,7 +163,10 @@ class Joiner:
         by_seq = self.wanted.get(conn)
         op = by_seq.get(seq) if by_seq is not None else None
         if op is None:
-            return _orphan(out, rec, conn, seq, self.pending.get(slot_of(conn), []))
+            # A call that listed a later command of this connection came after this one: no
+            # call still to come (not even one that never completed) can have sent it.
+            late = self.horizon.get(conn, -1) > seq
+            return _orphan(out, rec, conn, seq, [] if late else self.pending.get(slot_of(conn), []))
         want = _sent_name(op, conn, seq)
         if want != name:      # the entry stays wanted: the call's command is not in the audit
             out.mismatches += 1

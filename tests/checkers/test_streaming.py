@@ -78,3 +78,39 @@ def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
     assert len(held) > 10_000 and max(held) <= 2 * 16
     assert remaining == [] and joined.missing == {} and sim.disagreements == []
     assert not any(engine.joiner.wanted.values())
+
+
+def test_a_stray_command_mid_run_is_an_orphan_without_reading_ahead():
+    """A numbered command no call lists is decided as soon as a later command of the same
+    connection is listed — the checker does not read the rest of the history to decide it."""
+    from checkers.audit import parse_audit
+    from checkers.clock import StoreClock
+    from checkers.engine import Engine
+    from checkers.verdict import _Audit
+    from test_claims_model import CLOCK, CONFIG, K, Run
+
+    run = Run()
+    t = 10
+    for n in range(200):
+        attempt = f"w0.s0.{n}"
+        run.call(t, attempt, "acquire", "ok", True, ("SET", K, f"t{n}", "NX", "PX", "100"))
+        if n == 3:
+            run.cmd(t + 5, attempt, "GET", K)          # sent outside any call: in no sent list
+        run.call(t + 10, attempt, "release", "ok", True, ("DEL", K))
+        t += 20
+    run.events.sort(key=lambda e: e["time"])
+    text = "OK\n" + "".join(line + "\n" for line in run.lines) + "# end\n"
+    result = check(run.events, parse_audit(text), CONFIG, clock_samples=CLOCK)
+    assert any("GET from w0.s0.c0 seq 7 is in no sent list" in d for d in result["disagreements"])
+    assert result["claims"]["released_by_holder"] == 200
+
+    engine = Engine(run.events, _Audit.of(parse_audit(text)))
+    engine.start()
+    held, feed = [], engine.joiner.feed
+
+    def watched(rec):
+        held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
+        return feed(rec)
+    engine.joiner.feed = watched
+    engine.replay(StoreClock.from_samples(CLOCK), CONFIG["key_prefix"])
+    assert max(held) <= 3
