@@ -60,8 +60,9 @@ class Joiner:
 
     Calls come in with `add(op)` as their completions are read (they carry the `sent` lists);
     `history_done(never_completed)` says the history is over. `ready(rec)` tells whether `rec`
-    can be attributed yet: a numbered line waits until the call that sent it has been added, or
-    the history is over (then it is an orphan). `feed(rec)` returns `(attempt, op)` (None, None
+    can be attributed yet: a numbered line waits until the call that sent it has been added, a
+    call has listed a later command of its connection, or the history is over (in the last two
+    cases without a call of its own, it is an orphan). `feed(rec)` returns `(attempt, op)` (None, None
     when unattributed). A call whose every sent command was found is handed out once by
     `take_matched()`, and forgotten; `finish(complete)` returns the `Join` summary.
     Memory: the calls added and not yet matched, not the audit.
