@@ -51,9 +51,10 @@ class AuditRecord:
 def unquote_args(text: str) -> list[str]:
     """Split and unquote MONITOR's argument list `"a" "b\\n"` -> ['a', 'b\\n']; ValueError if malformed."""
     if "\\" not in text and len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-        # Fast path: without escapes no quote can sit inside an argument.
+        # Fast path: without escapes no quote can sit inside an argument, so the quotes are
+        # exactly the two around each argument.
         args = text[1:-1].split('" "')
-        if not any('"' in a for a in args):
+        if text.count('"') == 2 * len(args):
             return args
     args, pos = [], 0
     while pos < len(text):

@@ -68,6 +68,8 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
+_NONE: frozenset = frozenset()
+_NONZERO = frozenset("123456789")
 
 
 @dataclass(slots=True)
@@ -467,9 +469,9 @@ class _Sim:
         """Check one call's reported result against what its commands did in the model
         (nothing to check when its outcome is unknown or a command of it is missing)."""
         ok = op.succeeded
-        eff = self.effects.get(op.index, set())
-        if ok is None or missing or "unknown" in eff:
-            return
+        eff = self.effects.get(op.index, _NONE)
+        if ok is None or missing or "unknown" in eff or (not ok and not eff):
+            return      # (a call that reported failure and did nothing agrees with the audit)
         said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
         if op.f == "acquire":
             if ok and "created" not in eff and "extended_own" not in eff:
@@ -526,6 +528,14 @@ def _int(s: str) -> int:
 
 def _set(sim: _Sim, c: _Cmd) -> None:
     argv, t = c.rec.argv, c.t_ms
+    if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
+            and argv[5].isdigit()):
+        # The common case, short: a conditional create against a claim that is live, cannot
+        # have been evicted and is far from its expiry fails and changes nothing (as `write`).
+        cur = sim.state.get((c.rec.db, argv[1]), sim.default)
+        if (type(cur) is Claim and not cur.evictable and cur.expires_ms is not None
+                and cur.expires_ms - t > sim.trust_ms):
+            return
     if len(argv) < 3:
         raise ValueError("wrong number of arguments")
     opts, i, expires = set(), 3, None

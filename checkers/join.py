@@ -85,23 +85,25 @@ class Joiner:
     # -- the history side -------------------------------------------------------------------
     def add(self, op: Op) -> None:
         n = 0
+        wanted, horizon = self.wanted, self.horizon
         for entry in op.sent:
-            try:
-                conn, seq, name = entry
-            except (TypeError, ValueError):
+            if type(entry) is not tuple or len(entry) != 3:
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
+            conn, seq, _ = entry
             if seq is None:
                 continue
             if not isinstance(conn, str) or not isinstance(seq, int):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
-            by_seq = self.wanted.setdefault(conn, {})
-            if seq in by_seq:
+            by_seq = wanted.get(conn)
+            if by_seq is None:
+                by_seq = wanted[conn] = {}
+            elif seq in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
             by_seq[seq] = op
-            if seq > self.horizon.get(conn, -1):
-                self.horizon[conn] = seq
+            if seq > horizon.get(conn, -1):
+                horizon[conn] = seq
             n += 1
         if n:
             self.left[op.index] = n
@@ -188,6 +190,8 @@ class Joiner:
     def take_matched(self) -> list[Op]:
         """The calls whose every sent command has been found since the last call (their
         effects are final once the next non-script line comes)."""
+        if not self.matched:
+            return ()
         out, self.matched = self.matched, []
         return out
 

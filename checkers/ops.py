@@ -49,7 +49,7 @@ class Op:
         self.fence = e.get("fence")
         sent = e.get("sent")
         if sent:
-            self.sent = tuple(_entry(x) for x in sent)
+            self.sent = tuple([_entry(x) for x in sent])
 
     @property
     def completed(self) -> bool:
@@ -65,9 +65,11 @@ class Op:
 
 def _entry(x):
     """A `sent` entry as a tuple with interned strings (many calls share a connection)."""
-    if isinstance(x, list) and len(x) == 3 and isinstance(x[0], str) and isinstance(x[2], str):
-        return (_intern(x[0]), x[1], _intern(x[2]))
-    return tuple(x) if isinstance(x, list) else x
+    if type(x) is list:
+        if len(x) == 3 and type(x[0]) is str and type(x[2]) is str:
+            return (_intern(x[0]), x[1], _intern(x[2]))
+        return tuple(x)
+    return x
 
 
 def slot_of(name: str) -> str:
