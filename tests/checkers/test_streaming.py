@@ -55,6 +55,19 @@ def test_progress_is_reported_in_bytes_read_up_to_the_total(tmp_path, monkeypatc
     assert done == sorted(done) and done[-1] == total and done[0] < total / 2
 
 
+def _replay_watching_held_calls(engine, clock, prefix):
+    """Run `engine` over its audit, noting before each audit line how many calls it holds
+    (added from the history, not yet settled); returns (those counts, what `replay` returns)."""
+    engine.start()
+    held, feed = [], engine.joiner.feed
+
+    def watched(rec):
+        held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
+        return feed(rec)
+    engine.joiner.feed = watched
+    return held, engine.replay(clock, prefix)
+
+
 def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
     """Read side by side, the history runs ahead of the audit by about one call per slot: the
     calls waiting for their audit lines stay few however long the run (16 slots here)."""
@@ -67,14 +80,8 @@ def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
     run = tmp_path / "run"
     _generate()(run, 30_000)
     engine = Engine(HistoryStream(run), open_audit(run))
-    engine.start()
-    held, feed = [], engine.joiner.feed
-
-    def watched(rec):
-        held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
-        return feed(rec)
-    engine.joiner.feed = watched
-    joined, sim, remaining = engine.replay(StoreClock.from_samples(load_store_clock(run)[0]), "leasecheck:bench:")
+    held, (joined, sim, remaining) = _replay_watching_held_calls(
+        engine, StoreClock.from_samples(load_store_clock(run)[0]), "leasecheck:bench:")
     assert len(held) > 10_000 and max(held) <= 2 * 16
     assert remaining == [] and joined.missing == {} and sim.disagreements == []
     assert not any(engine.joiner.wanted.values())
@@ -105,12 +112,5 @@ def test_a_stray_command_mid_run_is_an_orphan_without_reading_ahead():
     assert result["claims"]["released_by_holder"] == 200
 
     engine = Engine(run.events, _Audit.of(parse_audit(text)))
-    engine.start()
-    held, feed = [], engine.joiner.feed
-
-    def watched(rec):
-        held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
-        return feed(rec)
-    engine.joiner.feed = watched
-    engine.replay(StoreClock.from_samples(CLOCK), CONFIG["key_prefix"])
+    held, _ = _replay_watching_held_calls(engine, StoreClock.from_samples(CLOCK), CONFIG["key_prefix"])
     assert max(held) <= 3
