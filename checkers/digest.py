@@ -1,8 +1,8 @@
 """One pass over the history: everything the checkers need from it, and nothing more.
 
-`Digest.feed(event)` takes events in history order and keeps only compact results — the lease
-calls (`ops`), the job runs, the faults, the effects recorded without a sink, the run's start
-and end — so a history of any length is read once and never held in memory.
+`Digest.feed(event)` takes events in history order and keeps only compact results — counts
+and outcomes of the lease calls, the job runs, the faults, the effects recorded without a sink,
+the run's start and end — so a history of any length is read once and never held in memory.
 """
 from __future__ import annotations
 
@@ -18,11 +18,10 @@ PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
 
 
 class Digest:
-    """`keep_ops`: keep every call in `ops` (tests and small tools); the checker does not, it
-    receives each completed call through `on_done` and keeps only what it still needs."""
+    """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs."""
 
-    def __init__(self, keep_ops: bool = True, on_done=None) -> None:
-        self.pairer = Pairer(self._done, keep=keep_ops)
+    def __init__(self, on_done=None) -> None:
+        self.pairer = Pairer(self._done, keep=False)
         self.on_done = on_done
         self.releases = Releases()
         self.completed = 0                 # completed lease calls (sink writes aside)
@@ -82,10 +81,6 @@ class Digest:
         if not self.count:
             raise HistoryError("the history is empty: nothing to check")
         return self
-
-    @property
-    def ops(self):
-        return self.pairer.ops
 
     @property
     def problems(self) -> list[str]:

@@ -21,17 +21,15 @@ from .join import Joiner
 
 class Engine:
     def __init__(self, events, audit, progress=None) -> None:
-        self.events, self.audit, self.progress = events, audit, progress
+        self.audit, self.progress = audit, progress
         self.joiner = Joiner()
-        self.digest = Digest(keep_ops=False, on_done=self.joiner.add)
+        self.digest = Digest(on_done=self.joiner.add)
         self._it = iter(events)
         self.history_over = False
-        self._n = 0
 
     def start(self) -> Digest:
         """Read the first event (the run's start and its config); HistoryError when there is none."""
-        if not self.pull():
-            raise HistoryError("the history is empty: nothing to check")
+        self.pull()
         return self.digest
 
     def pull(self) -> bool:
@@ -47,8 +45,7 @@ class Engine:
             self.joiner.history_done(self.digest.pairer.never_completed())
             return False
         self.digest.feed(e)
-        self._n += 1
-        if self.progress is not None and not self._n % _digest.PROGRESS_EVERY:
+        if self.progress is not None and not self.digest.count % _digest.PROGRESS_EVERY:
             self.progress()
         return True
 
@@ -57,45 +54,47 @@ class Engine:
         while not self.history_over and self.digest.end <= t_ns and self.pull():
             pass
 
-    def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS):
-        """One pass over the audit; returns `(joined, model result, calls not settled)`."""
+    def _attributed(self, settle=None):
+        """Yield `(record, attempt, op)` for every audit record, reading the history as far as
+        each needs; before a non-script record, `settle(op)` gets each call whose commands were
+        all found (their effects are final then). The history is read to its end afterwards."""
         joiner, pull = self.joiner, self.pull
-        replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need)
         n, every = 0, _digest.PROGRESS_EVERY
         for rec in self.audit:
             while not joiner.ready(rec) and pull():
                 pass
             if rec.addr != "lua":
                 for op in joiner.take_matched():
-                    replay.settle(op)
+                    if settle is not None:
+                        settle(op)
             attempt, op = joiner.feed(rec)
-            replay.feed(rec, attempt, op)
+            yield rec, attempt, op
             n += 1
             if self.progress is not None and not n % every:
                 self.progress()
         while pull():
             pass
         for op in joiner.take_matched():
-            replay.settle(op)
-        joined = joiner.finish(self.audit.complete)
-        remaining = joiner.remaining()
+            if settle is not None:
+                settle(op)
+
+    def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS):
+        """One pass over the audit; returns `(joined, model result, calls not settled)`."""
+        replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need)
+        for rec, attempt, op in self._attributed(replay.settle):
+            replay.feed(rec, attempt, op)
+        joined = self.joiner.finish(self.audit.complete)
+        remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 
     def windows(self) -> tuple[list[tuple[float, int, int]], float | None]:
         """A join-only pass (to estimate the store clock without samples): (store time,
         invocation, completion) of every joined command of a call that got a reply, and the
         first command's store time."""
-        joiner, pull = self.joiner, self.pull
         windows, first = [], None
-        for rec in self.audit:
-            while not joiner.ready(rec) and pull():
-                pass
-            joiner.take_matched()
-            _, op = joiner.feed(rec)
+        for rec, _, op in self._attributed():
             if first is None and rec.kind == "cmd":
                 first = rec.time
             if op is not None and rec.addr != "lua" and op.type in ("ok", "fail"):
                 windows.append((rec.time, op.invoke_time, op.end_time))
-        while pull():
-            pass
         return windows, first

@@ -45,7 +45,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         events = list(events)
     clock = None
     if audit is None:
-        digest = Digest(keep_ops=False).consume(events, progress)
+        digest = Digest().consume(events, progress)
         _require_prefix(config)
         engine = None
     else:
