@@ -64,6 +64,14 @@ class FaultContext:
     audit: Any = None        # harness.audit.MonitorRecorder
 
 
+def refuse_external_store(cfg, fault: str, does: str, instead: str) -> None:
+    """A fault that acts on the store's process, clock or memory touches only a store the harness
+    started: with --store-url, a one-line error naming what to drop."""
+    if cfg.store_url:
+        raise UsageError(f"--nemesis {fault} {does}, which the harness only does to a store it "
+                         f"started; drop --store-url or {instead}")
+
+
 class Fault:
     name = ""
     targets: tuple[str, ...] = ()

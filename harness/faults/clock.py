@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 
 
 def libfaketime_path() -> str | None:
@@ -74,9 +74,7 @@ class Clock(Fault):
             if backend == "docker":
                 _validate_image_clock(cfg.store_image)
                 return
-            if cfg.store_url:
-                raise UsageError("--nemesis clock:store skews the store's clock, which the harness only "
-                                 "does to a store it started; drop --store-url or use clock:workers")
+            refuse_external_store(cfg, "clock:store", "skews the store's clock", "use clock:workers")
             alloc = store_allocator(cfg.store_bin)
             if alloc != "libc":
                 raise UsageError(f"--nemesis clock:store: {cfg.store_bin} is built with malloc={alloc}, "

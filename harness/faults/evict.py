@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import time
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 
 FILL_LIMIT_KEYS = 200_000
 FILL_LIMIT_S = 5.0
@@ -23,9 +22,7 @@ class Evict(Fault):
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
-        if cfg.store_url:
-            raise UsageError("--nemesis evict squeezes the store's memory, which the harness only does "
-                             "to a store it started; drop --store-url or the evict fault")
+        refuse_external_store(cfg, "evict", "squeezes the store's memory", "the evict fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         admin = ctx.admin

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 
 
 class Kill(Fault):
@@ -20,9 +20,7 @@ class Kill(Fault):
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
-        if cfg.store_url:
-            raise UsageError("--nemesis kill kills the store process, which the harness only does to a "
-                             "store it started; drop --store-url or the kill fault")
+        refuse_external_store(cfg, "kill", "kills the store process", "the kill fault")
         if not getattr(cfg, "audit", True):
             raise UsageError("--nemesis kill drains and re-attaches the store audit around the restart; "
                              "drop --no-audit or the kill fault")

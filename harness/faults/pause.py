@@ -13,7 +13,7 @@ import signal
 import time
 
 from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 from harness.heal import proc_started
 
 
@@ -27,9 +27,8 @@ class Pause(Fault):
         if target == "store" and getattr(cfg, "backend", "embedded") == "compose":
             raise UsageError("--nemesis pause:store: with --backend compose the stack owns the store; "
                              "use --backend docker (the harness starts and pauses its own container)")
-        if target == "store" and cfg.store_url:
-            raise UsageError("--nemesis pause:store pauses the store process, which the harness only "
-                             "does to a store it started; drop --store-url or the store target")
+        if target == "store":
+            refuse_external_store(cfg, "pause:store", "pauses the store process", "the store target")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         if step.target == "store":
