@@ -1,6 +1,11 @@
 """Replay the audit against a model of the store and follow every claim to its fate.
 
-Only keys starting with the run's `key_prefix` are modelled, per db. Commands are applied in audit
+The keys modelled, per db, are those a lease call writes — whatever their name: a namespace such
+as `app-locks:<job key>`, a library's `lock:<name>`, a key of the lease's own making — and every key
+starting with the run's `key_prefix`. A key is followed from the first command of a lease call
+(acquire, release, renew) that touches it; from then on every command on it is applied, whoever
+sent it. Keys only other clients touch (the nemesis's fillers, another application's keys on a
+shared store) and keys only a job's sink writes are left alone. Commands are applied in audit
 order at the store's own times; a command run by a script uses the time of its `EVAL` line (Redis
 freezes the clock for a script). A key with expiry E (ms) is gone once store time > E. Within
 `AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
@@ -53,6 +58,7 @@ FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "forei
 # attempt's claim there (the token differs), or neither can be told (the key's state is lost, its
 # claim may have been evicted, the release's commands are not in the audit, ...).
 FOUND_NOTHING = ("key_absent", "token_differs", "unknown")
+LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
 EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
 AMBIGUOUS_MS = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
@@ -112,6 +118,10 @@ class ClaimsResult:
     edges: list[str] = field(default_factory=list)   # commands within AMBIGUOUS_MS of an expiry
     lost_keys: int = 0   # keys whose state became unknown though their last claim's fate was sealed
     stale: dict[int, bool | None] = field(default_factory=dict)  # effect op -> written without a live claim?
+    # acquires that reported a win while the audit shows no claim created by them: how many,
+    # and the first few with what the audit shows of their commands
+    unmatched_wins: int = 0
+    unmatched_first: list[str] = field(default_factory=list)
     # releases that found nothing, by what their first command saw (the brief's outcomes)
     found_nothing: Counter = field(default_factory=lambda: Counter({k: 0 for k in FOUND_NOTHING}))
 
@@ -209,20 +219,45 @@ class _Sim:
         self.noted: set[int] = set()
         self.out = ClaimsResult()
         self.eviction = False   # inside an eviction fault window
+        self.followed: set[tuple[int, str]] = set()   # keys a lease call has touched
+        # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
+        # job's sink write is judged against, whatever key the claim is on
+        self.held: dict[str, Claim | _Unknown] = {}
+        self.shown: dict[int, list[str]] = {}   # acquire op -> its commands as the audit shows them
+
+    def follows(self, c: _Cmd, key: str) -> bool:
+        """Is `key` modelled? A lease call's command makes it so (see the module docstring)."""
+        if key.startswith(self.prefix):
+            return True
+        k = (c.rec.db, key)
+        if k in self.followed:
+            return True
+        if c.op is not None and c.op.f in LEASE_CALLS:
+            self.followed.add(k)
+            return True
+        return False
 
     # -- dispatch ---------------------------------------------------------------------------
     def apply(self, c: _Cmd) -> None:
         argv, name = c.rec.argv, c.rec.name
         op = c.op
-        if op is not None and op.f == "release" and op.index not in self.saw:
-            self.saw[op.index] = self.seen_by(op, c)
+        if op is not None:
+            if op.f == "release" and op.index not in self.saw:
+                self.saw[op.index] = self.seen_by(op, c)
+            elif op.f == "acquire":
+                shown = self.shown.setdefault(op.index, [])
+                if len(shown) < 6:
+                    shown.append(" ".join([c.label] + argv[1:2]))
         handler = _HANDLERS.get(name)
         if handler is None:
-            ours = [a for a in argv[1:] if a.startswith(self.prefix)]
-            if ours and name not in _READ_ONLY:
-                self.out.problems.append(f"{c.where}: command not modelled; claims on {ours} may be wrong")
+            if name not in _READ_ONLY:
+                db = c.rec.db
+                ours = [a for a in argv[1:] if self.state.get((db, a), self.default) is not None
+                        and (a.startswith(self.prefix) or (db, a) in self.followed)]
+                if ours:
+                    self.out.problems.append(f"{c.where}: command not modelled; claims on {ours} may be wrong")
             return
-        if name in _ANY_KEY or (len(argv) > 1 and argv[1].startswith(self.prefix)):
+        if name in _ANY_KEY or (len(argv) > 1 and self.follows(c, argv[1])):
             try:
                 handler(self, c)
             except (ValueError, IndexError) as e:
@@ -261,9 +296,10 @@ class _Sim:
     def seen_by(self, op: Op, c: _Cmd) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the
         model: "key_absent", "token_differs", "own" (its own claim) or "unknown"."""
-        if not isinstance(op.key, str) or not op.key.startswith(self.prefix):
+        key = _first_key(c.rec)
+        if key is None or not self.follows(c, key):
             return "unknown"
-        cur = self.state.get((c.rec.db, op.key), self.default)
+        cur = self.state.get((c.rec.db, key), self.default)
         if cur is UNKNOWN:
             return "unknown"
         if cur is None or (cur.expires_ms is not None and c.t_ms - cur.expires_ms > AMBIGUOUS_MS):
@@ -284,10 +320,19 @@ class _Sim:
 
     def judge_effect(self, c: _Cmd) -> None:
         """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The
-        last script call of the effect decides (an EVALSHA refused with NOSCRIPT is retried)."""
-        cur = self.live(c.op.key, c)
-        self.out.stale[c.op.index] = None if cur is UNKNOWN else not (
-            isinstance(cur, Claim) and cur.owner == c.op.attempt)
+        last script call of the effect decides (an EVALSHA refused with NOSCRIPT is retried).
+        The attempt's own claim is looked up by attempt: it may be on any key."""
+        mine = self.held.get(c.op.attempt)
+        if mine is UNKNOWN:
+            self.out.stale[c.op.index] = None
+            return
+        if mine is None:   # no claim of its own still followed: was the key's state lost?
+            lost = (self.follows(c, c.op.key)
+                    and self.state.get((c.rec.db, c.op.key), self.default) is UNKNOWN)
+            self.out.stale[c.op.index] = None if lost else True
+            return
+        cur = self.live(mine.key, c)
+        self.out.stale[c.op.index] = None if cur is UNKNOWN else cur is not mine
 
     def evicting(self, on: bool) -> None:
         """An eviction fault starts (every key now held may vanish silently) or ends. A claim
@@ -303,10 +348,12 @@ class _Sim:
         argv = c.rec.argv
         claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
                       c.rec.line, c.t, expires_ms, expires_ms, evictable=self.eviction,
-                      token=argv[2] if c.rec.name == "SET" and len(argv) > 2 else None,
+                      token=argv[2] if c.rec.name in ("SET", "SETNX") and len(argv) > 2 else None,
                       born_ns=c.op.invoke_time if c.op else None)
         self.out.claims.append(claim)
         self.state[(c.rec.db, key)] = claim
+        if c.attempt is not None:
+            self.held[c.attempt] = claim
         self.effect(c, "created")
         if c.attempt is None:
             self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
@@ -322,6 +369,11 @@ class _Sim:
     def seal(self, claim: Claim, fate: str, t: float) -> None:
         if claim.fate is None:
             claim.fate, claim.ended = fate, t
+            if claim.owner is not None and self.held.get(claim.owner) is claim:
+                if fate == "unknown":
+                    self.held[claim.owner] = UNKNOWN
+                else:
+                    del self.held[claim.owner]
 
     def end_by(self, claim: Claim, c: _Cmd, how: str) -> None:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
@@ -470,12 +522,19 @@ class _Sim:
         (nothing to check when its outcome is unknown or a command of it is missing)."""
         ok = op.succeeded
         eff = self.effects.get(op.index, _NONE)
+        shown = self.shown.pop(op.index, None)
         if ok is None or missing or "unknown" in eff or (not ok and not eff):
             return      # (a call that reported failure and did nothing agrees with the audit)
         said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
         if op.f == "acquire":
             if ok and "created" not in eff and "extended_own" not in eff:
                 self.out.disagreements.append(f"{said}, but the audit shows no successful create")
+                self.out.unmatched_wins += 1
+                if len(self.out.unmatched_first) < 3:
+                    what = "; ".join(shown) if shown else "no command at all"
+                    self.out.unmatched_first.append(
+                        f"{op.attempt} acquire at {op.invoke_time / 1e9:.3f} s reported a win; the audit "
+                        f"shows {what}, none of which created a claim")
             elif not ok and "created" in eff:
                 self.out.disagreements.append(f"{said}, but its SET created a claim in the audit "
                                               "(a client retry?)")
@@ -517,6 +576,14 @@ def _conditional_create(argv: list[str]) -> bool:
     """SET ... NX or SETNX: a write that succeeds only when the key is absent."""
     name = argv[0].upper() if argv else ""
     return name == "SETNX" or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
+
+
+def _first_key(rec: AuditRecord) -> str | None:
+    """The first key a command names: a script call's first KEYS entry, else its first argument."""
+    argv = rec.argv
+    if rec.name in _SCRIPTS:
+        return argv[3] if len(argv) > 3 and argv[2].isdigit() and int(argv[2]) > 0 else None
+    return argv[1] if len(argv) > 1 else None
 
 
 def _int(s: str) -> int:
@@ -586,7 +653,7 @@ def _getex(sim: _Sim, c: _Cmd) -> None:
 def _delete(sim: _Sim, c: _Cmd) -> None:
     keys = c.rec.argv[1:] if c.rec.name in ("DEL", "UNLINK") else c.rec.argv[1:2]
     for key in keys:
-        if key.startswith(sim.prefix):
+        if sim.follows(c, key):
             sim.delete(c, key)
 
 
@@ -601,6 +668,7 @@ _HANDLERS = {
     "GETEX": _getex,
     "FLUSHDB": lambda sim, c: sim.flush(c), "FLUSHALL": lambda sim, c: sim.flush(c),
 }
+_SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 _ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
 _READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
               "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",

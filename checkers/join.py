@@ -9,6 +9,15 @@ The rules, in audit order:
   sent command `seq` on `conn`. The audit line's command name must equal `name`; a mismatch is a
   disagreement and the line stays unattributed, because the numbering can no longer be trusted.
 - A `[0 lua]` line belongs to the nearest preceding `EVAL`/`EVALSHA` line.
+- Transactions: the store shows a `MULTI`/`EXEC` transaction's queued commands only when `EXEC`
+  runs them (Redis 6.2 lists them between `MULTI` and `EXEC`; a server may also list them right
+  after `EXEC`), and never when the transaction did not run — `DISCARD`, an `EXEC` aborted by a
+  command refused while queued (`EXECABORT`), or an `EXEC` whose `WATCH`ed key changed. So after
+  an attributed `MULTI`, an `EXEC`/`DISCARD` line that comes before the queued commands takes
+  the number of the history's `EXEC`/`DISCARD`; after a `DISCARD` the queued commands never ran;
+  after an `EXEC` they are matched by name against the lines that follow from that connection,
+  and taken as never run at the first line that does not match. Pipelines without a transaction
+  are plain commands in order.
 - A line from an address no marker named (another client, the harness's admin connection) is
   unattributed. So is every line from a connection bound before a `# gap`: lines are missing
   there, so its numbering is lost.
@@ -32,6 +41,17 @@ from .ops import Op, slot_of
 CONN_MARKER = "leasecheck:conn:"
 END_MARKER = "leasecheck:audit-end"
 SCRIPT_CALLS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+TXN_END = ("EXEC", "DISCARD")
+
+
+class _Binding:
+    """One audit address bound to a connection: the next command number, and a transaction
+    whose end has not been seen (`txn_end`: the history's number of its EXEC/DISCARD) or whose
+    queued commands may still follow its EXEC (`after`)."""
+    __slots__ = ("conn", "seq", "txn_end", "after")
+
+    def __init__(self, conn: str) -> None:
+        self.conn, self.seq, self.txn_end, self.after = conn, 0, None, []
 
 
 @dataclass
@@ -45,6 +65,7 @@ class Join:
     problems: list[str] = field(default_factory=list)
     mismatches: int = 0      # lines whose command name differs from the history's
     unattributed: int = 0    # command lines (markers aside) without an attempt
+    not_run: int = 0         # queued commands of transactions that did not run
 
     def uncovered(self, ops: list[Op], complete: bool) -> list[int]:
         """Ops whose effect the audit may not show: calls with a sent command that is not in
@@ -77,7 +98,7 @@ class Joiner:
         self.done = False
         self.pending: dict[str, list[Op]] = {}      # slot -> calls that never completed
         self.never: list[Op] = []
-        self.bound: dict[str, list] = {}             # addr -> [conn, next seq]
+        self.bound: dict[str, _Binding] = {}         # addr -> its connection
         self.horizon: dict[str, int] = {}            # conn -> the highest seq any call listed
         self.script: tuple[str | None, Op | None] = (None, None)
         self.script_seen = False
@@ -125,8 +146,12 @@ class Joiner:
         if binding is None or (rec.name == "ECHO" and len(rec.argv) == 2
                                and (rec.argv[1].startswith(CONN_MARKER) or rec.argv[1] == END_MARKER)):
             return True
-        conn, seq = binding
+        conn, seq = binding.conn, binding.seq
         by_seq = self.wanted.get(conn)
+        if binding.after and by_seq is not None:
+            s = binding.after[0]
+            if s in by_seq and _sent_name(by_seq[s], conn, s) == rec.name:
+                return True    # a queued command listed after its EXEC
         return (by_seq is not None and seq in by_seq) or self.horizon.get(conn, -1) > seq
 
     def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
@@ -146,7 +171,7 @@ class Joiner:
         if name == "ECHO" and len(rec.argv) == 2:
             arg = rec.argv[1]
             if arg.startswith(CONN_MARKER):
-                self.bound[rec.addr] = [arg[len(CONN_MARKER):], 0]
+                self.bound[rec.addr] = _Binding(arg[len(CONN_MARKER):])
                 return None, None
             if arg == END_MARKER:
                 return None, None
@@ -161,9 +186,27 @@ class Joiner:
         if binding is None:
             out.unattributed += 1
             return None, None
-        conn, seq = binding
-        binding[1] += 1
+        conn = binding.conn
         by_seq = self.wanted.get(conn)
+        if binding.after:        # queued commands listed after their EXEC, or none at all
+            s = binding.after[0]
+            op = by_seq.get(s) if by_seq is not None else None
+            if op is not None and _sent_name(op, conn, s) == name:
+                binding.after.pop(0)
+                return self._take(by_seq, s, op)
+            self._not_run(conn, binding.after)
+            binding.after = []
+        seq = binding.seq
+        if binding.txn_end is not None and name in TXN_END and seq < binding.txn_end:
+            # The transaction ended before its queued commands were listed.
+            queued, seq = list(range(seq, binding.txn_end)), binding.txn_end
+            if name == "EXEC":
+                binding.after = queued
+            else:
+                self._not_run(conn, queued)
+        binding.seq = seq + 1
+        if seq == binding.txn_end:
+            binding.txn_end = None
         op = by_seq.get(seq) if by_seq is not None else None
         if op is None:
             # A call that listed a later command of this connection came after this one: no
@@ -178,6 +221,12 @@ class Joiner:
                 f"audit.log:{rec.line}: {conn} seq {seq} is {name} in the audit but "
                 f"{want} in the history ({op.attempt} {op.f})")
             return None, None
+        if name == "MULTI":
+            binding.txn_end = _txn_end(by_seq, conn, seq)
+        return self._take(by_seq, seq, op)
+
+    def _take(self, by_seq: dict[int, Op], seq: int, op: Op) -> tuple[str, Op]:
+        """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
         left = self.left.pop(op.index) - 1
         if left:
@@ -186,6 +235,15 @@ class Joiner:
             del self.unmatched[op.index]
             self.matched.append(op)
         return op.attempt, op
+
+    def _not_run(self, conn: str, seqs: list[int]) -> None:
+        """Queued commands of a transaction that did not run: found, with no line of their own."""
+        by_seq = self.wanted.get(conn) or {}
+        for seq in seqs:
+            op = by_seq.get(seq)
+            if op is not None:
+                self._take(by_seq, seq, op)
+                self.out.not_run += 1
 
     def take_matched(self) -> list[Op]:
         """The calls whose every sent command has been found since the last call (their
@@ -248,6 +306,12 @@ def _sent_name(op: Op, conn: str, seq: int) -> str:
         if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == conn and entry[1] == seq:
             return str(entry[2]).upper()
     return ""
+
+
+def _txn_end(by_seq: dict[int, Op], conn: str, multi: int) -> int | None:
+    """The number of the EXEC or DISCARD that ends the transaction opened by MULTI `multi`."""
+    ends = [s for s, op in by_seq.items() if s > multi and _sent_name(op, conn, s) in TXN_END]
+    return min(ends) if ends else None
 
 
 def _orphan(out: Join, rec: AuditRecord, conn: str, seq: int,

@@ -5,7 +5,10 @@
 - false when any attempt released another attempt's claim (a foreign release), when two attempts
   wrote the same holder token (`tokens`), or when the overlap rate exceeds `config["max_overlap"]`
   (if that is not null);
-- otherwise "unknown" when a foreign release could be hidden: there is no audit; commands sent by
+- otherwise "unknown" when the verdict lacks evidence: no claim at all was seen in the store; an
+  acquire reported a win that the audit shows created no claim (a lease whose claim the store
+  never held protects nothing, and the checker would judge it on nothing); or when a foreign
+  release could be hidden: there is no audit; commands sent by
   lease calls are missing from the audit (cut short, a gap, an unknown call whose command may
   still land); audit lines disagree with the history about which command was sent; or a claim
   could not be followed to its end;
@@ -66,7 +69,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         "ops": 0, "duration_s": 0.0,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0,
-        "faults": [], "stale_effects": None,
+        "faults": [], "stale_effects": None, "claims_seen": None,
         "expiry_edge": {"count": 0, "examples": []},
         "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
                       "releases_found_nothing": "certain", "claims": "certain (store audit)"},
@@ -159,6 +162,7 @@ def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad,
     result["problems"] = audit.problems + result["problems"] + joined.problems + sim.problems
     result["disagreements"] = joined.disagreements + sim.disagreements
     result["claims"] = sim.counts()
+    result["claims_seen"] = _claims_seen(sim.claims)
     result["expiry_edge"] = {"count": len(sim.edges), "examples": sim.edges[:5]}
     result["foreign_releases"] = len(sim.foreign)
     result["audit"] = {"present": True, "complete": complete, "lines": audit.lines,
@@ -200,6 +204,14 @@ def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad,
             unsure.append(f"the audit is incomplete (cut short or with gaps) and {len(uncovered)} lease "
                           f"call(s) ({info} with unknown outcome, {never} never completed; {example}) "
                           "are not fully in it: a foreign release could be hidden there")
+    if sim.unmatched_wins:
+        unsure.append(f"{sim.unmatched_wins} acquire(s) reported a win that the store's audit does not "
+                      f"show as a claim (first: {sim.unmatched_first[0]}): there is no evidence these "
+                      "claims existed, so nothing can be said about them")
+    if not sim.claims:
+        unsure.append("no claim was seen in the store: no lease call created a key in the audit, so "
+                      "there is nothing to judge (does the lease write to this store, and does its "
+                      "acquire ever win?)")
     if joined.mismatches:
         unsure.append(f"{joined.mismatches} audit line(s) name a different command than the history's "
                       "sent lists, so attribution to attempts cannot be trusted")
@@ -210,6 +222,14 @@ def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad,
         unsure.append(f"{sim.lost_keys} key(s) could not be followed after an eviction fault: a create "
                       "with an unknown outcome may have found the key evicted")
     return sim
+
+
+def _claims_seen(claims) -> dict:
+    """How many claims the audit showed, on how many keys, and a few of those keys."""
+    keys: dict[str, None] = {}
+    for c in claims:
+        keys.setdefault(c.key, None)
+    return {"count": len(claims), "keys": len(keys), "examples": list(keys)[:3]}
 
 
 def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
@@ -309,4 +329,5 @@ def failed(reason: str) -> dict:
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
+            "claims_seen": None, "certainty": {},
             "expiry_edge": {"count": 0, "examples": []}}

@@ -25,8 +25,9 @@ HIDDEN = frozenset({
 })
 # Errors with which the store refuses a command before running it (so MONITOR does not show it):
 # by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
+# (Not EXECABORT: an EXEC aborted because a queued command was refused is itself listed.)
 _REJECTED_CODES = frozenset({"OOM", "LOADING", "BUSY", "READONLY", "MISCONF", "NOAUTH", "NOPERM",
-                             "WRONGPASS", "MASTERDOWN", "NOREPLICAS", "EXECABORT"})
+                             "WRONGPASS", "MASTERDOWN", "NOREPLICAS"})
 _REJECTED_TEXT = ("unknown command", "wrong number of arguments", "unknown subcommand",
                   "BUSY ", "MISCONF", "NOREPLICAS")
 
@@ -82,11 +83,13 @@ class AuditedConnection(Connection):
         super().read_response()
         self._lc_seq = 0
         self._lc_last = None
+        self._lc_packed = []
         self._lc_armed = True
 
     def disconnect(self, *args, **kwargs):
         self._lc_armed = False
         self._lc_last = None
+        self._lc_packed = []
         return super().disconnect(*args, **kwargs)
 
     def _number(self, args) -> None:
@@ -107,20 +110,33 @@ class AuditedConnection(Connection):
         return super().send_command(*args, **kwargs)
 
     def pack_commands(self, commands):
-        # Pipelines and transactions pack several commands for one send.
+        # Pipelines and transactions pack several commands for one send; their replies are read
+        # one by one, in order. In a pipeline a refused command takes no number (as alone). In a
+        # transaction nothing is renumbered: a command refused while queued aborts the EXEC, and
+        # the checker then knows that none of the queued commands ran.
+        commands = list(commands)
+        packed = []
         for args in commands:
             self._number(args)
+            packed.append(self._lc_last)
+        txn = bool(commands) and _name(commands[0]) == "MULTI"
+        self._lc_packed = [] if txn else packed
         self._lc_last = None
         return super().pack_commands(commands)
 
     def read_response(self, *args, **kwargs):
+        packed = getattr(self, "_lc_packed", None)
+        entry = packed.pop(0) if packed else getattr(self, "_lc_last", None)
         try:
             return super().read_response(*args, **kwargs)
         except ResponseError as e:
-            last = getattr(self, "_lc_last", None)
-            if getattr(self, "_lc_armed", False) and last is not None and last[1] is not None and _rejected(e):
-                # Refused before running: it is not in the audit, so it takes no number.
-                last[1] = None
+            if getattr(self, "_lc_armed", False) and entry is not None and entry[1] is not None and _rejected(e):
+                # Refused before running: it is not in the audit, so it takes no number, and
+                # the commands numbered after it on this connection move down by one.
+                for later in packed or ():
+                    if later is not None and later[1] is not None:
+                        later[1] -= 1
+                entry[1] = None
                 self._lc_seq -= 1
             raise
 

@@ -49,8 +49,13 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
         table.add_row("stale effects", f"{stale['without_fence']} of {stale['effects']} effects were "
                       f"written without a live claim; {fence}")
     claims = result.get("claims") or {}
-    if claims:
-        table.add_row("claims", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in claims.items() if v))
+    seen = result.get("claims_seen")
+    if claims or seen:
+        fates = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in claims.items() if v)
+        where = (f"{seen['count']} seen in the store on {seen['keys']} key(s), e.g. "
+                 f"{', '.join(seen['examples'])}" if seen and seen.get("count") else
+                 "[yellow]none seen in the store[/]" if seen is not None else "")
+        table.add_row("claims", "; ".join(x for x in (where, fates) if x))
     audit = result.get("audit") or {}
     table.add_row("evidence", f"{result.get('ops', 0)} lease calls over {result.get('duration_s', 0):.1f}s; "
                   + ("store audit complete" if audit.get("complete") else
