@@ -132,3 +132,31 @@ def test_a_command_refused_for_memory_takes_no_number(store, audit):
         admin.config_set("maxmemory", "0")
     client.set("fine", "y")
     assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"], [1, "SET"]]
+
+
+def test_pipelines_and_transactions_are_numbered_as_the_store_lists_them(store, audit):
+    """A refused command in a plain pipeline takes no number; in a transaction every command
+    keeps its number (the checker knows which ones an aborted EXEC never ran), and the EXEC that
+    aborted is listed by the store, so it keeps its number too."""
+    rec, path = audit
+    tracker = SendTracker("w1.s0")
+    client = make_client(tracker, store.host, store.port)
+    p = client.pipeline(transaction=False)
+    p.set("p1", "a")
+    p.execute_command("PEXPIRE", "p1")            # wrong number of arguments: refused
+    p.get("p1")
+    p.execute(raise_on_error=False)
+    t = client.pipeline(transaction=True)
+    t.setnx("p2", "a")
+    t.execute_command("PEXPIRE", "p2")            # refused while queued: the EXEC aborts
+    with pytest.raises(Exception):
+        t.execute()
+    client.delete("p1")
+    sent = tracker.drain()
+    numbered = [(e[2], e[1]) for e in sent]
+    assert numbered == [("SET", 0), ("PEXPIRE", None), ("GET", 1),
+                        ("MULTI", 2), ("SETNX", 3), ("PEXPIRE", 4), ("EXEC", 5), ("DEL", 6)]
+    _finish(rec, store)
+    lines = next(v for v in _lines_by_addr(path).values() if ["ECHO", MARKER + "w1.s0.c0"] in v)
+    after = lines[lines.index(["ECHO", MARKER + "w1.s0.c0"]) + 1:]
+    assert [a[0].upper() for a in after] == ["SET", "GET", "MULTI", "EXEC", "DEL"]
