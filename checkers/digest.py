@@ -6,6 +6,7 @@ the run's start and end — so a history of any length is read once and never he
 """
 from __future__ import annotations
 
+from .early_loss import Promises
 from .errors import CheckError, HistoryError
 from .faults import FaultTracker
 from .history_only import ForeignProof
@@ -28,6 +29,7 @@ class Digest:
         self.effect_ops: list[Op] = []     # the sink writes (--sink), completed
         self.proof = ForeignProof(None)    # releases proven foreign from the history alone
         self.jobs = JobTracker()
+        self.promises = Promises()         # when each holder's lease runs out (early loss)
         self.faults = FaultTracker()
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.count = 0
@@ -68,6 +70,7 @@ class Digest:
             if op.f == "release":
                 self.releases.add(op)
         self.proof.feed(op)
+        self.promises.feed(op)
         if self.on_done is not None:
             self.on_done(op)
 

@@ -2,7 +2,9 @@
 
 `check(events, audit, config)` is pure. `valid` is:
 
-- false when any attempt released another attempt's claim (a foreign release), when two attempts
+- false when the store lost a claim before the lease's deadline while another attempt then ran
+  the same job (`early_loss`: the lease's promise broken, whatever `max_overlap` says),
+  when any attempt released another attempt's claim (a foreign release), when two attempts
   wrote the same holder token (`tokens`), or when the overlap rate exceeds `config["max_overlap"]`
   (if that is not null);
 - otherwise "unknown" when the verdict lacks evidence: no claim at all was seen in the store; an
@@ -25,6 +27,7 @@ from .clock import StoreClock
 from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
 from .causes import overlap_causes
+from .early_loss import early_losses, witness_markdown as early_loss_markdown
 from .effects import stale_effects
 from .history import HistoryStream
 from .engine import Engine
@@ -69,7 +72,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         "ops": 0, "duration_s": 0.0,
         "audit": {"present": audit is not None, "complete": False, "lines": 0, "unattributed": 0},
         "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0,
-        "faults": [], "stale_effects": None, "claims_seen": None,
+        "faults": [], "stale_effects": None, "claims_seen": None, "early_loss": None,
         "expiry_edge": {"count": 0, "examples": []},
         "certainty": {"foreign_releases": "certain (store audit)", "overlap": "certain",
                       "releases_found_nothing": "certain", "claims": "certain (store audit)"},
@@ -102,6 +105,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms)
     result["stale_effects"] = stale_effects(digest.effect_ops, sim.stale if sim is not None else {},
                                             digest.effects, claims, clock)
+    _judge_early_loss(result, bad, jobs, digest, claims, clock)
     limit = config.get("max_overlap")
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
@@ -109,6 +113,26 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     result["valid"] = False if bad else "unknown" if unsure else True
     result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
     return result
+
+
+def _judge_early_loss(result, bad, jobs, digest, claims, clock) -> None:
+    """Claims the store lost before their deadline while another attempt ran the job: a failure
+    with its own witness (checkers/early_loss.py)."""
+    found = early_losses(jobs, digest.promises, claims, digest.ttl_ms)
+    result["early_loss"] = found.to_dict()
+    if not found.losses:
+        return
+    first = found.losses[0]
+    causes = ", ".join(f"{c.replace('_', ' ')} {n}" for c, n in result["early_loss"]["by_cause"].items() if n)
+    bad.append(f"{len(found.losses)} claim(s) lost before the lease's deadline while another attempt "
+               f"then ran the same job ({causes}): the first is {first.holder}'s, whose job "
+               f"{first.job_key} {first.newcomer} started at {first.newcomer_start / 1e9:.3f} s, "
+               f"before {first.holder}'s deadline at {first.deadline / 1e9:.3f} s")
+    md = early_loss_markdown(first, clock, result.get("faults") or [])
+    if result["witness"] is None:
+        result["witness"] = {"kind": "early_loss", "markdown": md}
+    else:
+        result["witness"]["markdown"] += "\n" + md
 
 
 def _require_prefix(config: dict) -> str:
@@ -329,5 +353,5 @@ def failed(reason: str) -> dict:
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
-            "claims_seen": None, "certainty": {},
+            "claims_seen": None, "early_loss": None, "certainty": {},
             "expiry_edge": {"count": 0, "examples": []}}

@@ -80,16 +80,19 @@ def eviction_twin(create: str, release: str) -> Run:
     return run
 
 
-def test_evicted_info_create_twin_is_decided_and_valid():
+def test_evicted_info_create_twin_is_decided_without_foreign_release():
+    """Decided: nothing foreign. But the store evicted A's claim within its lease and B then ran
+    the job — an early loss, the only reason this run fails."""
     ok = check_run(DATA / "evicted-info-create-ok")
-    assert ok["valid"] is True and ok["foreign_releases"] == 0 and ok["disagreements"] == []
+    assert ok["valid"] is False and ok["foreign_releases"] == 0 and ok["disagreements"] == []
+    assert ok["early_loss"]["by_cause"]["eviction"] == 1 and len(ok["reasons"]) == 1
     assert ok["claims"]["evicted"] == 1 and ok["claims"]["released_by_holder"] == 1
     assert ok["claims"]["unknown"] == 0 and ok["problems"] == []
     assert eviction_twin("ok", "cas").check()["claims"] == ok["claims"]     # the data dir is this run
 
 
 @pytest.mark.parametrize("create, release, valid, foreign", [
-    ("ok", "cas", True, 0),         # the twin: decided, nothing removed
+    ("ok", "cas", False, 0),        # the twin: decided, nothing removed (invalid by early loss only)
     ("ok", "del", False, 1),        # B's create is known: A's late DEL removed B's claim, certainly
     ("info", "del", "unknown", 0),  # the -bad shape: whether B's create happened cannot be known
     ("info", "cas", "unknown", 0),  # a CAS release removes nothing, but B's claim cannot be followed
@@ -97,6 +100,8 @@ def test_evicted_info_create_twin_is_decided_and_valid():
 def test_an_unknown_create_during_an_eviction_is_undecided_a_known_one_is_decided(create, release, valid, foreign):
     r = eviction_twin(create, release).check()
     assert r["valid"] == valid and r["foreign_releases"] == foreign, r["reasons"]
+    if (create, release) == ("ok", "cas"):
+        assert len(r["reasons"]) == 1 and "lost before the lease's deadline" in r["reasons"][0]
     assert r["disagreements"] == []
     if create == "info":
         assert any("eviction fault may have removed" in p for p in r["problems"])
