@@ -45,6 +45,19 @@ def test_library_lease_runs_and_claims_under_its_own_key(leasecheck, lease):
     assert not any(re.search(rf'"{prefix}job:0"', l) for l in audit)  # never the bare job key
 
 
+def test_python_redis_lock_renew_keeps_long_jobs_exclusive(leasecheck):
+    # Every job outlives the 1 s TTL; Lock.extend() every TTL/3 keeps the claim: nobody overlaps,
+    # and the audit shows the library's EXPIRE on its own key.
+    r = leasecheck("run", "--lease", "python-redis-lock-renew", "--time-limit", "4", "--workers", "3",
+                   "--job-duration", "1.5s")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["overlap"]["count"] == 0 and res["releases_found_nothing"] == 0
+    prefix = json.loads((r.run_dir / "config.json").read_text())["key_prefix"]
+    audit = (r.run_dir / "audit.log").read_text()
+    assert audit.count(f'[0 lua] "expire" "lock:{prefix}job:0" "1"') >= 6
+
+
 def test_python_redis_lock_refuses_a_fractional_ttl(leasecheck, tmp_path):
     r = leasecheck("run", "--lease", "python-redis-lock", "--ttl", "1.5s")
     assert r.code == EXIT_USAGE, r.out + r.err
