@@ -12,6 +12,8 @@ Its claim lives under ``redlock:`` + the job key.
   acquired" / ``ReleaseUnlockedLock``, which would record a command that may well have run as
   certainly not having happened. Raised, the error is what it is — an unknown outcome.
 * No renewal (the library allows only three ``extend()`` calls per lock by default).
+* Importing pottery replaces ``json.dumps`` process-wide with a version whose default encoder
+  also serialises pottery's containers; the plain records the harness writes come out the same.
 """
 from __future__ import annotations
 
