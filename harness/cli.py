@@ -251,7 +251,7 @@ def _check_progress():
 
 
 def _usage_exit(e: Exception) -> None:
-    err_console.print(f"leasecheck: {e}", soft_wrap=True)
+    err_console.print(f"leasecheck: {e}", soft_wrap=True, markup=False)  # "[libs]" is text
     sys.exit(EXIT_USAGE)
 
 

@@ -109,7 +109,8 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise UsageError(f"--client-retries {cfg.client_retries}: must be 0 or more")
     parse_distribution(cfg.job_duration, "--job-duration")
     parse_distribution(cfg.retry_delay, "--retry-delay")
-    load_lease(cfg.lease)  # raises UsageError listing the names, or showing the traceback
+    lease_cls = load_lease(cfg.lease)  # raises UsageError listing the names, or showing the traceback
+    _validate_lease_ttl(lease_cls, cfg)
     if cfg.seed is None:
         cfg.seed = random.SystemRandom().randrange(2**31)
     _validate_backend(cfg)
@@ -126,6 +127,18 @@ def validate(cfg: RunConfig) -> RunConfig:
     if not cfg.key_prefix:
         cfg.key_prefix = f"leasecheck:{cfg.run_id}:"
     return cfg
+
+
+def _validate_lease_ttl(lease_cls, cfg: RunConfig) -> None:
+    """A lease that cannot keep the TTL exactly (a library with whole-second expiries) says so
+    through its optional ``check_ttl``: every deadline the checker draws comes from ``--ttl``, so a
+    run must not quietly test another one."""
+    check = getattr(lease_cls, "check_ttl", None)
+    if callable(check):
+        try:
+            check(cfg.ttl_ms)
+        except ValueError as e:
+            raise UsageError(f"--ttl {cfg.ttl_s:g}s: {e}") from None
 
 
 def _validate_store_port(cfg: RunConfig) -> None:

@@ -7,6 +7,8 @@ The contract every lease follows (built-in or plugin)::
     lease.release() -> bool             # True: it deleted its own claim
     lease.renew() -> bool               # optional; True: the claim was extended
     lease.fence                         # optional; after acquire: the claim's fencing token
+    Name.check_ttl(ttl_ms)              # optional, static; raises ValueError (naming the fix)
+                                        # when the lease cannot keep that TTL exactly
 
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
@@ -29,6 +31,9 @@ BUILTIN = {
     "token-cas-renew": "workloads.leases.token_cas_renew:TokenCasRenew",
     "token-cas-fenced": "workloads.leases.token_cas_fenced:TokenCasFenced",
     "redis-py-lock": "workloads.leases.redis_py_lock:RedisPyLock",
+    "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",
+    "python-redis-lock-renew": "workloads.leases.python_redis_lock:PythonRedisLockRenew",
+    "pottery-redlock": "workloads.leases.pottery_redlock:PotteryRedlock",
 }
 
 
