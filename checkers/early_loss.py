@@ -21,8 +21,11 @@ What the store did to the holder's claim (its fate in the store model) names the
 A claim removed by another attempt's command is a foreign release, reported as such, not here;
 an acquire that won without creating a claim is judged by the evidence rule, not here.
 
-``ALLOWANCE``: the deadline is taken ``2 ms + 0.1 % of the TTL`` early — Redis keeps expiries in
-whole milliseconds (up to 1 ms early), and a store clock slewed by NTP drifts by at most 500 ppm.
+The allowance: the deadline is taken ``2 ms + 1 % of the TTL`` early. Redis keeps expiries in
+whole milliseconds (up to 1 ms early), and a machine's wall clock — which the store expires
+claims by — can run ahead of its monotonic clock while it is being corrected: 0.5 % was
+measured on a 2-core cloud machine for minutes at a time (3 s leases then expire 15 ms early).
+A clock jump, an eviction or a restart lose claims far earlier than that.
 Every time here is on the history clock (``CLOCK_MONOTONIC``, which no clock fault moves).
 """
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .ops import Op
 CAUSES = ("clock_jump", "short_expiry", "eviction", "store_restart")
 _BY_FATE = {"evicted": "eviction", "lost_in_restart": "store_restart"}
 ALLOWANCE_MS = 2.0
-ALLOWANCE_SHARE = 0.001
+ALLOWANCE_SHARE = 0.01
 EXAMPLES = 5
 
 
