@@ -30,6 +30,7 @@ from harness.faults.clock import faketime_env
 from harness.heal import Ledger, heal_leftovers
 from harness.history import HistoryWriter
 from harness.holders import HolderTable, pump
+from harness.leftovers import remove_run_keys
 from harness.nemesis import Nemesis, random_schedule
 from harness.store import EmbeddedStore, ExternalStore
 
@@ -242,6 +243,12 @@ class Run:
             self.clock.stop()
         if self.audit:
             self.audit_complete = self.audit.finish(self.admin) if self.admin else False
+        if self.store and not self.store.managed and self.admin:
+            try:
+                n = remove_run_keys(self.admin, self.cfg.key_prefix, self.cfg.run_id)
+                self.log(f"removed {n} key(s) this run left in the store")
+            except redis.RedisError as e:
+                self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
         if self.store:
             self.store.stop()
         if self.proxy:

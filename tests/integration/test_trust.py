@@ -1,5 +1,7 @@
 """A VALID must be earned: leases we did not write — a claim under a namespaced key, a MULTI/EXEC
 acquire, an acquire that claims nothing — judged on what the store really did."""
+import json
+
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -55,3 +57,20 @@ def test_an_acquire_that_claims_nothing_is_inconclusive_with_the_reason(leaseche
     why = " ".join(r.results["reasons"])
     assert "reported a win that the store's audit does not show as a claim" in why
     assert "the audit shows GET" in why and "INCONCLUSIVE" in r.out
+
+
+def test_keys_a_lease_makes_outside_the_run_prefix_are_removed_from_a_shared_store(leasecheck, store):
+    """On a store the harness does not own, the run removes the keys its leases made — a
+    library's `lock:` and `lock-signal:` keys, a namespaced key — and nothing else."""
+    import redis
+
+    r = redis.Redis(host=store.host, port=store.port)
+    r.set("someone-else:job:0", "theirs")
+    r.set("app-locks:someone-else", "theirs")
+    url = f"redis://{store.host}:{store.port}/0"
+    for lease in ("python-redis-lock", LEASES + "NamespacedCas"):
+        out = leasecheck("run", "--time-limit", "2", "--store-url", url, "--lease", lease)
+        assert out.code == 0, out.out + out.err
+        prefix = json.loads((out.run_dir / "config.json").read_text())["key_prefix"]
+        assert [k for k in r.scan_iter(match=f"*{prefix}*")] == [], lease
+    assert r.get("someone-else:job:0") == b"theirs" and r.get("app-locks:someone-else") == b"theirs"
