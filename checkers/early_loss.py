@@ -164,7 +164,9 @@ def _cause(claim: Claim | None, ttl_ms: float) -> str | None:
     if claim.fate in ("expired_while_held", "expired_after_job"):
         if claim.evictable:
             return "eviction"   # found gone during an eviction fault, before its expiry was due
-        if claim.deadline_ms is not None and claim.deadline_ms - claim.created * 1000 < ttl_ms - allowance_ms(ttl_ms):
+        # the expiry it was written with, or a shorter one its own lease set later
+        written = [ms for ms in (claim.deadline_ms, claim.expires_ms) if ms is not None]
+        if written and min(written) - claim.created * 1000 < ttl_ms - allowance_ms(ttl_ms):
             return "short_expiry"
         return "clock_jump"
     return None
