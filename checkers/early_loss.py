@@ -16,7 +16,9 @@ What the store did to the holder's claim (its fate in the store model) names the
 - ``short_expiry``: the lease itself wrote an expiry shorter than the TTL it was given;
 - ``eviction``: the store evicted it (memory pressure);
 - ``store_restart``: the store restarted without it (a volatile store comes back empty);
-- ``undecided``: the claim could not be followed (no audit, a gap): counted, but not a failure.
+- ``undecided``: the claim could not be followed (a gap in the audit): counted, not a failure.
+
+Without the audit there are no claims to follow, and nothing is judged here.
 
 A claim removed by another attempt's command is a foreign release, reported as such, not here;
 an acquire that won without creating a claim is judged by the evidence rule, not here.
@@ -51,22 +53,23 @@ def allowance_ms(ttl_ms: float) -> float:
 
 
 class Promises:
-    """Feed completed lease calls; keeps, per attempt, the invocation times of its successful
-    acquires and renewals with their completion times (the deadlines it was promised)."""
+    """Feed completed lease calls; keeps, per attempt, the invocation and completion times of its
+    successful renewals (each moves the deadline it was promised)."""
 
     def __init__(self) -> None:
-        self.by_attempt: dict[str, list[tuple[int, int]]] = {}
+        self.renewals: dict[str, list[tuple[int, int]]] = {}
 
     def feed(self, op: Op) -> None:
-        if op.f in ("acquire", "renew") and op.type == "ok" and op.value is True and op.end_time is not None:
-            self.by_attempt.setdefault(op.attempt, []).append((op.invoke_time, op.end_time))
+        if op.f == "renew" and op.type == "ok" and op.value is True and op.end_time is not None:
+            self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time))
 
-    def promised_from(self, attempt: str, at: int) -> int | None:
-        """The invocation of `attempt`'s latest acquire or renewal that had succeeded (completed)
-        before history time `at`; None if none had."""
-        best = None
-        for invoked, done in self.by_attempt.get(attempt, ()):
-            if done <= at and (best is None or invoked > best):
+    def promised_from(self, claim: Claim, at: int) -> int:
+        """Where the deadline of `claim` runs from at history time `at`: the invocation of the
+        call that created it, or of its holder's latest renewal sent after that and completed
+        successfully before `at`."""
+        best = claim.born_ns
+        for invoked, done in self.renewals.get(claim.owner, ()):
+            if invoked > best and done <= at:
                 best = invoked
         return best
 
@@ -126,16 +129,16 @@ def early_losses(runs: dict[str, JobRun], promises: Promises, claims: list[Claim
             for newcomer in key_runs[j:hi]:
                 if newcomer.attempt == holder.attempt:
                     continue
-                since = promises.promised_from(holder.attempt, newcomer.start)
-                if since is None:
-                    continue
+                claim = _claim_at(by_owner.get(holder.attempt), newcomer.start, by_owner.get(newcomer.attempt))
+                if claim is None:
+                    continue       # no claim of the holder's in the audit (or no audit)
+                since = promises.promised_from(claim, newcomer.start)
                 deadline = since + ttl_ns - slack_ns
                 if newcomer.start >= deadline:
                     continue       # past the holder's deadline: an ordinary overlap
-                claim = _claim_at(by_owner.get(holder.attempt), newcomer.start)
-                cause = _cause(claim, ttl_ms) if claims is not None else None
+                cause = _cause(claim, ttl_ms)
                 ident = (holder.attempt, claim.id if claim is not None else None)
-                if cause in ("foreign", "none") or ident in seen:
+                if cause == "foreign" or ident in seen:
                     continue
                 seen.add(ident)
                 if cause is None:
@@ -147,16 +150,24 @@ def early_losses(runs: dict[str, JobRun], promises: Promises, claims: list[Claim
     return out
 
 
-def _claim_at(mine: list[Claim] | None, at: int) -> Claim | None:
-    """The holder's claim the newcomer found gone: its last one made before history time `at`."""
-    before = [c for c in mine or () if c.born_ns is not None and c.born_ns <= at]
-    return before[-1] if before else None
+def _claim_at(mine: list[Claim] | None, at: int, theirs: list[Claim] | None) -> Claim | None:
+    """The holder's claim the newcomer found gone: the holder's last claim on a key that the
+    newcomer then claimed in the store (a create after it, in the store's order) before history
+    time `at`. None when there is no such pair: then the newcomer did not take the key from
+    the holder."""
+    taken = {}
+    for c in theirs or ():
+        if c.born_ns is not None and c.born_ns <= at:
+            taken[c.key] = c.line
+    best = None
+    for c in mine or ():
+        if c.born_ns is not None and c.born_ns <= at and c.key in taken and c.line < taken[c.key]:
+            best = c
+    return best
 
 
 def _cause(claim: Claim | None, ttl_ms: float) -> str | None:
     """The cause from the claim's fate; "foreign" and "none" are judged elsewhere; None: unknown."""
-    if claim is None:
-        return "none"           # no claim of the holder in the audit: the evidence rule's case
     if claim.fate == "foreign_release":
         return "foreign"
     if claim.fate in _BY_FATE:
