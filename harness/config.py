@@ -199,7 +199,7 @@ def _validate_store_bin(path: str | None) -> str:
     if "Redis server" not in out.stdout and "Valkey server" not in out.stdout:
         raise UsageError(f"--store-bin {resolved}: does not look like redis-server (its --version said "
                          f"{(out.stdout or out.stderr).strip()[:60]!r})")
-    return resolved
+    return os.path.abspath(resolved)  # recorded in config.json: valid from any working directory
 
 
 def _validate_store_url(cfg: RunConfig) -> None:

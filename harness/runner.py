@@ -42,8 +42,12 @@ class Interrupted(Exception):
 
 
 def make_run_dir(cfg: RunConfig) -> Path:
+    """The run's directory, as an absolute path: every path derived from it is handed to other
+    processes (the store's ``--dir`` and log, libfaketime's timestamp files, the workers'
+    history files, docker bind mounts), and a relative one would be resolved against *their*
+    working directory — a store started with ``--dir`` would never find its timestamp file."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    base = Path(cfg.results_dir)
+    base = Path(cfg.results_dir).resolve()
     run_dir = base / cfg.scenario / stamp
     (run_dir / "history.d").mkdir(parents=True)
     latest = base / "latest"

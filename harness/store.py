@@ -58,7 +58,7 @@ class EmbeddedStore:
                  env: dict[str, str] | None = None):
         self.binary = binary
         self.env = env
-        self.run_dir = Path(run_dir)
+        self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
         self.host = "127.0.0.1"
         self.port = port
         self.proc: subprocess.Popen | None = None

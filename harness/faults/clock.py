@@ -28,16 +28,19 @@ def libfaketime_path() -> str | None:
         import libfaketime
     except ImportError:
         return None
-    path = Path(libfaketime.__file__).parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
+    path = Path(libfaketime.__file__).resolve().parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
     return str(path) if path.is_file() else None
 
 
 def faketime_env(timestamp_file: Path) -> dict[str, str]:
-    """Environment for a process whose wall clock the harness may move."""
+    """Environment for a process whose wall clock the harness may move. The timestamp file is
+    named by its absolute path: libfaketime resolves a relative one against the faked process's
+    own working directory (a store started with ``--dir`` runs elsewhere)."""
     lib = libfaketime_path()
     if lib is None:
         raise UsageError("clock faults need libfaketime: pip install libfaketime")
-    Path(timestamp_file).write_text("+0\n")
+    timestamp_file = Path(timestamp_file).resolve()
+    timestamp_file.write_text("+0\n")
     return {"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
             "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
