@@ -23,6 +23,7 @@ import redis
 
 from harness.errors import StoreError
 from harness.heal import proc_started
+from harness.procfs import is_stopped
 
 _PR_SET_PDEATHSIG = 1
 
@@ -137,6 +138,10 @@ class EmbeddedStore:
     def resume_entry(self) -> dict:
         """The ledger's undo for ``pause()`` (written before pausing)."""
         return {"kind": "sigcont", "pid": self.pid, "started": proc_started(self.pid) if self.pid else None}
+
+    def is_paused(self) -> bool:
+        """The kernel's word that the store process is stopped (state ``T``)."""
+        return is_stopped(self.pid)
 
     @property
     def pid(self) -> int | None:

