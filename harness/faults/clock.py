@@ -19,7 +19,6 @@ which bounds the probe's error.
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.clock_probe import store_skew, worker_skews
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
@@ -179,39 +179,3 @@ def _strobe(files: dict, offsets: dict, period: float, stop: threading.Event) ->
         on = not on
         for name, path in files.items():
             write_offset(path, offsets[name] if on else 0.0)
-
-
-def store_skew(admin) -> tuple[float | None, float | None]:
-    """(the store's ``TIME`` minus the real wall clock, the probe's round trip), in seconds; the
-    true skew lies within half the round trip of the first number. (None, None) when the store
-    does not answer."""
-    try:
-        time.sleep(0.01)
-        before = time.time()
-        secs, micros = admin.time()
-        after = time.time()
-        return round(secs + micros / 1e6 - (before + after) / 2, 4), round(after - before, 4)
-    except Exception:
-        return None, None
-
-
-def worker_skews(ctx: FaultContext, names: list[str], timeout_s: float = 1.0) -> dict[str, list]:
-    """``{"w3": [skew_s, rtt_s] or [None, None]}``: each worker's own wall clock, as its lease code
-    sees it, minus the real one. The question goes down the worker's stdin and the answer comes
-    back on its stdout (``harness.replies``); a stopped worker does not answer in time."""
-    asked = {}
-    for name in names:
-        token = f"{name}.{secrets.token_hex(4)}"
-        sent = time.time_ns()
-        try:
-            ctx.workers[int(name[1:])].stdin.write(f"clock {token}\n".encode())
-        except (OSError, ValueError, AttributeError):
-            continue
-        asked[token] = (name, sent)
-    got = ctx.replies.wait(list(asked), timeout_s) if ctx.replies is not None and asked else {}
-    out = {name: [None, None] for name in names}
-    for token, (name, sent) in asked.items():
-        if token in got:
-            wall, received = got[token]
-            out[name] = [round((wall - (sent + received) / 2) / 1e9, 4), round((received - sent) / 1e9, 4)]
-    return out
