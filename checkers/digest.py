@@ -52,7 +52,7 @@ class Digest:
             self.jobs.feed(e)
         elif kind == "effect":
             self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
-        elif kind in ("fault_start", "fault_end"):
+        elif kind in ("fault_start", "fault_end", "fault_not_fired"):
             self.faults.feed(e)
         elif kind == "run_start" and self.config is None:
             version = e.get("schema_version")

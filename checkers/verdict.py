@@ -12,8 +12,9 @@
   never held protects nothing, and the checker would judge it on nothing); or when a foreign
   release could be hidden: there is no audit; commands sent by
   lease calls are missing from the audit (cut short, a gap, an unknown call whose command may
-  still land); audit lines disagree with the history about which command was sent; or a claim
-  could not be followed to its end;
+  still land); audit lines disagree with the history about which command was sent; a claim
+  could not be followed to its end; or a fault did not take effect, could not be shown to have,
+  or never fired (`faults.doubts`);
 - otherwise true.
 
 `reasons` says why in plain English. `check_run(run_dir)` loads a run and checks it, and never
@@ -29,6 +30,7 @@ from .errors import CheckError, HistoryError
 from .causes import overlap_causes
 from .early_loss import early_losses, witness_markdown as early_loss_markdown
 from .effects import stale_effects
+from .faults import doubts as fault_doubts
 from .history import HistoryStream
 from .engine import Engine
 from .overlap import overlap
@@ -98,7 +100,8 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     result.update({"overlap": ov.to_dict(), "releases_found_nothing": rel.found_nothing,
                    "releases_found_nothing_rate": rel.rate, "releases_unknown": rel.unknown,
                    "ops": digest.completed, "duration_s": (end - start) / 1e9,
-                   "faults": digest.faults.summary()})
+                   "faults": digest.faults.summary(), "faults_not_fired": digest.faults.not_fired()})
+    unsure += fault_doubts(result["faults"], result["faults_not_fired"])  # faults must prove they acted
     # Without the audit there are no claims: every overlap's cause is "unknown", and stale
     # effects are judged only where a sink recorded them.
     claims = sim.claims if sim is not None else None
@@ -352,6 +355,6 @@ def failed(reason: str) -> dict:
             "releases_found_nothing_first": [],
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
-            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
+            "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "faults_not_fired": [], "stale_effects": None,
             "claims_seen": None, "early_loss": None, "certainty": {},
             "expiry_edge": {"count": 0, "examples": []}}

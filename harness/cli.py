@@ -75,7 +75,8 @@ def cli():
 @click.option("--nemesis", default=None,
               help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
                    "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
-                   "clock:store, clock:workers).")
+                   "clock:store, clock:workers; store clock jumps go forward unless clock:store:both or "
+                   "clock:store:backward).")
 @click.option("--audit/--no-audit", default=True,
               help="Record the store's own execution log (MONITOR). Without it the checker works from the "
                    "history alone and says which verdicts that leaves unknown.")

@@ -212,7 +212,7 @@ def _validate_store_bin(path: str | None) -> str:
     if "Redis server" not in out.stdout and "Valkey server" not in out.stdout:
         raise UsageError(f"--store-bin {resolved}: does not look like redis-server (its --version said "
                          f"{(out.stdout or out.stderr).strip()[:60]!r})")
-    return resolved
+    return os.path.abspath(resolved)  # recorded in config.json: valid from any working directory
 
 
 def _validate_store_url(cfg: RunConfig) -> None:
@@ -242,12 +242,44 @@ def _validate_faults(cfg: RunConfig) -> None:
         _refuse_store_faults_on_compose(cfg)
     if cfg.nemesis:
         parse_nemesis(cfg.nemesis, cfg)
+        _refuse_an_empty_random_schedule(cfg)
     for raw in cfg.schedule or []:
         step = Step.from_json(raw)
         fault = FAULTS.get(step.fault)
         if fault is None:
             raise UsageError(f"schedule: no fault named {step.fault!r}; the faults are {', '.join(FAULTS)}")
         fault.validate(cfg, step.target)
+        _refuse_a_step_past_the_end(cfg, step)
+
+
+def _refuse_a_step_past_the_end(cfg: RunConfig, step) -> None:
+    """A fault asked for by name (scenario, --replay) must start and be healed within the run:
+    one past the time limit would never fire, or be cut short, and the run would test less than
+    it says."""
+    end = step.at + step.duration
+    if end <= cfg.time_limit_s:
+        return
+    what = f"the fault {step.fault}:{step.target} at {step.at:g}s (lasting {step.duration:g}s)"
+    if step.at >= cfg.time_limit_s:
+        raise UsageError(f"{what} starts after --time-limit {cfg.time_limit_s:g}s, so it would never fire; "
+                         f"give --time-limit {end:g}s or more, or drop that event")
+    raise UsageError(f"{what} ends at {end:g}s, after --time-limit {cfg.time_limit_s:g}s, so it would be cut "
+                     f"short; give --time-limit {end:g}s or more, or shorten that event")
+
+
+def _refuse_an_empty_random_schedule(cfg: RunConfig) -> None:
+    """--nemesis asks for faults: a random schedule that draws none (every step would end past the
+    time limit) is refused, never run without faults. The draw is the run's own (same seed)."""
+    from harness.faults import nemesis_entries
+    from harness.nemesis import random_schedule
+
+    if cfg.schedule is not None or cfg.seed is None:
+        return
+    rng = random.Random(f"{cfg.seed}:nemesis")
+    if not random_schedule(nemesis_entries(cfg.nemesis, cfg), cfg, rng, cfg.nemesis_interval_s):
+        raise UsageError(f"--nemesis {cfg.nemesis}: no fault fits in --time-limit {cfg.time_limit_s:g}s with "
+                         f"--nemesis-interval {cfg.nemesis_interval_s:g}s and --ttl {cfg.ttl_s:g}s; raise "
+                         "--time-limit or lower --nemesis-interval")
 
 
 def _refuse_store_faults_on_compose(cfg: RunConfig) -> None:
@@ -257,6 +289,7 @@ def _refuse_store_faults_on_compose(cfg: RunConfig) -> None:
     wanted = []
     for entry in (e.strip() for e in (cfg.nemesis or "").split(",")):
         name, _, target = entry.partition(":")
+        target = target.partition(":")[0]   # NAME:TARGET:OPTION
         if name in FAULTS:
             wanted.append((name, target or FAULTS[name].default_target))
     wanted += [(Step.from_json(s).fault, Step.from_json(s).target) for s in cfg.schedule or []]

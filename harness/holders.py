@@ -47,10 +47,11 @@ class HolderTable:
             return int(newest.split(".")[0][1:])
 
 
-def pump(streams: list, table: HolderTable, stop: threading.Event) -> None:
+def pump(streams: list, table: HolderTable, stop: threading.Event, replies=None) -> None:
     """Read worker stdout lines (binary pipes) into ``table`` until every stream closes or
     ``stop`` is set. Reading never stops early on its own, so a worker never blocks on a full
-    pipe while it runs."""
+    pipe while it runs. Answers to the harness's questions go to ``replies``
+    (``harness.replies.Replies``), stamped with the wall clock when they were read."""
     import os
 
     sel = selectors.DefaultSelector()
@@ -66,11 +67,14 @@ def pump(streams: list, table: HolderTable, stop: threading.Event) -> None:
                     chunk = os.read(fd, 65536)
                 except OSError:
                     chunk = b""
+                received_ns = time.time_ns()
                 if not chunk:
                     sel.unregister(fd)
                     continue
                 *lines, pending[fd] = (pending[fd] + chunk).split(b"\n")
                 for line in lines:
-                    table.update(line.decode(errors="replace"))
+                    text = line.decode(errors="replace")
+                    if replies is None or not replies.put(text, received_ns):
+                        table.update(text)
     finally:
         sel.close()

@@ -7,7 +7,9 @@ gives one explicitly; ``--replay`` reuses a past run's ``schedule.json``. The sc
 in the run directory before the run starts.
 
 Each fault appears in the history as ``fault_start`` (fault, target, requested) and
-``fault_end`` (the same, plus what was measured), and in the store's audit as
+``fault_end`` (the same, plus what was measured), or, if its time never came (the run ended
+first) or the nemesis failed before it, as ``fault_not_fired`` (fault, target, at, why); and in
+the store's audit as
 ``ECHO leasecheck:fault:<n>:<fault>:start`` / ``:end`` markers where the store can answer
 (the checker reads the eviction windows from them).
 """
@@ -26,12 +28,15 @@ from redis.retry import Retry
 from harness.faults import FAULTS, FaultContext, Step
 
 
-def random_schedule(faults: list[tuple[str, str]], cfg, rng: random.Random,
-                    interval_s: float) -> list[Step]:
+def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: float) -> list[Step]:
+    """Draw steps from ``faults`` ((name, target[, option]) as ``nemesis_entries`` gives them)
+    until the next one would not end 0.2 s before the time limit: a drawn step always fits in
+    the run, so it can fire and be healed by its own end (none is drawn to be dropped)."""
     steps: list[Step] = []
     t = min(interval_s / 2, cfg.time_limit_s / 4)
     while True:
-        name, target = rng.choice(faults)
+        name, target, *rest = rng.choice(faults)
+        option = rest[0] if rest else None
         fault = FAULTS[name]
         gap = interval_s * rng.uniform(0.8, 1.2)
         if name in ("pause", "evict", "partition", "kill"):
@@ -41,7 +46,8 @@ def random_schedule(faults: list[tuple[str, str]], cfg, rng: random.Random,
         duration = min(duration, 0.8 * gap)
         if t + duration > cfg.time_limit_s - 0.2:
             break
-        steps.append(Step(round(t, 3), name, target, round(duration, 3), fault.default_size(cfg, rng)))
+        steps.append(Step(round(t, 3), name, target, round(duration, 3),
+                          fault.default_size(cfg, rng, target, option)))
         t += max(gap, duration + 0.1)
     return steps
 
@@ -52,6 +58,7 @@ class Nemesis:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
         self.error: str | None = None
+        self._why_stopped = "the run ended"
         self._marker = redis.Redis(host=ctx.cfg.store_host, port=ctx.cfg.store_port,
                                    db=ctx.cfg.store_db, socket_timeout=0.5,
                                    retry=Retry(NoBackoff(), 0)) \
@@ -60,8 +67,11 @@ class Nemesis:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop scheduling, heal what is active, and wait for the thread."""
+    def stop(self, reason: str = "") -> None:
+        """Stop scheduling, heal what is active, record the steps whose time never came, and
+        wait for the thread. ``reason``: why the run ended (``time-limit``, ``interrupted``...)."""
+        if reason:
+            self._why_stopped = f"the run ended ({reason})"
         self._stop.set()
         self._thread.join(30)
 
@@ -70,18 +80,21 @@ class Nemesis:
 
     def _run(self) -> None:
         """Start and stop steps in time order; steps may overlap (a scenario can pause the
-        holder while the store's clock is skewed)."""
+        holder while the store's clock is skewed). A step lasts ``duration`` from when its fault
+        is in place (a pause of the holder may first wait for one)."""
         agenda = [(st.at, 0, n) for n, st in enumerate(self.steps)]
         heapq.heapify(agenda)
         active: dict[int, object] = {}
+        begun: set[int] = set()
         try:
             while agenda:
                 at, phase, n = heapq.heappop(agenda)
                 if self._stop.wait(max(0.0, at - self._now_s())):
                     return
                 if phase == 0:
+                    begun.add(n)
                     active[n] = self._begin(n, self.steps[n])
-                    heapq.heappush(agenda, (self.steps[n].at + self.steps[n].duration, 1, n))
+                    heapq.heappush(agenda, (self._now_s() + self.steps[n].duration, 1, n))
                 else:
                     self._end(n, self.steps[n], active.pop(n, None))
         except Exception:
@@ -89,13 +102,27 @@ class Nemesis:
         finally:
             for n, act in list(active.items()):
                 self._end(n, self.steps[n], act)
+            for n, step in enumerate(self.steps):
+                if n not in begun:
+                    self._not_fired(n, step)
 
     def _begin(self, n: int, step: Step):
         self._mark(n, step, "start")
         requested = {"duration_s": step.duration, "size": step.size, **step.params}
         self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
                             n=n, requested=requested)
-        return FAULTS[step.fault].start(self.ctx, step)
+        try:
+            return FAULTS[step.fault].start(self.ctx, step)
+        except Exception as e:
+            self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target, n=n,
+                                measured={"error": f"{type(e).__name__}: {e}"[:300]})
+            raise
+
+    def _not_fired(self, n: int, step: Step) -> None:
+        why = ("the nemesis failed before its time" if self.error else
+               f"{self._why_stopped} at {self._now_s():.2f} s, before its start")
+        self.history.record("nemesis", "fault_not_fired", fault=step.fault, target=step.target,
+                            n=n, at=step.at, why=why)
 
     def _end(self, n: int, step: Step, act) -> None:
         measured = {}

@@ -63,6 +63,12 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     console.print(table)
     for line in result.get("disagreements", [])[:5]:
         console.print(f"[yellow]disagreement:[/] {line}")
+    for f in result.get("faults", []):
+        if f.get("took_effect") is not True:
+            said = "did not take effect" if f.get("took_effect") is False else "not shown to have taken effect"
+            console.print(f"[red]fault {f['n']} {f['fault']}:{f['target']} {said}:[/] {f.get('why')}")
+    for f in result.get("faults_not_fired", []):
+        console.print(f"[red]fault {f['n']} {f['fault']}:{f['target']} did not fire:[/] {f['why']}")
     problems = result.get("problems", [])
     for line in problems[:3]:
         console.print(f"[yellow]note:[/] {line}")

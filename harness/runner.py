@@ -25,12 +25,13 @@ import threading
 from harness.audit import ClockSampler, MonitorRecorder
 from harness.config import RunConfig, fault_targets, needs_proxy
 from harness.errors import StoreError
-from harness.faults import FaultContext, Step, parse_nemesis
+from harness.faults import FaultContext, Step, nemesis_entries
 from harness.faults.clock import faketime_env
 from harness.heal import Ledger, heal_leftovers
 from harness.history import HistoryWriter
 from harness.holders import HolderTable, pump
 from harness.leftovers import remove_run_keys
+from harness.replies import Replies
 from harness.nemesis import Nemesis, random_schedule
 from harness.store import EmbeddedStore, ExternalStore
 
@@ -43,8 +44,12 @@ class Interrupted(Exception):
 
 
 def make_run_dir(cfg: RunConfig) -> Path:
+    """The run's directory, as an absolute path: every path derived from it is handed to other
+    processes (the store's ``--dir`` and log, libfaketime's timestamp files, the workers'
+    history files, docker bind mounts), and a relative one would be resolved against *their*
+    working directory — a store started with ``--dir`` would never find its timestamp file."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    base = Path(cfg.results_dir)
+    base = Path(cfg.results_dir).resolve()
     run_dir = base / cfg.scenario / stamp
     (run_dir / "history.d").mkdir(parents=True)
     latest = base / "latest"
@@ -72,6 +77,7 @@ class Run:
         self.audit_complete = False
         self.ledger = Ledger(self.run_dir)
         self.holders = HolderTable()
+        self.replies = Replies()
         self._pump_stop = threading.Event()
         self._pump: threading.Thread | None = None
         self.nemesis: Nemesis | None = None
@@ -159,7 +165,7 @@ class Run:
             if line.strip() != b"ready":
                 raise StoreError(f"worker {i} did not start (see {self.run_dir / 'workers.log'})")
         self._pump = threading.Thread(target=pump, args=([w.stdout for w in self.workers],
-                                                         self.holders, self._pump_stop),
+                                                         self.holders, self._pump_stop, self.replies),
                                       name="holders", daemon=True)
         self._pump.start()
 
@@ -175,7 +181,8 @@ class Run:
             ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, store=self.store,
                                workers=self.workers, holders=self.holders, admin=self.admin,
                                rng=random.Random(f"{cfg.seed}:nemesis-targets"),
-                               faketime_dir=self.faketime_dir, proxy=self.proxy, audit=self.audit)
+                               faketime_dir=self.faketime_dir, proxy=self.proxy, audit=self.audit,
+                               replies=self.replies)
             self.nemesis = Nemesis(ctx, steps, self.history, t0)
             self.nemesis.start()
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
@@ -188,7 +195,7 @@ class Run:
             steps = [Step.from_json(d) for d in cfg.schedule]
         elif cfg.nemesis:
             rng = random.Random(f"{cfg.seed}:nemesis")
-            steps = random_schedule(parse_nemesis(cfg.nemesis, cfg), cfg, rng, cfg.nemesis_interval_s)
+            steps = random_schedule(nemesis_entries(cfg.nemesis, cfg), cfg, rng, cfg.nemesis_interval_s)
         else:
             steps = []
         (self.run_dir / "schedule.json").write_text(
@@ -211,7 +218,7 @@ class Run:
     def _stop(self) -> None:
         # Heal first: a stopped worker cannot stop, a skewed store must not outlive the run.
         if self.nemesis:
-            self.nemesis.stop()
+            self.nemesis.stop(self.end_reason)
         for err in self.ledger.heal_all():
             self.log(f"[red]could not heal:[/] {err}")
         grace = time.monotonic() + _grace_s(self.cfg)

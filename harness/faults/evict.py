@@ -4,10 +4,18 @@ holder releasing it). The old limit and policy are restored and the fillers dele
 
 Evictions are invisible in the audit, so the nemesis marks the window with ``ECHO`` markers and
 the checker treats claims live in it as ones that may vanish silently.
+
+Measured while it acts: ``evicted_keys`` (``INFO stats`` before and after) and, from the store's
+own ``evicted`` keyspace notifications, how many of the evicted keys were not the fault's fillers
+(``evicted_run_keys``: claim keys, the lease's other keys) with a few names — keys the workers
+lost without a release.
 """
 from __future__ import annotations
 
+import threading
 import time
+
+import redis
 
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 
@@ -26,13 +34,15 @@ class Evict(Fault):
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         admin = ctx.admin
-        old = {k: v for k, v in (admin.config_get("maxmemory") | admin.config_get("maxmemory-policy")).items()}
+        old = admin.config_get("maxmemory") | admin.config_get("maxmemory-policy") | \
+            admin.config_get("notify-keyspace-events")
         old = {_s(k): _s(v) for k, v in old.items()}
         filler = f"leasecheck-filler:{ctx.cfg.run_id}:"
         ids = [ctx.ledger.add({"kind": "redis-del-prefix", "host": ctx.cfg.store_host,
                                "port": ctx.cfg.store_port, "prefix": filler}),
                ctx.ledger.add({"kind": "redis-config", "host": ctx.cfg.store_host,
                                "port": ctx.cfg.store_port, "settings": old})]
+        watch = EvictedKeys(ctx.cfg, filler, old.get("notify-keyspace-events", ""))
         before = _evicted(admin)
         used = int(admin.info("memory")["used_memory"])
         headroom = int(step.size) if step.size else 64 * 1024
@@ -52,15 +62,68 @@ class Evict(Fault):
             if _evicted(admin) > before + 50 or any(isinstance(a, Exception) for a in answers):
                 break
         return Active(step, ids, data={"before": before, "fillers": n, "old": old,
-                                       "maxmemory": used + headroom})
+                                       "maxmemory": used + headroom, "watch": watch})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         evicted = _evicted(ctx.admin) - active.data["before"]
+        watch = active.data["watch"]
+        run_keys, examples = watch.stop()
         for ident in reversed(active.ledger_ids):  # restore the limit, then delete the fillers
             ctx.ledger.heal(ident)
-        return {"evicted_keys": evicted, "filler_keys": active.data["fillers"],
+        return {"evicted_keys": evicted, "evicted_run_keys": run_keys, "evicted_run_key_examples": examples,
+                "evicted_events": watch.events,
+                "filler_keys": active.data["fillers"],
                 "maxmemory": active.data["maxmemory"], "restored": active.data["old"],
                 "held_s": round(time.monotonic() - active.started, 4)}
+
+
+class EvictedKeys:
+    """Listens to the store's ``evicted`` keyspace events (``notify-keyspace-events`` gains
+    ``Ee`` for the fault; the ledger restores the old flags) and counts the evicted keys that are
+    not the fault's own fillers."""
+
+    def __init__(self, cfg, filler_prefix: str, old_flags: str):
+        # The client is kept: collecting it would close the pool, and the subscription with it.
+        self._client = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db, socket_timeout=5)
+        self._client.config_set("notify-keyspace-events", "".join(sorted(set(old_flags) | set("Ee"))))
+        self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        self._pubsub.subscribe(f"__keyevent@{cfg.store_db}__:evicted")
+        self.filler = filler_prefix.encode()
+        self.count, self.events, self.examples = 0, 0, []
+        self.failed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="evicted-keys", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                msg = self._pubsub.get_message(timeout=0.1)
+                if msg and msg.get("type") == "message":
+                    self._seen(msg["data"])
+        except Exception:
+            self.failed = True   # e.g. the store went away: what was counted is not the whole story
+
+    def _seen(self, key) -> None:
+        key = key if isinstance(key, bytes) else str(key).encode()
+        self.events += 1
+        if not key.startswith(self.filler):
+            self.count += 1
+            if len(self.examples) < 5:
+                self.examples.append(key.decode(errors="replace"))
+
+    def stop(self) -> tuple[int | None, list[str]]:
+        """(how many non-filler keys were evicted — None if the listener failed —, up to five of
+        their names)."""
+        time.sleep(0.05)          # events already sent are read before we stop listening
+        self._stop.set()
+        self._thread.join(2)
+        try:
+            self._pubsub.close()
+            self._client.close()
+        except redis.RedisError:
+            pass
+        return (None if self.failed else self.count), self.examples
 
 
 def _evicted(admin) -> int:

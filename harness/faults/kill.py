@@ -4,6 +4,10 @@ comes back empty, so every claim vanishes at once — gone without its holder re
 While the store is down the proxy is disabled (clients are refused, as by a dead store), so the
 audit can be drained before the kill and re-attached after the restart before any worker gets
 back in: the audit stays complete, with a ``# restart`` line where the store lost everything.
+
+Measured: the store's ``run_id`` (``INFO server``, new for every redis-server process) before
+the kill and after the restart, and the number of keys after the restart, counted before the
+workers are let back in — a new process that came back empty.
 """
 from __future__ import annotations
 
@@ -30,18 +34,28 @@ class Kill(Fault):
         ctx.proxy.proxy().disable()
         drained = ctx.audit.drain(ctx.admin)
         ctx.audit.expect_restart("store killed by the harness (SIGKILL); it restarts empty")
+        run_id = _run_id(ctx.admin)
         t = time.monotonic()
         ctx.store.kill()
-        return Active(step, [ident], data={"drained": drained, "killed_at": t})
+        return Active(step, [ident], data={"drained": drained, "killed_at": t, "run_id": run_id})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         try:
             ctx.store.restart()
             ctx.audit.resume()
             down = time.monotonic() - active.data["killed_at"]
+            keys = ctx.admin.dbsize()          # before any worker gets back in
+            run_id = _run_id(ctx.admin)
         finally:
             for ident in active.ledger_ids:
                 ctx.ledger.heal(ident)  # let the workers back in
-        keys = ctx.admin.dbsize()
         return {"down_s": round(down, 4), "audit_drained": active.data["drained"],
-                "keys_after_restart": keys}
+                "keys_after_restart": keys, "run_id_before": active.data["run_id"],
+                "run_id_after": run_id}
+
+
+def _run_id(admin) -> str | None:
+    try:
+        return str(admin.info("server")["run_id"])
+    except Exception:
+        return None

@@ -36,7 +36,7 @@ class _ProxyFault(Fault):
 class Latency(_ProxyFault):
     name = "latency"
 
-    def default_size(self, cfg, rng) -> float:
+    def default_size(self, cfg, rng, target: str = "", option: str | None = None) -> float:
         return round(0.2 * cfg.ttl_s * 1000)
 
     def start(self, ctx: FaultContext, step: Step) -> Active:

@@ -5,6 +5,10 @@ stalled past its deadline), ``worker`` (one at random), ``workers`` (about half 
 random), ``store`` (the store the harness started: clients time out, queued commands run on
 SIGCONT, TTLs keep running). The store pauses through its own ``pause()``: SIGSTOP for the embedded
 process, the cgroup freezer (``docker pause``) for a container; its ``resume_entry()`` is the undo.
+
+Measured while it acts: ``stopped_s``, the longest unbroken span in which every paused process
+was seen stopped — state ``T`` in ``/proc/PID/stat``, or, for a container, the daemon reporting it
+paused — sampled every 20 ms (100 ms for a container) until just before SIGCONT.
 """
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ import time
 
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.watch import Watch
 from harness.heal import proc_started
+from harness.procfs import is_stopped
 
 
 class Pause(Fault):
@@ -34,7 +40,9 @@ class Pause(Fault):
         if step.target == "store":
             ids = [ctx.ledger.add(ctx.store.resume_entry())]
             ctx.store.pause()
-            return Active(step, ids, data={"pids": [], "names": ["store"]})
+            period = 0.1 if getattr(ctx.cfg, "backend", "embedded") == "docker" else 0.02  # an API call vs /proc
+            return Active(step, ids, data={"pids": [], "names": ["store"],
+                                           "watch": Watch(ctx.store.is_paused, period).start()})
         pids, names = self._pick(ctx, step.target)
         ids = []
         for pid in pids:
@@ -43,12 +51,16 @@ class Pause(Fault):
                 os.kill(pid, signal.SIGSTOP)
             except ProcessLookupError:
                 pass
-        return Active(step, ids, data={"pids": pids, "names": names})
+        watch = Watch(lambda: bool(pids) and all(is_stopped(p) for p in pids)).start()
+        return Active(step, ids, data={"pids": pids, "names": names, "watch": watch})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
+        watch = active.data["watch"]
+        stopped = watch.stop()  # before SIGCONT
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         return {"paused_s": round(time.monotonic() - active.started, 4),
+                "stopped_s": stopped, "stopped_samples": [watch.held, watch.samples],
                 "processes": active.data["names"]}
 
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:

@@ -67,7 +67,7 @@ class EmbeddedProxy:
         if self.seed is not None:
             cmd += ["--seed", str(self.seed)]
         if self.config is not None:
-            cmd += ["--config", str(self.config)]
+            cmd += ["--config", str(Path(self.config).resolve())]
         if self.verbose:
             cmd.append("--verbose")
         env = dict(os.environ)

@@ -182,7 +182,8 @@ def test_eviction_removes_claims_silently_and_is_restored(leasecheck):
     assert res["disagreements"] == []
     (fault,) = res["faults"]
     assert fault["measured"]["evicted_keys"] > 0
-    assert fault["measured"]["restored"] == {"maxmemory": "0", "maxmemory-policy": "noeviction"}
+    assert fault["measured"]["restored"] == {"maxmemory": "0", "maxmemory-policy": "noeviction",
+                                             "notify-keyspace-events": ""}
     assert not (r.run_dir / "faults-active.json").exists()
 
 

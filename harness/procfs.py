@@ -1,0 +1,20 @@
+"""What the kernel says about a process, from ``/proc`` (Linux)."""
+from __future__ import annotations
+
+
+def proc_state(pid: int | None) -> str | None:
+    """The process's state letter (field 3 of ``/proc/PID/stat``): ``R`` running, ``S`` sleeping,
+    ``T`` stopped by a signal (SIGSTOP), ``Z`` zombie, ...; None when there is no such process.
+    The command name (field 2) may hold spaces and parentheses, so the line is split after the
+    last ``)``."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def is_stopped(pid: int | None) -> bool:
+    return proc_state(pid) == "T"

@@ -1,0 +1,104 @@
+"""Random schedules and scenario timelines: what is drawn, what is refused before anything starts,
+and what the nemesis records for a step whose time never came."""
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from harness.config import RunConfig, default_store_bin, validate
+from harness.errors import UsageError
+from harness.faults import FaultContext, Step, nemesis_entries
+from harness.heal import Ledger
+from harness.nemesis import Nemesis, random_schedule
+
+
+def _cfg(**kw):
+    return SimpleNamespace(**{"ttl_s": 1.0, "time_limit_s": 60.0, "store_url": None, "backend": "embedded",
+                              "store_bin": default_store_bin(), **kw})
+
+
+def _sizes(spec, seeds=range(60)):
+    out = []
+    for seed in seeds:
+        steps = random_schedule([tuple(spec)], _cfg(), random.Random(seed), 5.0)
+        out += [s.size for s in steps]
+    return out
+
+
+def test_random_store_clock_jumps_go_forward_by_default():
+    sizes = _sizes(("clock", "store", None))
+    assert len(sizes) > 300 and all(s > 0 for s in sizes)
+    assert min(sizes) >= 0.5 and max(sizes) <= 3.0          # 0.5 to 3 x the 1 s TTL
+
+
+def test_backward_store_clock_jumps_are_opt_in():
+    assert all(s < 0 for s in _sizes(("clock", "store", "backward")))
+    both = _sizes(("clock", "store", "both"))
+    assert any(s < 0 for s in both) and any(s > 0 for s in both)
+    workers = _sizes(("clock", "workers", None))              # a worker's clock: either way
+    assert any(s < 0 for s in workers) and any(s > 0 for s in workers)
+
+
+def test_the_direction_is_parsed_and_checked():
+    cfg = _cfg()
+    assert nemesis_entries("clock:store:both,pause", cfg) == [("clock", "store", "both"),
+                                                                  ("pause", "holder", None)]
+    with pytest.raises(UsageError, match="clock takes forward, backward, both after its target"):
+        nemesis_entries("clock:store:sideways", cfg)
+    with pytest.raises(UsageError, match="pause takes no option"):
+        nemesis_entries("pause:holder:both", cfg)
+
+
+@pytest.mark.parametrize("limit", [3.0, 7.5, 20.0, 61.0])
+def test_a_random_schedule_never_draws_a_step_that_cannot_fire(limit):
+    faults = [("pause", "holder"), ("clock", "store"), ("evict", "store"), ("latency", "workers")]
+    for seed in range(100):
+        for interval in (1.0, 4.0, 10.0):
+            for s in random_schedule(faults, _cfg(time_limit_s=limit), random.Random(seed), interval):
+                assert s.at + s.duration <= limit - 0.2
+
+
+def _steps(*events):
+    return [{"at": at, "fault": "pause", "target": "holder", "duration": d, "size": None, "params": {}}
+            for at, d in events]
+
+
+def test_a_scenario_fault_past_the_time_limit_is_refused():
+    with pytest.raises(UsageError, match=r"at 10s \(lasting 3s\) starts after --time-limit 8s, so it would "
+                                         r"never fire; give --time-limit 13s or more"):
+        validate(RunConfig(time_limit_s=8, schedule=_steps((2, 1), (10, 3))))
+    with pytest.raises(UsageError, match=r"ends at 13s, after --time-limit 12s, so it would be cut short"):
+        validate(RunConfig(time_limit_s=12, schedule=_steps((10, 3))))
+    validate(RunConfig(time_limit_s=13, schedule=_steps((10, 3))))   # fits exactly
+
+
+def test_a_random_schedule_with_no_room_for_a_fault_is_refused():
+    with pytest.raises(UsageError, match="no fault fits in --time-limit 1.5s"):
+        validate(RunConfig(time_limit_s=1.5, nemesis="pause", seed=1))
+    validate(RunConfig(time_limit_s=6, nemesis="pause", nemesis_interval_s=2, seed=1))
+
+
+class _History:
+    def __init__(self):
+        self.events = []
+
+    def record(self, process, type, **fields):
+        self.events.append({"process": process, "type": type, **fields})
+
+
+def test_a_step_whose_time_never_came_is_recorded_with_why(tmp_path):
+    import time
+
+    ctx = FaultContext(cfg=SimpleNamespace(store_port=None), run_dir=tmp_path, ledger=Ledger(tmp_path),
+                       store=None, workers=[], holders=None, admin=None, rng=random.Random(1))
+    history = _History()
+    steps = [Step(0.0, "pause", "worker", 0.05), Step(30.0, "pause", "worker", 1.0)]
+    nemesis = Nemesis(ctx, steps, history, time.monotonic_ns())
+    nemesis.start()
+    time.sleep(0.3)
+    nemesis.stop("interrupted")
+    kinds = [(e["type"], e["n"]) for e in history.events]
+    assert kinds == [("fault_start", 0), ("fault_end", 0), ("fault_not_fired", 1)]
+    end, missed = history.events[1], history.events[2]
+    assert end["measured"]["stopped_s"] == 0.0 and end["measured"]["processes"] == []  # no worker to stop
+    assert missed["at"] == 30.0 and missed["why"].startswith("the run ended (interrupted) at 0.")

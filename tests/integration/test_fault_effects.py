@@ -1,0 +1,166 @@
+"""Every fault kind measures its own effect — run the way a new user runs it: from the repository
+root, with the default relative results directory (no --results-dir). A relative path handed to
+another process once left the store's clock unmoved while the run said VALID."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.config import default_store_bin
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+BASE = ('[run]\nlease = "token-cas"\nworkers = 3\nttl = "{ttl}"\njob_duration = "0.3s"\njobs = {jobs}\n'
+        'time_limit = "4s"\n[[event]]\nat = "1s"\nduration = "{duration}"\n')
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    run_dir: Path | None
+
+    @property
+    def fault(self) -> dict:
+        (f,) = json.loads((self.run_dir / "results.json").read_text())["faults"]
+        return f
+
+
+@pytest.fixture
+def from_root(tmp_path):
+    """``leasecheck run --scenario FILE --name UNIQUE ARGS`` with cwd = the repository root and the
+    default ``--results-dir results``; the run's own folder is removed afterwards."""
+    names = []
+
+    def run(event: str, *args: str, ttl="1s", jobs=1, duration="1.5s") -> Run:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(BASE.format(ttl=ttl, jobs=jobs, duration=duration) + event)
+        name = f"test-fault-effects-{uuid.uuid4().hex[:8]}"
+        names.append(name)
+        env = {"COLUMNS": "160", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+        p = subprocess.run([sys.executable, "-m", "harness", "run", "--scenario", str(scenario), "--name", name,
+                            *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+        found = sorted((ROOT / "results" / name).glob("*"))
+        return Run(p.returncode, p.stdout + p.stderr, found[-1] if found else None)
+
+    yield run
+    for name in names:
+        shutil.rmtree(ROOT / "results" / name, ignore_errors=True)
+
+
+def _effective(r: Run) -> dict:
+    assert r.code == 0, r.out
+    f = r.fault
+    assert f["took_effect"] is True, f
+    assert "did not take effect" not in r.out
+    return f["measured"]
+
+
+def test_pause_stops_the_holder_for_the_time_asked(from_root):
+    m = _effective(from_root('fault = "pause"\ntarget = "holder"\n'))
+    assert 1.25 <= m["stopped_s"] <= 1.8 and len(m["processes"]) == 1
+    assert m["stopped_samples"][0] >= 50
+
+
+def test_pause_stops_the_store(from_root):
+    m = _effective(from_root('fault = "pause"\ntarget = "store"\n'))
+    assert 1.25 <= m["stopped_s"] <= 1.8 and m["processes"] == ["store"]
+
+
+def test_store_clock_moves_by_the_offset(from_root):
+    r = from_root('fault = "clock"\ntarget = "store"\noffset = "+3s"\n')
+    m = _effective(r)
+    assert abs(m["store_skew_s"] - 3.0) < 0.2 and abs(m["store_skew_before_heal_s"] - 3.0) < 0.2
+    assert abs(m["store_skew_after_heal_s"]) < 0.2
+    config = json.loads((r.run_dir / "config.json").read_text())
+    assert config["results_dir"] == "results" and Path(config["store_bin"]).is_absolute()
+
+
+def test_each_worker_clock_moves_by_its_own_offset(from_root):
+    m = _effective(from_root('fault = "clock"\ntarget = "workers"\noffset = "+5s"\n'))
+    assert sorted(m["worker_skew_s"]) == ["w0", "w1", "w2"]
+    for w, off in m["offsets_s"].items():
+        assert 1.2 <= off <= 5.0 and abs(m["worker_skew_s"][w] - off) < 0.2
+
+
+def test_latency_is_felt_by_a_probe_through_the_proxy(from_root):
+    m = _effective(from_root('fault = "latency"\nlatency = "100ms"\njitter = "0ms"\n'))
+    assert 95 <= m["probe_rtt_ms"] <= 115 and m["after_heal_probe_rtt_ms"] < 20
+
+
+def test_partition_leaves_a_probe_unanswered(from_root):
+    m = _effective(from_root('fault = "partition"\n'))
+    assert m["probe_answered_during"] is False and m["probe_rtt_after_heal_ms"] is not None
+
+
+def test_kill_brings_back_a_new_empty_store(from_root):
+    m = _effective(from_root('fault = "kill"\n', duration="0.5s"))
+    assert m["run_id_before"] != m["run_id_after"] and m["keys_after_restart"] == 0
+
+
+def test_evict_loses_keys_of_the_run(from_root):
+    m = _effective(from_root('fault = "evict"\n', ttl="5s", jobs=4, duration="2s"))
+    assert m["evicted_keys"] > 0 and m["evicted_run_keys"] >= 1
+    assert all(":job:" in k for k in m["evicted_run_key_examples"])
+    assert m["restored"] == {"maxmemory": "0", "maxmemory-policy": "noeviction", "notify-keyspace-events": ""}
+
+
+def test_a_store_that_ignores_libfaketime_makes_the_run_inconclusive(from_root, tmp_path):
+    # A static or setuid store binary ignores LD_PRELOAD; this wrapper drops it on purpose.
+    wrapper = tmp_path / "redis-server-no-preload"
+    wrapper.write_text(f'#!/bin/sh\nexec env -u LD_PRELOAD {default_store_bin()} "$@"\n')
+    wrapper.chmod(0o755)
+    r = from_root('fault = "clock"\ntarget = "store"\noffset = "+3s"\n', "--store-bin", str(wrapper))
+    assert r.code == 2, r.out
+    assert "did not take effect" in r.out
+    f = r.fault
+    assert f["took_effect"] is False and abs(f["measured"]["store_skew_s"]) < 0.2
+    assert "requested +3.000 s, measured" in f["why"]
+    results = json.loads((r.run_dir / "results.json").read_text())
+    assert results["valid"] == "unknown"
+    assert any(x.startswith("fault 0 clock:store did not take effect") for x in results["reasons"])
+
+
+def test_a_scenario_fault_after_the_time_limit_is_refused_before_anything_starts(from_root):
+    r = from_root('fault = "pause"\n', "--time-limit", "0.5")
+    assert r.code == 64 and r.run_dir is None
+    assert "starts after --time-limit 0.5s, so it would never fire; give --time-limit 2.5s or more" in r.out
+    assert len(r.out.strip().splitlines()) == 1
+
+
+def test_a_fault_that_never_fired_is_named_and_the_run_is_inconclusive(tmp_path):
+    """SIGINT before the second fault's time: the first acted, the second is named as not fired."""
+    import signal
+    import time
+
+    scenario = tmp_path / "two.toml"
+    scenario.write_text('[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "30s"\n'
+                        '[[event]]\nat = "0.5s"\nfault = "pause"\ntarget = "worker"\nduration = "0.5s"\n'
+                        '[[event]]\nat = "20s"\nfault = "pause"\ntarget = "worker"\nduration = "1s"\n')
+    results = tmp_path / "results"
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", str(scenario),
+                          "--results-dir", str(results)], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=dict(os.environ, COLUMNS="160"))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(results.glob("*/*/history.d/harness.jsonl")):
+            time.sleep(0.1)
+        time.sleep(2.5)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 2, out
+    assert "fault 1 pause:worker did not fire" in out
+    res = json.loads((results / "latest" / "results.json").read_text())
+    (missed,) = res["faults_not_fired"]
+    assert (missed["n"], missed["at"], missed["fault"]) == (1, 20.0, "pause")
+    assert missed["why"].startswith("the run ended (interrupted)")
+    assert res["faults"][0]["took_effect"] is True
