@@ -9,12 +9,14 @@ from __future__ import annotations
 from .errors import CheckError, HistoryError
 from .faults import FaultTracker
 from .history_only import ForeignProof
+from .interruption import RunSpan
 from .jobs import JobTracker
 from .ops import Op, Pairer
 from .releases import Releases
 
 SCHEMA_VERSION = 1
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
+_SPAN = frozenset(("run_start", "run_end", "worker_start", "worker_end", "slot_crash"))
 
 
 class Digest:
@@ -29,6 +31,7 @@ class Digest:
         self.proof = ForeignProof(None)    # releases proven foreign from the history alone
         self.jobs = JobTracker()
         self.faults = FaultTracker()
+        self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.count = 0
         self.start: int | None = None
@@ -52,7 +55,9 @@ class Digest:
             self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
         elif kind in ("fault_start", "fault_end"):
             self.faults.feed(e)
-        elif kind == "run_start" and self.config is None:
+        elif kind in _SPAN:
+            self.span.feed(e)
+        if kind == "run_start" and self.config is None:
             version = e.get("schema_version")
             if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
                 raise CheckError(f"this run was recorded with history schema {version}, newer than "

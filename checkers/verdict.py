@@ -8,7 +8,7 @@
 - otherwise "unknown" when a foreign release could be hidden: there is no audit; commands sent by
   lease calls are missing from the audit (cut short, a gap, an unknown call whose command may
   still land); audit lines disagree with the history about which command was sent; or a claim
-  could not be followed to its end;
+  could not be followed to its end; or the run was cut short (`interruption`);
 - otherwise true.
 
 `reasons` says why in plain English. `check_run(run_dir)` loads a run and checks it, and never
@@ -24,6 +24,7 @@ from .errors import CheckError, HistoryError
 from .causes import overlap_causes
 from .effects import stale_effects
 from .history import HistoryStream
+from .interruption import sentence as cut_short
 from .engine import Engine
 from .overlap import overlap
 from .tokens import reuse_markdown, token_reuse
@@ -103,6 +104,10 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
                    f"another run of the same key was in progress), above max_overlap {limit:.1%}")
+    # A run cut short tested less than it was asked to: never VALID (a proven violation stands).
+    result["interrupted"] = digest.span.interrupted(digest.config or config, end)
+    if result["interrupted"]:
+        unsure.append(cut_short(result["interrupted"]))
     result["valid"] = False if bad else "unknown" if unsure else True
     result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
     return result
@@ -309,4 +314,5 @@ def failed(reason: str) -> dict:
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
+            "interrupted": None,
             "expiry_edge": {"count": 0, "examples": []}}
