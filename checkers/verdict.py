@@ -21,7 +21,9 @@ from .claims import FATES, FOUND_NOTHING, TRUST_CLIENT_MS
 from .clock import StoreClock
 from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
-from .causes import overlap_causes
+from .causes import lost_while_held, overlap_causes
+from .diagnosis import diagnose
+from .fault_windows import FaultWindows
 from .effects import stale_effects
 from .history import HistoryStream
 from .interruption import sentence as cut_short
@@ -97,7 +99,11 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     # Without the audit there are no claims: every overlap's cause is "unknown", and stale
     # effects are judged only where a sink recorded them.
     claims = sim.claims if sim is not None else None
-    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms)
+    to_history = clock.to_history_ns if clock is not None else None
+    windows = _windows(digest)
+    paused = windows.holder_paused(to_history) if to_history and windows else None
+    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms, paused)
+    result["lost_while_held"] = lost_while_held(claims, jobs, to_history, digest.ttl_ms, paused)
     result["stale_effects"] = stale_effects(digest.effect_ops, sim.stale if sim is not None else {},
                                             digest.effects, claims, clock)
     limit = config.get("max_overlap")
@@ -108,9 +114,15 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     result["interrupted"] = digest.span.interrupted(digest.config or config, end)
     if result["interrupted"]:
         unsure.append(cut_short(result["interrupted"]))
+    result["diagnosis"] = diagnose(result)
     result["valid"] = False if bad else "unknown" if unsure else True
     result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
     return result
+
+
+def _windows(digest: Digest) -> FaultWindows:
+    """The faults of the run on the history's time axis (read to its end by now)."""
+    return FaultWindows(digest.faults.summary(), digest.span.pids, digest.end or 0)
 
 
 def _require_prefix(config: dict) -> str:
@@ -169,11 +181,12 @@ def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad,
     result["audit"] = {"present": True, "complete": complete, "lines": audit.lines,
                        "unattributed": joined.unattributed}
     result["walk_ins"] = walk_ins(sim, jobs, clock)
-    witness = build_witness(sim, jobs, clock)
+    windows = _windows(engine.digest)
+    witness = build_witness(sim, jobs, clock, faults=windows)
     if witness is not None:
         result["witness"] = witness.to_dict() | {"markdown": witness.to_markdown()}
     if all_witnesses and len(sim.foreign) > 1:
-        more = [build_witness(sim, jobs, clock, which=i) for i in range(1, len(sim.foreign))]
+        more = [build_witness(sim, jobs, clock, which=i, faults=windows) for i in range(1, len(sim.foreign))]
         result["witnesses"] = [w.to_dict() | {"markdown": w.to_markdown()} for w in more if w]
     if sim.foreign:
         fr = sim.foreign[0]
@@ -269,7 +282,7 @@ def _all_clear(result: dict, limit) -> list[str]:
                f"start(s)); {within}"]
     if result["releases_found_nothing"]:
         reasons.append(f"{result['releases_found_nothing']} release(s) found nothing: their claim "
-                       "was gone before the job finished, so the lease time is too short for the job")
+                       f"was gone before the job finished: {'; '.join(result['diagnosis'])}")
     return reasons
 
 
@@ -314,5 +327,5 @@ def failed(reason: str) -> dict:
             "claims": {fate: 0 for fate in FATES}, "ops": 0, "duration_s": 0.0,
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "stale_effects": None,
-            "interrupted": None,
+            "interrupted": None, "lost_while_held": None, "diagnosis": [],
             "expiry_edge": {"count": 0, "examples": []}}

@@ -5,6 +5,11 @@ victim; C, a third attempt that claimed the key after the removal while B's job 
 any — and "The key in the store". Rows only for what matters: A claims; A's claim expires (if it
 did); B claims; A's command removes B's claim; C claims. Store times are converted to history
 times with the store clock; job starts and ends come from the history.
+
+When faults acted, what the nemesis did is in the same timeline: a "Nemesis" column and a row for
+each fault start and end inside the witness's time span (and the start of one already acting at
+its first row), and a worker held stopped by a pause fault reads "paused (SIGSTOP)", not "still
+working".
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 
 from .claims import Claim, ClaimsResult
 from .clock import StoreClock
+from .fault_windows import FaultWindows
 from .jobs import JobRun
 
 
@@ -36,9 +42,9 @@ class Witness:
 
 
 def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock,
-                  which: int = 0) -> Witness | None:
+                  which: int = 0, faults: FaultWindows | None = None) -> Witness | None:
     """The timeline of foreign release number `which` (the first by default) in `result`; None
-    when there is no such one."""
+    when there is no such one. `faults`: the run's faults, to show what the nemesis did."""
     if which >= len(result.foreign):
         return None
     fr = result.foreign[which]
@@ -68,10 +74,10 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
         events.append((_ns(clock, c_claim.created),
                        {c_claim.owner: "wins the conditional create: a third worker walks in"},
                        f"C's claim, {deadline(c_claim)}"))
-    events.sort(key=lambda e: e[0])
-    rows = [(t / 1e9, [said.get(x) or _status(jobs.get(x), t) for x in actors] + [key])
-            for t, said, key in events]
     columns = ["Time (s)"] + [f"Worker {names[x]} ({_label(x, a)})" for x in actors] + ["The key in the store"]
+    rows = timeline(events, actors, jobs, faults)
+    if len(rows[0][1]) > len(actors) + 1:
+        columns.append("Nemesis")
     summary = (f"Attempt {a}'s {fr.command} (audit.log line {fr.line}) {fr.how} the claim of attempt "
                f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
@@ -113,7 +119,22 @@ def _ns(clock: StoreClock, store_s: float) -> int:
     return clock.to_history_ns(store_s)
 
 
-def _status(job: JobRun | None, t: int) -> str:
+def timeline(events: list[tuple[int, dict[str, str], str]], actors: list[str],
+             jobs: dict[str, JobRun], faults: FaultWindows | None = None) -> list[tuple[float, list[str]]]:
+    """Rows (time in s, cells) from `events` — (history ns, {actor: what it did}, the key's state)
+    — one cell per actor, then the key; with `faults` that acted in the span, a row for each of
+    their starts and ends and a last "Nemesis" cell on every row."""
+    events = sorted(events, key=lambda e: e[0])
+    acts = faults.rows(events[0][0], events[-1][0]) if faults and events else []
+    merged = [(t, said, key, "") for t, said, key in events] + [(t, {}, "", what) for t, what in acts]
+    merged.sort(key=lambda e: e[0])
+    return [(t / 1e9, [said.get(x) or _status(jobs.get(x), t, x, faults) for x in actors] + [key]
+             + ([nemesis] if acts else [])) for t, said, key, nemesis in merged]
+
+
+def _status(job: JobRun | None, t: int, attempt: str | None = None, faults: FaultWindows | None = None) -> str:
+    if faults and faults.pause_of(attempt, t) is not None:
+        return "paused (SIGSTOP)"
     if job is None or t < job.start:
         return "—"
     return "still working" if job.running_at(t) else "done"
