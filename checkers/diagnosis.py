@@ -28,7 +28,8 @@ _SAY = {
     "store_restart": lambda n: (f"the store restarted empty and lost {_n(n, 'claim')} while "
                                 f"{'its' if n == 1 else 'their'} job ran"),
     "foreign_release": lambda n: (f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} removed by another "
-                                  "attempt's release while the job ran: the release does not check the holder"),
+                                  "attempt's command while the job ran: the lease's release (or renewal) "
+                                  "does not tell its own claim from another's"),
     "unknown": lambda n: f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} lost for a reason the checker could not tell",
 }
 _ORDER = ("foreign_release", "clock_jump", "eviction", "store_restart", "holder_paused", "deadline_passed",

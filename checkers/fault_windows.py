@@ -49,15 +49,16 @@ class FaultWindows:
             return self.pause_of(claim.owner, to_history_ns(claim.ended)) is not None
         return paused
 
-    def rows(self, t0: int, t1: int) -> list[tuple[int, str]]:
-        """(history ns, what the nemesis did) for each fault start or end within [t0, t1], and
-        the start of any fault already acting at t0 (what put the actors in the state shown)."""
+    def rows(self, t0: int, t1: int) -> list[tuple[int, str, bool]]:
+        """(history ns, what the nemesis did, True for a start) for each fault start or end within
+        [t0, t1], and the start of any fault already acting at t0 (what put the actors in the
+        state shown)."""
         out = []
         for w in self.windows:
             if w.start <= t0 < w.end or t0 <= w.start <= t1:
-                out.append((w.start, started(w)))
+                out.append((w.start, started(w), True))
             if t0 <= w.end <= t1 and w.fault.get("end_s") is not None:
-                out.append((w.end, ended(w)))
+                out.append((w.end, ended(w), False))
         return sorted(out)
 
 

@@ -81,6 +81,12 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
     summary = (f"Attempt {a}'s {fr.command} (audit.log line {fr.line}) {fr.how} the claim of attempt "
                f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
+    if faults and a_claim is not None and a_claim.fate == "expired_while_held" and a_claim.ended is not None:
+        pause = faults.pause_of(a, _ns(clock, a_claim.ended))
+        if pause is not None:
+            summary += (f" A's claim ran out at {_ns(clock, a_claim.ended) / 1e9:.3f} s while a fault held A "
+                        f"stopped (SIGSTOP, {pause.start / 1e9:.3f}–{pause.end / 1e9:.3f} s): A was paused "
+                        "past its deadline.")
     return Witness(victim.key, columns, rows, summary)
 
 
@@ -126,15 +132,18 @@ def timeline(events: list[tuple[int, dict[str, str], str]], actors: list[str],
     their starts and ends and a last "Nemesis" cell on every row."""
     events = sorted(events, key=lambda e: e[0])
     acts = faults.rows(events[0][0], events[-1][0]) if faults and events else []
-    merged = [(t, said, key, "") for t, said, key in events] + [(t, {}, "", what) for t, what in acts]
-    merged.sort(key=lambda e: e[0])
+    # Fault times are kept to the millisecond: within one, a fault's end goes before what the
+    # actors did (a resumed worker acts only after SIGCONT) and a fault's start after it.
+    merged = ([(t, 1, said, key, "") for t, said, key in events]
+              + [(t, 2 if what_starts else 0, {}, "", what) for t, what, what_starts in acts])
+    merged.sort(key=lambda e: (round(e[0] / 1e6), e[1]))
     return [(t / 1e9, [said.get(x) or _status(jobs.get(x), t, x, faults) for x in actors] + [key]
-             + ([nemesis] if acts else [])) for t, said, key, nemesis in merged]
+             + ([nemesis] if acts else [])) for t, _, said, key, nemesis in merged]
 
 
 def _status(job: JobRun | None, t: int, attempt: str | None = None, faults: FaultWindows | None = None) -> str:
-    if faults and faults.pause_of(attempt, t) is not None:
-        return "paused (SIGSTOP)"
     if job is None or t < job.start:
         return "—"
-    return "still working" if job.running_at(t) else "done"
+    if not job.running_at(t):
+        return "done"
+    return "paused (SIGSTOP)" if faults and faults.pause_of(attempt, t) is not None else "still working"
