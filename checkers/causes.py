@@ -58,18 +58,21 @@ def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None
 
 def lost_while_held(claims: list[Claim] | None, runs: dict[str, JobRun], to_history_ns,
                     ttl_ms: float | None, paused=None) -> dict[str, int] | None:
-    """Claims lost while their attempt's job still ran, by cause (the causes above): what the
-    releases that found nothing, and the overlaps, come from. None without the audit's claims."""
+    """Claims lost before their holder released them — while its job ran, or between the job's
+    end and the release — by cause (the causes above): what the releases that found nothing,
+    and the overlaps, come from. Only claims whose attempt started a job before the loss count
+    (an attempt that never ran a job had nothing to lose). None without the audit's claims."""
     if claims is None:
         return None
     counts: Counter = Counter({cause: 0 for cause in CAUSES})
     for c in claims:
-        if c.fate == "expired_while_held":
+        run = runs.get(c.owner)
+        if run is None or c.ended is None:
+            continue
+        if c.fate == "expired_while_held" or c.fate == "expired_after_job":
             counts[_cause(c, ttl_ms, paused)] += 1
-        elif c.fate in _BY_FATE and c.ended is not None:
-            run = runs.get(c.owner)
-            if run is not None and run.running_at(to_history_ns(c.ended)):
-                counts[_BY_FATE[c.fate]] += 1
+        elif c.fate in _BY_FATE and run.start <= to_history_ns(c.ended):
+            counts[_BY_FATE[c.fate]] += 1
     return dict(counts)
 
 

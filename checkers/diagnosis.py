@@ -1,12 +1,12 @@
 """The plain-words diagnosis: why claims were lost, from the causes the checker measured.
 
-"The lease is too short" is only one of the stories. A claim lost while its job still ran was lost
-because its deadline passed (the job outlived the lease), because a fault paused its holder past
-the deadline, because the store's clock jumped, because the store evicted it or restarted empty,
-or because another attempt's release removed it — and each calls for a different fix. The
-sentences are built from the result alone (`lost_while_held`, else `overlap.causes`; the lead
-field `early_loss` when present; the releases that found nothing and their outcomes), so a stored
-run reads the same when checked again.
+"The lease is too short" is only one of the stories. A claim lost before its holder released it
+(while the job ran, or between its end and the release) was lost because its deadline passed
+(the job outlived the lease), because a fault paused its holder past the deadline, because the
+store's clock jumped, because the store evicted it or restarted empty, or because another
+attempt's command removed it — and each calls for a different fix. The sentences are built from
+the result alone (`lost_while_held`, else `overlap.causes`; `early_loss` when present; the
+releases that found nothing), so a stored run reads the same when checked again.
 """
 from __future__ import annotations
 
@@ -15,20 +15,23 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
+def _holder(n: int) -> str:
+    return "its holder released it" if n == 1 else "their holders released them"
+
+
 _SAY = {
-    "deadline_passed": lambda n: (f"{_n(n, 'claim')} reached {'its' if n == 1 else 'their'} deadline while "
-                                  "the job still ran, with no fault pausing the holder: the lease is too "
-                                  "short for these jobs"),
+    "deadline_passed": lambda n: (f"{_n(n, 'claim')} reached {'its' if n == 1 else 'their'} deadline before "
+                                  f"{'its' if n == 1 else 'their'} holder released {'it' if n == 1 else 'them'}, "
+                                  "with no fault pausing the holder: the lease is too short for these jobs"),
     "holder_paused": lambda n: (f"{_n(n, 'claim')} ran out while a fault held {'its' if n == 1 else 'their'} "
                                 "holder stopped (SIGSTOP): the holder was paused past its deadline — no "
                                 "TTL covers an unbounded pause; fence the job's effects"),
     "clock_jump": lambda n: (f"{_n(n, 'claim')} expired early because the store's clock jumped forward "
                              "(the store keeps expiries as wall-clock times)"),
-    "eviction": lambda n: f"the store evicted {_n(n, 'claim')} while {'its' if n == 1 else 'their'} job ran",
-    "store_restart": lambda n: (f"the store restarted empty and lost {_n(n, 'claim')} while "
-                                f"{'its' if n == 1 else 'their'} job ran"),
+    "eviction": lambda n: f"the store evicted {_n(n, 'claim')} before {_holder(n)}",
+    "store_restart": lambda n: f"the store restarted empty and lost {_n(n, 'claim')} before {_holder(n)}",
     "foreign_release": lambda n: (f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} removed by another "
-                                  "attempt's command while the job ran: the lease's release (or renewal) "
+                                  f"attempt's command before {_holder(n)}: the lease's release (or renewal) "
                                   "does not tell its own claim from another's"),
     "unknown": lambda n: f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} lost for a reason the checker could not tell",
 }
@@ -57,9 +60,8 @@ def diagnose(result: dict) -> list[str]:
     nothing = result.get("releases_found_nothing", 0)
     if nothing and not any(lost.get(c) for c in _ORDER):
         if result.get("lost_while_held") is not None:
-            out.append(f"{_n(nothing, 'release')} found nothing though no claim was lost while its job "
-                       "ran: the claims ran out between the job's end and the release, so the lease "
-                       "barely covers these jobs")
+            out.append(f"{_n(nothing, 'release')} found nothing though the store's audit shows no claim "
+                       "lost before its holder released it (the claims could not be followed)")
         else:
             faults = sorted({f.get("fault") for f in result.get("faults") or [] if f.get("fault")})
             acting = (f"; faults acted ({', '.join(faults)}), so it may be one of them" if faults else
@@ -67,5 +69,5 @@ def diagnose(result: dict) -> list[str]:
             out.append(f"{_n(nothing, 'release')} found nothing: the claim was gone before the job "
                        f"finished, but without the store's audit the checker cannot tell why{acting}")
     if not out:
-        out.append("no claim was lost while its job ran")
+        out.append("no claim was lost before its holder released it")
     return out

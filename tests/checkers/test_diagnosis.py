@@ -134,7 +134,7 @@ def test_early_loss_is_named_when_present():
 
 
 def test_nothing_lost_and_history_only():
-    assert diagnose(_result()) == ["no claim was lost while its job ran"]
+    assert diagnose(_result()) == ["no claim was lost before its holder released it"]
     no_audit = {"lost_while_held": None, "overlap": {"causes": {"unknown": 2}}, "releases_found_nothing": 2,
                 "faults": [{"fault": "pause"}]}
     assert "cannot tell why; faults acted (pause)" in diagnose(no_audit)[0]
@@ -157,3 +157,17 @@ def test_fault_lines_show_requested_against_measured_and_what_did_not_take_effec
     md = markdown(result)
     assert md.startswith("## Faults") and md.count("\n| ") == 4
     assert markdown({"faults": []}) == ""
+
+
+def test_a_claim_that_ran_out_between_the_job_and_its_release_counts_as_lost():
+    from test_claims_model import K, Run
+
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))   # expires at 111 ms
+    run.job(13, "w0.s0.0", "job_start")
+    run.job(90, "w0.s0.0", "job_end")
+    run.call(150, "w0.s0.0", "release", "ok", False, (("EVAL", "cad", "1", K, "a"), [("get", K)]))
+    r = run.check()
+    assert r["claims"]["expired_after_job"] == 1 and r["releases_found_nothing"] == 1
+    assert r["lost_while_held"]["deadline_passed"] == 1
+    assert any(TOO_SHORT in s for s in r["diagnosis"])
