@@ -282,7 +282,7 @@ def _all_clear(result: dict, limit) -> list[str]:
                f"start(s)); {within}"]
     if result["releases_found_nothing"]:
         reasons.append(f"{result['releases_found_nothing']} release(s) found nothing: their claim "
-                       f"was gone before the job finished: {'; '.join(result['diagnosis'])}")
+                       f"was gone before the release: {'; '.join(result['diagnosis'])}")
     return reasons
 
 

@@ -66,6 +66,8 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
                        f"A's claim, {deadline(a_claim)}"))
         if a_claim.fate in ("expired_while_held", "expired_after_job"):
             events.append((_ns(clock, a_claim.ended), {}, "absent: A's deadline passed"))
+        elif a_claim.fate in _LOST and a_claim.ended is not None and a_claim.ended < fr.time:
+            events.append((_ns(clock, a_claim.ended), {}, _LOST[a_claim.fate]))
     events.append((_ns(clock, victim.created), {b: "wins its own conditional create, starts the same job"},
                    f"B's claim, {deadline(victim)}"))
     verb, key_after = _REMOVAL.get(fr.how, (fr.how, f"B's claim, {fr.how} by A"))
@@ -112,6 +114,12 @@ _REMOVAL = {  # how (from claims) -> (A's verb, the key afterwards)
     "deleted (expiry set in the past)": ("expires", "absent: A expired B's claim"),
     "overwritten": ("overwrites", "A's value: A overwrote B's claim"),
     "expiry shortened": ("shortens the expiry of", "B's claim, its expiry cut short by A"),
+}
+
+
+_LOST = {  # A's claim gone without a command of anyone's (a fault), as the key column says it
+    "evicted": "absent: the store evicted A's claim (found gone here)",
+    "lost_in_restart": "absent: the store restarted empty",
 }
 
 

@@ -52,7 +52,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     nothing = result.get("releases_found_nothing", 0)
     table.add_row("releases that found nothing",
                   f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
-                  + ("their claim was gone before the job finished (see the diagnosis)"
+                  + ("their claim was gone before the release (see the diagnosis)"
                      if nothing else "every release found its own claim")
                   + _found_nothing(result.get("releases_found_nothing_outcomes") or {}, nothing,
                                    result.get("releases_found_nothing_first") or []))

@@ -171,3 +171,28 @@ def test_a_claim_that_ran_out_between_the_job_and_its_release_counts_as_lost():
     assert r["claims"]["expired_after_job"] == 1 and r["releases_found_nothing"] == 1
     assert r["lost_while_held"]["deadline_passed"] == 1
     assert any(TOO_SHORT in s for s in r["diagnosis"])
+
+
+def test_an_evicted_claim_and_the_eviction_are_in_the_witness():
+    from test_claims_model import K, Run
+
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "10000"))
+    run.job(13, "w0.s0.0", "job_start")
+    run.line(20, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:start")
+    run.ev(20, "nemesis", "fault_start", fault="evict", target="store", n=0, requested={"duration_s": 0.06})
+    run.call(50, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "10000"))   # A's claim was evicted
+    run.job(53, "w1.s0.0", "job_start")
+    run.line(80, "127.0.0.1:9999", "ECHO", "leasecheck:fault:0:evict:end")
+    run.ev(80, "nemesis", "fault_end", fault="evict", target="store", n=0, measured={"evicted_keys": 1})
+    run.job(90, "w0.s0.0", "job_end")
+    run.call(100, "w0.s0.0", "release", "ok", True, ("DEL", K))                          # deletes B's claim
+    r = run.check()
+    assert r["claims"]["evicted"] == 1 and r["foreign_releases"] == 1
+    assert r["lost_while_held"]["eviction"] == 1
+    assert any("the store evicted 1 claim before its holder released it" == s for s in r["diagnosis"])
+    rows = [(row["time_s"], row["cells"]) for row in r["witness"]["rows"]]
+    assert r["witness"]["columns"][-1] == "Nemesis"
+    assert (0.02, ["still working", "—", "", "eviction: store memory squeezed, keys evicted at random"]) in rows
+    assert any(cells[2].startswith("absent: the store evicted A's claim") for _, cells in rows)
+    assert (0.08, ["still working", "still working", "", "eviction ends (memory limit restored)"]) in rows
