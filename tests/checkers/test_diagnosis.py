@@ -28,8 +28,9 @@ def with_faults(src: Path, dst: Path, *faults: dict) -> Path:
     return dst
 
 
-# The saved brief timeline: A (w0) claims at 0.011 s with a 1 s lease and works until 1.7 s; its
-# claim expires at 1.011 s; B (w1) claims at 1.051 s; A's DEL removes B's claim at 1.502 s.
+# The saved runs brief-token-cas-ok and brief-plain-del-bad: A (w0) claims at 0.011 s with a
+# 1 s lease and works until 1.7 s; its claim expires at 1.011 s; B (w1) claims at 1.051 s; in the
+# plain-del run A's DEL removes B's claim at 1.502 s.
 PAUSE_A = {"fault": "pause", "target": "holder", "start": 0.5, "end": 1.45,
            "requested": {"duration_s": 0.95, "size": None},
            "measured": {"paused_s": 0.95, "processes": ["w0"]}}
