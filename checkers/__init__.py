@@ -13,6 +13,9 @@ Layout, one job per module:
              disagreements between clients and store
 - `engine`   read history and audit side by side through the join and the model
 - `overlap`, `causes`, `releases`, `effects`, `tokens`, `history_only`  the measures
+- `interruption`  was the run cut short (never VALID then)?
+- `fault_windows`, `fault_report`  what the nemesis did, on the time axis and in words
+- `diagnosis`  why claims were lost, in plain words, from the measured causes
 - `witness`  the first foreign release as a readable timeline
 - `verdict`  `check` (pure) and `check_run` (read + check, never raises)
 

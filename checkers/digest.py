@@ -10,12 +10,14 @@ from .early_loss import Promises
 from .errors import CheckError, HistoryError
 from .faults import FaultTracker
 from .history_only import ForeignProof
+from .interruption import RunSpan
 from .jobs import JobTracker
 from .ops import Op, Pairer
 from .releases import Releases
 
 SCHEMA_VERSION = 1
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
+_SPAN = frozenset(("run_start", "run_end", "worker_start", "worker_end", "slot_crash"))
 
 
 class Digest:
@@ -31,6 +33,7 @@ class Digest:
         self.jobs = JobTracker()
         self.promises = Promises()         # when each holder's lease runs out (early loss)
         self.faults = FaultTracker()
+        self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.count = 0
         self.start: int | None = None
@@ -54,7 +57,9 @@ class Digest:
             self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
         elif kind in ("fault_start", "fault_end", "fault_not_fired"):
             self.faults.feed(e)
-        elif kind == "run_start" and self.config is None:
+        elif kind in _SPAN:
+            self.span.feed(e)
+        if kind == "run_start" and self.config is None:
             version = e.get("schema_version")
             if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
                 raise CheckError(f"this run was recorded with history schema {version}, newer than "

@@ -13,8 +13,8 @@
   release could be hidden: there is no audit; commands sent by
   lease calls are missing from the audit (cut short, a gap, an unknown call whose command may
   still land); audit lines disagree with the history about which command was sent; a claim
-  could not be followed to its end; or a fault did not take effect, could not be shown to have,
-  or never fired (`faults.doubts`);
+  could not be followed to its end; a fault did not take effect, could not be shown to have,
+  or never fired (`faults.doubts`); or the run was cut short (`interruption`);
 - otherwise true.
 
 `reasons` says why in plain English. `check_run(run_dir)` loads a run and checks it, and never
@@ -27,11 +27,14 @@ from .claims import FATES, FOUND_NOTHING, TRUST_CLIENT_MS
 from .clock import StoreClock
 from .digest import SCHEMA_VERSION, Digest
 from .errors import CheckError, HistoryError
-from .causes import overlap_causes
+from .causes import lost_while_held, overlap_causes
+from .diagnosis import diagnose
 from .early_loss import early_losses, witness_markdown as early_loss_markdown
+from .fault_windows import FaultWindows
 from .effects import stale_effects
 from .faults import doubts as fault_doubts
 from .history import HistoryStream
+from .interruption import sentence as cut_short
 from .engine import Engine
 from .overlap import overlap
 from .tokens import reuse_markdown, token_reuse
@@ -105,7 +108,11 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     # Without the audit there are no claims: every overlap's cause is "unknown", and stale
     # effects are judged only where a sink recorded them.
     claims = sim.claims if sim is not None else None
-    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms)
+    to_history = clock.to_history_ns if clock is not None else None
+    windows = _windows(digest)
+    paused = windows.holder_paused(to_history) if to_history and windows else None
+    result["overlap"]["causes"] = overlap_causes(jobs, end, claims, digest.ttl_ms, paused)
+    result["lost_while_held"] = lost_while_held(claims, jobs, to_history, digest.ttl_ms, paused)
     result["stale_effects"] = stale_effects(digest.effect_ops, sim.stale if sim is not None else {},
                                             digest.effects, claims, clock)
     _judge_early_loss(result, bad, jobs, digest, claims, clock)
@@ -113,6 +120,11 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     if limit is not None and ov.rate > limit:
         bad.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
                    f"another run of the same key was in progress), above max_overlap {limit:.1%}")
+    # A run cut short tested less than it was asked to: never VALID (a proven violation stands).
+    result["interrupted"] = digest.span.interrupted(digest.config or config, end)
+    if result["interrupted"]:
+        unsure.append(cut_short(result["interrupted"]))
+    result["diagnosis"] = diagnose(result)
     result["valid"] = False if bad else "unknown" if unsure else True
     result["reasons"] = bad + unsure if bad or unsure else _all_clear(result, limit)
     return result
@@ -136,6 +148,9 @@ def _judge_early_loss(result, bad, jobs, digest, claims, clock) -> None:
         result["witness"] = {"kind": "early_loss", "markdown": md}
     else:
         result["witness"]["markdown"] += "\n" + md
+def _windows(digest: Digest) -> FaultWindows:
+    """The faults of the run on the history's time axis (read to its end by now)."""
+    return FaultWindows(digest.faults.summary(), digest.span.pids, digest.end or 0)
 
 
 def _require_prefix(config: dict) -> str:
@@ -195,11 +210,12 @@ def _check_audit(engine: Engine, events, prefix, clock: StoreClock, result, bad,
     result["audit"] = {"present": True, "complete": complete, "lines": audit.lines,
                        "unattributed": joined.unattributed}
     result["walk_ins"] = walk_ins(sim, jobs, clock)
-    witness = build_witness(sim, jobs, clock)
+    windows = _windows(engine.digest)
+    witness = build_witness(sim, jobs, clock, faults=windows)
     if witness is not None:
         result["witness"] = witness.to_dict() | {"markdown": witness.to_markdown()}
     if all_witnesses and len(sim.foreign) > 1:
-        more = [build_witness(sim, jobs, clock, which=i) for i in range(1, len(sim.foreign))]
+        more = [build_witness(sim, jobs, clock, which=i, faults=windows) for i in range(1, len(sim.foreign))]
         result["witnesses"] = [w.to_dict() | {"markdown": w.to_markdown()} for w in more if w]
     if sim.foreign:
         fr = sim.foreign[0]
@@ -311,7 +327,7 @@ def _all_clear(result: dict, limit) -> list[str]:
                f"start(s)); {within}"]
     if result["releases_found_nothing"]:
         reasons.append(f"{result['releases_found_nothing']} release(s) found nothing: their claim "
-                       "was gone before the job finished, so the lease time is too short for the job")
+                       f"was gone before the release: {'; '.join(result['diagnosis'])}")
     return reasons
 
 
@@ -357,4 +373,5 @@ def failed(reason: str) -> dict:
             "audit": {"present": False, "complete": False, "lines": 0, "unattributed": 0},
             "disagreements": [], "problems": [], "witness": None, "token_reuse": None, "walk_ins": 0, "faults": [], "faults_not_fired": [], "stale_effects": None,
             "claims_seen": None, "early_loss": None, "certainty": {},
+            "interrupted": None, "lost_while_held": None, "diagnosis": [],
             "expiry_edge": {"count": 0, "examples": []}}

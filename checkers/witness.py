@@ -5,6 +5,11 @@ victim; C, a third attempt that claimed the key after the removal while B's job 
 any — and "The key in the store". Rows only for what matters: A claims; A's claim expires (if it
 did); B claims; A's command removes B's claim; C claims. Store times are converted to history
 times with the store clock; job starts and ends come from the history.
+
+When faults acted, what the nemesis did is in the same timeline: a "Nemesis" column and a row for
+each fault start and end inside the witness's time span (and the start of one already acting at
+its first row), and a worker held stopped by a pause fault reads "paused (SIGSTOP)", not "still
+working".
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 
 from .claims import Claim, ClaimsResult
 from .clock import StoreClock
+from .fault_windows import FaultWindows
 from .jobs import JobRun
 
 
@@ -36,9 +42,9 @@ class Witness:
 
 
 def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock,
-                  which: int = 0) -> Witness | None:
+                  which: int = 0, faults: FaultWindows | None = None) -> Witness | None:
     """The timeline of foreign release number `which` (the first by default) in `result`; None
-    when there is no such one."""
+    when there is no such one. `faults`: the run's faults, to show what the nemesis did."""
     if which >= len(result.foreign):
         return None
     fr = result.foreign[which]
@@ -60,6 +66,8 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
                        f"A's claim, {deadline(a_claim)}"))
         if a_claim.fate in ("expired_while_held", "expired_after_job"):
             events.append((_ns(clock, a_claim.ended), {}, "absent: A's deadline passed"))
+        elif a_claim.fate in _LOST and a_claim.ended is not None and a_claim.ended < fr.time:
+            events.append((_ns(clock, a_claim.ended), {}, _LOST[a_claim.fate]))
     events.append((_ns(clock, victim.created), {b: "wins its own conditional create, starts the same job"},
                    f"B's claim, {deadline(victim)}"))
     verb, key_after = _REMOVAL.get(fr.how, (fr.how, f"B's claim, {fr.how} by A"))
@@ -68,13 +76,19 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
         events.append((_ns(clock, c_claim.created),
                        {c_claim.owner: "wins the conditional create: a third worker walks in"},
                        f"C's claim, {deadline(c_claim)}"))
-    events.sort(key=lambda e: e[0])
-    rows = [(t / 1e9, [said.get(x) or _status(jobs.get(x), t) for x in actors] + [key])
-            for t, said, key in events]
     columns = ["Time (s)"] + [f"Worker {names[x]} ({_label(x, a)})" for x in actors] + ["The key in the store"]
+    rows = timeline(events, actors, jobs, faults)
+    if len(rows[0][1]) > len(actors) + 1:
+        columns.append("Nemesis")
     summary = (f"Attempt {a}'s {fr.command} (audit.log line {fr.line}) {fr.how} the claim of attempt "
                f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
+    if faults and a_claim is not None and a_claim.fate == "expired_while_held" and a_claim.ended is not None:
+        pause = faults.pause_of(a, _ns(clock, a_claim.ended))
+        if pause is not None:
+            summary += (f" A's claim ran out at {_ns(clock, a_claim.ended) / 1e9:.3f} s while a fault held A "
+                        f"stopped (SIGSTOP, {pause.start / 1e9:.3f}–{pause.end / 1e9:.3f} s): A was paused "
+                        "past its deadline.")
     return Witness(victim.key, columns, rows, summary)
 
 
@@ -103,6 +117,12 @@ _REMOVAL = {  # how (from claims) -> (A's verb, the key afterwards)
 }
 
 
+_LOST = {  # A's claim gone without a command of anyone's (a fault), as the key column says it
+    "evicted": "absent: the store evicted A's claim (found gone here)",
+    "lost_in_restart": "absent: the store restarted empty",
+}
+
+
 def _label(attempt: str, a: str) -> str:
     """`w2.s0.5`, noting when it is A's own slot coming back for another attempt."""
     same = attempt != a and attempt.rsplit(".", 1)[0] == a.rsplit(".", 1)[0]
@@ -113,7 +133,25 @@ def _ns(clock: StoreClock, store_s: float) -> int:
     return clock.to_history_ns(store_s)
 
 
-def _status(job: JobRun | None, t: int) -> str:
+def timeline(events: list[tuple[int, dict[str, str], str]], actors: list[str],
+             jobs: dict[str, JobRun], faults: FaultWindows | None = None) -> list[tuple[float, list[str]]]:
+    """Rows (time in s, cells) from `events` — (history ns, {actor: what it did}, the key's state)
+    — one cell per actor, then the key; with `faults` that acted in the span, a row for each of
+    their starts and ends and a last "Nemesis" cell on every row."""
+    events = sorted(events, key=lambda e: e[0])
+    acts = faults.rows(events[0][0], events[-1][0]) if faults and events else []
+    # Fault times are kept to the millisecond: within one, a fault's end goes before what the
+    # actors did (a resumed worker acts only after SIGCONT) and a fault's start after it.
+    merged = ([(t, 1, said, key, "") for t, said, key in events]
+              + [(t, 2 if what_starts else 0, {}, "", what) for t, what, what_starts in acts])
+    merged.sort(key=lambda e: (round(e[0] / 1e6), e[1]))
+    return [(t / 1e9, [said.get(x) or _status(jobs.get(x), t, x, faults) for x in actors] + [key]
+             + ([nemesis] if acts else [])) for t, _, said, key, nemesis in merged]
+
+
+def _status(job: JobRun | None, t: int, attempt: str | None = None, faults: FaultWindows | None = None) -> str:
     if job is None or t < job.start:
         return "—"
-    return "still working" if job.running_at(t) else "done"
+    if not job.running_at(t):
+        return "done"
+    return "paused (SIGSTOP)" if faults and faults.pause_of(attempt, t) is not None else "still working"

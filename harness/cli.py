@@ -228,7 +228,10 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
     (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
     if witnesses:
-        (Path(run_dir) / "witness.md").write_text("\n".join(w["markdown"] for w in witnesses))
+        from checkers.fault_report import markdown as faults_markdown
+
+        (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
+                                                             + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
     print_summary(console, result, Path(run_dir))
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)

@@ -1,11 +1,17 @@
-"""The terminal summary of a checked run: each verdict in plain words, then the witness."""
+"""The terminal summary of a checked run: each verdict in plain words, the diagnosis (why claims
+were lost, from the measured causes), the faults that acted (requested against measured), then
+the witness."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
+
+from checkers import fault_report
+from checkers.diagnosis import diagnose
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -19,6 +25,14 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     overlap = result.get("overlap") or {}
     reuse = result.get("token_reuse") or {}
     table = Table(show_header=False, box=None, padding=(0, 2))
+    cut = result.get("interrupted")
+    if cut:
+        planned = cut.get("planned_s")
+        of = f" of the planned {planned:g} s" if isinstance(planned, (int, float)) else ""
+        table.add_row("[bold yellow]cut short[/]",
+                      f"[bold yellow]{escape(str(cut.get('reason')))} after {cut.get('actual_s', 0):.1f} s{of}[/]"
+                      f" — {escape(str(cut.get('detail', '')))}; the rest of the run was not tested, so it "
+                      "cannot be VALID")
     fr = result.get("foreign_releases", 0)
     table.add_row("foreign releases",
                   f"[red]{fr}[/] — a worker's release removed another attempt's claim"
@@ -38,10 +52,11 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     nothing = result.get("releases_found_nothing", 0)
     table.add_row("releases that found nothing",
                   f"{nothing} ({result.get('releases_found_nothing_rate', 0.0):.1%} of releases) — "
-                  + ("claims reached their deadline before the job finished: the lease is too short"
+                  + ("their claim was gone before the release (see the diagnosis)"
                      if nothing else "every release found its own claim")
                   + _found_nothing(result.get("releases_found_nothing_outcomes") or {}, nothing,
                                    result.get("releases_found_nothing_first") or []))
+    table.add_row("diagnosis", "\n".join(escape(x) for x in result.get("diagnosis") or diagnose(result)))
     stale = result.get("stale_effects")
     if stale and stale.get("without_fence") is not None:
         fence = ("no fencing token to check" if stale.get("with_fence") is None else
@@ -56,6 +71,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                  f"{', '.join(seen['examples'])}" if seen and seen.get("count") else
                  "[yellow]none seen in the store[/]" if seen is not None else "")
         table.add_row("claims", "; ".join(x for x in (where, fates) if x))
+    table.add_row("faults", _faults(result))
     audit = result.get("audit") or {}
     table.add_row("evidence", f"{result.get('ops', 0)} lease calls over {result.get('duration_s', 0):.1f}s; "
                   + ("store audit complete" if audit.get("complete") else
@@ -81,6 +97,18 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     reasons = "; ".join(result.get("reasons", []))
     console.print(f"{verdict} {reasons}".rstrip())
     console.print(f"results: {run_dir / 'results.json'}")
+
+
+def _faults(result: dict) -> str:
+    """One line per fault: what and when, requested vs measured, and whether it took effect."""
+    rows = fault_report.lines(result)
+    if not rows:
+        return "none injected"
+    out = []
+    for what, numbers, judged in rows:
+        mark = f" — [red]{escape(judged)}[/]" if judged.startswith("did not") else f" — {judged}" if judged else ""
+        out.append(f"{escape(what)}: {escape(numbers)}{mark}")
+    return "\n".join(out)
 
 
 def _found_nothing(outcomes: dict, total: int, first: list) -> str:

@@ -74,6 +74,8 @@ class Run:
         self.history: HistoryWriter | None = None
         self.admin: redis.Redis | None = None
         self.end_reason = "time-limit"
+        self.end_signal: str | None = None    # SIGINT / SIGTERM when a signal stopped the run
+        self.stopped_at: int | None = None    # history ns when stopping began (run_end's stopped_at)
         self.audit_complete = False
         self.ledger = Ledger(self.run_dir)
         self.holders = HolderTable()
@@ -99,9 +101,11 @@ class Run:
             self._start()
             self._wait()
         except Interrupted as e:
-            self.end_reason = "interrupted"
+            self._stopping()
+            self.end_reason, self.end_signal = "interrupted", str(e)
             self.log(f"[yellow]{e}: stopping the workers and keeping the history[/]")
         except BaseException:
+            self._stopping()
             self.end_reason = "error"
             raise
         finally:
@@ -208,12 +212,20 @@ class Run:
             for i, w in enumerate(self.workers):
                 code = w.poll()
                 if code is not None and code != 0:
+                    self._stopping()
                     self.end_reason = "worker-crashed"
                     self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
                     return
             if self.nemesis and self.nemesis.error:
                 raise RuntimeError(f"the nemesis failed:\n{self.nemesis.error}")
             time.sleep(0.1)
+        self._stopping()
+
+    def _stopping(self) -> None:
+        """Note when the workers stopped claiming (the first call wins): the checker compares it
+        with the planned time limit to tell a run cut short."""
+        if self.stopped_at is None and self.history is not None:
+            self.stopped_at = self.history.now()
 
     def _stop(self) -> None:
         # Heal first: a stopped worker cannot stop, a skewed store must not outlive the run.
@@ -244,7 +256,10 @@ class Run:
         if self._pump:
             self._pump.join(2)
         if self.history:
-            self.history.record("harness", "run_end", reason=self.end_reason)
+            self._stopping()
+            extra = {"signal": self.end_signal} if self.end_signal else {}
+            self.history.record("harness", "run_end", reason=self.end_reason, stopped_at=self.stopped_at,
+                                **extra)
             self.history.close()
         if self.clock:
             self.clock.stop()

@@ -1,0 +1,73 @@
+"""The plain-words diagnosis: why claims were lost, from the causes the checker measured.
+
+"The lease is too short" is only one of the stories. A claim lost before its holder released it
+(while the job ran, or between its end and the release) was lost because its deadline passed
+(the job outlived the lease), because a fault paused its holder past the deadline, because the
+store's clock jumped, because the store evicted it or restarted empty, or because another
+attempt's command removed it — and each calls for a different fix. The sentences are built from
+the result alone (`lost_while_held`, else `overlap.causes`; `early_loss` when present; the
+releases that found nothing), so a stored run reads the same when checked again.
+"""
+from __future__ import annotations
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _holder(n: int) -> str:
+    return "its holder released it" if n == 1 else "their holders released them"
+
+
+_SAY = {
+    "deadline_passed": lambda n: (f"{_n(n, 'claim')} reached {'its' if n == 1 else 'their'} deadline before "
+                                  f"{'its' if n == 1 else 'their'} holder released {'it' if n == 1 else 'them'}, "
+                                  "with no fault pausing the holder: the lease is too short for these jobs"),
+    "holder_paused": lambda n: (f"{_n(n, 'claim')} ran out while a fault held {'its' if n == 1 else 'their'} "
+                                "holder stopped (SIGSTOP): the holder was paused past its deadline — no "
+                                "TTL covers an unbounded pause; fence the job's effects"),
+    "clock_jump": lambda n: (f"{_n(n, 'claim')} expired early because the store's clock jumped forward "
+                             "(the store keeps expiries as wall-clock times)"),
+    "eviction": lambda n: f"the store evicted {_n(n, 'claim')} before {_holder(n)}",
+    "store_restart": lambda n: f"the store restarted empty and lost {_n(n, 'claim')} before {_holder(n)}",
+    "foreign_release": lambda n: (f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} removed by another "
+                                  f"attempt's command before {_holder(n)}: the lease's release (or renewal) "
+                                  "does not tell its own claim from another's"),
+    "unknown": lambda n: f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} lost for a reason the checker could not tell",
+}
+_ORDER = ("foreign_release", "clock_jump", "eviction", "store_restart", "holder_paused", "deadline_passed",
+          "unknown")
+_EARLY = {"clock_jump": "clock jump", "eviction": "eviction", "store_restart": "store restart"}
+
+
+def diagnose(result: dict) -> list[str]:
+    """The sentences of the diagnosis, most serious first; one sentence when nothing was lost."""
+    out: list[str] = []
+    early = result.get("early_loss") or {}
+    if early.get("count"):
+        by = ", ".join(f"{_EARLY.get(k, k.replace('_', ' '))} {v}"
+                       for k, v in (early.get("by_cause") or {}).items() if v)
+        out.append(f"the store lost {_n(early['count'], 'claim')} before {'its' if early['count'] == 1 else 'their'} "
+                   f"deadline while another attempt then ran the job ({by}): the store broke the lease's "
+                   "promise, which no TTL fixes")
+    lost = result.get("lost_while_held")
+    if lost is None:
+        lost = (result.get("overlap") or {}).get("causes") or {}
+        lost = {k: v for k, v in lost.items() if k != "unknown"}   # history only: nothing to tell
+    for cause in _ORDER:
+        if lost.get(cause):
+            out.append(_SAY[cause](lost[cause]))
+    nothing = result.get("releases_found_nothing", 0)
+    if nothing and not any(lost.get(c) for c in _ORDER):
+        if result.get("lost_while_held") is not None:
+            out.append(f"{_n(nothing, 'release')} found nothing though the store's audit shows no claim "
+                       "lost before its holder released it (the claims could not be followed)")
+        else:
+            faults = sorted({f.get("fault") for f in result.get("faults") or [] if f.get("fault")})
+            acting = (f"; faults acted ({', '.join(faults)}), so it may be one of them" if faults else
+                      " and no fault acted: the lease is likely too short for these jobs")
+            out.append(f"{_n(nothing, 'release')} found nothing: the claim was gone before the job "
+                       f"finished, but without the store's audit the checker cannot tell why{acting}")
+    if not out:
+        out.append("no claim was lost before its holder released it")
+    return out
