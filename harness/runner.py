@@ -23,7 +23,7 @@ import random
 import threading
 
 from harness.audit import ClockSampler, MonitorRecorder
-from harness.config import RunConfig, fault_targets, needs_proxy
+from harness.config import RunConfig, fault_targets, late_steps, needs_proxy
 from harness.errors import StoreError
 from harness.faults import FaultContext, Step, nemesis_entries
 from harness.faults.clock import faketime_env
@@ -189,6 +189,8 @@ class Run:
                                replies=self.replies)
             self.nemesis = Nemesis(ctx, steps, self.history, t0)
             self.nemesis.start()
+        for note in late_steps(cfg):
+            self.log(f"[yellow]note:[/] {note}")
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
                  f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
 

@@ -48,7 +48,9 @@ class Evict(Fault):
         headroom = int(step.size) if step.size else 64 * 1024
         admin.config_set("maxmemory-policy", "allkeys-random")
         admin.config_set("maxmemory", str(used + headroom))
-        # Fill until the store starts evicting (bounded in keys and time).
+        # Fill until the store evicts a key of the run — each write past the limit evicts a key
+        # at random, so a claim key goes within a few hundred writes when one is held — bounded
+        # in keys and time.
         pipe = admin.pipeline(transaction=False)
         deadline = time.monotonic() + FILL_LIMIT_S
         n = 0
@@ -59,8 +61,12 @@ class Evict(Fault):
             answers = pipe.execute(raise_on_error=False)
             # Refusals (OOM) mean the squeeze already bites harder than eviction can relieve
             # (client output buffers, the audit's own among them, are not evictable): enough.
-            if _evicted(admin) > before + 50 or any(isinstance(a, Exception) for a in answers):
+            if any(isinstance(a, Exception) for a in answers):
                 break
+            if _evicted(admin) > before + 50:
+                time.sleep(0.005)          # let the eviction events in
+                if watch.count:
+                    break
         return Active(step, ids, data={"before": before, "fillers": n, "old": old,
                                        "maxmemory": used + headroom, "watch": watch})
 
