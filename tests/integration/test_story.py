@@ -22,4 +22,4 @@ def test_a_paused_holder_is_named_as_the_cause_and_the_fault_is_listed(leasechec
     out = " ".join(r.out.split())
     assert "paused past its deadline" in out and "too short" not in out
     assert re.search(r"pause:holder \d+\.\d{3}–\d+\.\d{3} s: requested duration 1\.5 s; measured paused "
-                     r"1\.[45]\d* s; processes w\d", out), out
+                     r"1\.[45]\d* s;[^—]*processes w\d[^—]*— took effect", out), out
