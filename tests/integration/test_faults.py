@@ -94,7 +94,7 @@ def test_worker_clock_skew_leaves_history_time_alone(leasecheck):
 
 @pytest.mark.parametrize("lease,walk_ins", [("naive-del", True), ("token-cas", False)])
 def test_the_briefs_incident_replayed(leasecheck, lease, walk_ins):
-    r = leasecheck("run", "--scenario", str(SCENARIOS / "brief-incident.toml"), "--lease", lease)
+    r = leasecheck("run", "--scenario", str(SCENARIOS / "deadline-incident.toml"), "--lease", lease)
     res = r.results
     if walk_ins:
         assert r.code == 1 and res["walk_ins"] >= 1, r.out

@@ -1,5 +1,5 @@
 """``fixed-token``: an atomic compare-and-delete, but the token is the host name and process id —
-fixed per worker, a mistake the brief names. Two claim loops in one process (``--slots 2``)
+fixed per worker, a common mistake. Two claim loops in one process (``--slots 2``)
 write the same token, so one loop's late release matches, and deletes, the other's claim."""
 import os
 import socket

@@ -1,7 +1,7 @@
 """``get-compare-del``: a fresh token, but the release reads, compares in the client, then
 deletes — three steps with a gap between the read and the delete. If the claim expires and is
-re-taken inside that gap, the delete frees the new holder's claim (the brief: a read, then a
-compare, then a delete does not close the race)."""
+re-taken inside that gap, the delete frees the new holder's claim: a read, then a compare, then
+a delete does not close the race."""
 import secrets
 
 

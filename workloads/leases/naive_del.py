@@ -1,6 +1,6 @@
 """``naive-del``: claim with ``SET NX PX``, release with ``DEL`` by key name.
 
-The mistake the brief opens with: the delete forgets who wrote the key. If this claim reached
+The classic mistake: the delete forgets who wrote the key. If this claim reached
 its deadline mid-job and another worker claimed the key, ``release`` frees *that* worker's
 claim, and a third worker walks in.
 """

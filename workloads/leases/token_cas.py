@@ -1,4 +1,4 @@
-"""``token-cas``: the brief's repair. A fresh, unguessable token per attempt, stored with the
+"""``token-cas``: the repair. A fresh, unguessable token per attempt, stored with the
 claim, and a release that deletes only while the stored token still matches — the compare and
 the delete in one server-side step. It makes the release safe; it does not stop two workers
 overlapping once a deadline passes, and a release that deletes nothing returns False."""

@@ -2,7 +2,7 @@
 incremented in the same server-side step as the conditional create, so a later claim of the key
 always carries a larger number. The job presents it where its effect lands (``--sink``), and a
 sink that remembers the largest fence it accepted turns away a holder whose claim was taken over:
-the brief's last point, the guard belongs where the job's effects are made durable."""
+where overlapping runs do harm, the guard belongs where the job's effects are made durable."""
 from workloads.leases.token_cas import TokenCas
 
 CLAIM_WITH_FENCE = """
