@@ -1,14 +1,18 @@
-"""How fast the checker reads a large run: generate a synthetic run directory with about
-``--events`` history events (and the matching audit), check it, print one JSON line.
+"""How fast the checker reads a large run, as a ratio to the floor: generate a synthetic run
+directory with about ``--events`` history events (and the matching audit), then, in the same
+run, time (1) the *parse floor* — reading the history and the audit line by line with the fastest
+parsers the checker already depends on (``orjson.loads`` for each history line, one
+``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
+(``checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone.
+Prints one JSON line per size with ``ratio_to_floor`` = check time / floor time.
 
     python bench/checker_speed.py --events 1000000
+    python bench/checker_speed.py --events 10000,100000,1000000,10000000
 
 The synthetic run is what a real one looks like: 16 slots on 8 job keys, each claim attempt an
 acquire (SET NX PX) and, when it wins, a job and a Lua compare-and-delete release; one job in ten
-outlives its lease. Not a test: numbers depend on the machine.
-
-`peak_rss_mb` is the whole process's peak (interpreter, generator and checker). Run it with
-`--events 3000000` too: the checker streams, so the time should triple and the memory not.
+outlives its lease. Not a test: absolute numbers depend on the machine (machines of one kind
+differ 3x); the ratio much less.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import json
 import os
 import platform
 import random
-import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,26 +116,62 @@ def generate(run_dir: Path, events: int, seed: int = 1) -> int:
     return n
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--events", type=int, default=1_000_000)
-    a = ap.parse_args()
+def parse_floor(run_dir: Path) -> float:
+    """Seconds to read history.jsonl and audit.log line by line, parsing each line with the
+    cheapest tool the checker has, and nothing else."""
+    import orjson
+
+    t0 = time.perf_counter()
+    with open(run_dir / "history.jsonl", "rb") as f:
+        for raw in f:
+            orjson.loads(raw)
+    with open(run_dir / "audit.log", "rb") as f:
+        for raw in f:
+            raw.split(b" ", 3)
+    return time.perf_counter() - t0
+
+
+_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from checkers import check_run
+t0 = time.perf_counter()
+result = check_run(sys.argv[1])
+check_s = time.perf_counter() - t0
+print(json.dumps({"check_s": check_s, "valid": result.get("valid"),
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def check_in_child(run_dir: Path) -> dict:
+    """Check the run in a fresh interpreter: its time and its own peak memory."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(run_dir), str(ROOT)], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(events: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         run_dir = Path(d) / "run"
         g0 = time.perf_counter()
-        n = generate(run_dir, a.events)
+        n = generate(run_dir, events)
         gen_s = time.perf_counter() - g0
         audit_lines = sum(1 for _ in open(run_dir / "audit.log"))
-        from checkers import check_run
+        floor_s = parse_floor(run_dir)
+        child = check_in_child(run_dir)
+    return {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
+            "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
+            "events_per_s": round(n / child["check_s"]), "checker_peak_rss_mb": round(child["peak_rss_mb"], 1),
+            "valid": child["valid"], "generate_s": round(gen_s, 2),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
 
-        c0 = time.perf_counter()
-        result = check_run(run_dir)
-        check_s = time.perf_counter() - c0
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"events": n, "audit_lines": audit_lines, "check_s": round(check_s, 2),
-                      "events_per_s": round(n / check_s), "peak_rss_mb": round(peak_mb, 1),
-                      "valid": result.get("valid"), "generate_s": round(gen_s, 2),
-                      "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}))
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", default="1000000", help="one size or several, comma-separated")
+    a = ap.parse_args()
+    for size in [int(x) for x in a.events.split(",")]:
+        print(json.dumps(measure(size)), flush=True)
 
 
 if __name__ == "__main__":
