@@ -9,8 +9,11 @@ Layout, one job per module:
 - `ops`, `jobs`, `faults`  lease calls (invoke + completion), job runs, faults from the history
 - `digest`   one pass over the history keeping only what the checkers need
 - `join`     attribute audit lines to attempts (`sent` + connection markers)
-- `claims`   replay the audit against a store model: each claim's fate, foreign releases,
-             disagreements between clients and store
+- `store_model`  how Redis commands change keys and expiries (no attempts, no fates)
+- `claims`   what those changes mean for claims: each claim's fate, foreign releases, stale
+             effects; `Replay` wires the store model, the claims and the cross-checks
+- `crosscheck`  each call's reported result against what its commands did (disagreements,
+             acquires won without a claim, what a release that found nothing met)
 - `engine`   read history and audit side by side through the join and the model
 - `overlap`, `causes`, `releases`, `effects`, `tokens`, `history_only`  the measures
 - `interruption`  was the run cut short (never VALID then)?
