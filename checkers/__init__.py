@@ -15,12 +15,15 @@ Layout, one job per module:
 - `crosscheck`  each call's reported result against what its commands did (disagreements,
              acquires won without a claim, what a release that found nothing met)
 - `engine`   read history and audit side by side through the join and the model
+- `measure`  run the engine once: what every property reads (`Measured`)
 - `overlap`, `causes`, `releases`, `effects`, `tokens`, `history_only`  the measures
+- `properties/`  the checked properties, one module each, one signature (`PROPERTIES`)
+- `result`   the one result schema (`Result`) and a property's share of it (`Part`)
 - `interruption`  was the run cut short (never VALID then)?
 - `fault_windows`, `fault_report`  what the nemesis did, on the time axis and in words
 - `diagnosis`  why claims were lost, in plain words, from the measured causes
 - `witness`  the first foreign release as a readable timeline
-- `verdict`  `check` (pure) and `check_run` (read + check, never raises)
+- `verdict`  `check` (pure: measure, judge, merge) and `check_run` (read + check, never raises)
 
 The history and the audit are streamed: memory holds the claims, the job runs and the lease
 calls in flight, not the files.
