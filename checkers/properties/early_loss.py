@@ -1,0 +1,25 @@
+"""Early loss: a claim the store lost before the lease's deadline while another attempt then ran
+the same job breaks the lease's promise and fails the run, whatever `max_overlap` says
+(`checkers/early_loss.py` measures it; its timeline joins the witness)."""
+from __future__ import annotations
+
+from ..early_loss import early_losses, witness_markdown
+from ..measure import Measured
+from ..result import Part
+
+
+def check(m: Measured, found) -> Part:
+    digest = m.digest
+    found_ = early_losses(m.jobs, digest.promises, m.claims, digest.ttl_ms)
+    part = Part({"early_loss": found_.to_dict()})
+    if not found_.losses:
+        return part
+    first = found_.losses[0]
+    causes = ", ".join(f"{c.replace('_', ' ')} {n}" for c, n in part.fields["early_loss"]["by_cause"].items() if n)
+    part.failures.append(
+        f"{len(found_.losses)} claim(s) lost before the lease's deadline while another attempt "
+        f"then ran the same job ({causes}): the first is {first.holder}'s, whose job "
+        f"{first.job_key} {first.newcomer} started at {first.newcomer_start / 1e9:.3f} s, "
+        f"before {first.holder}'s deadline at {first.deadline / 1e9:.3f} s")
+    part.witness.append({"kind": "early_loss", "markdown": witness_markdown(first, m.clock, m.faults() or [])})
+    return part

@@ -1,0 +1,71 @@
+"""Foreign releases: no attempt may remove, overwrite or shorten another attempt's claim.
+
+With the audit, the store model names every foreign release (`claims`), the first one (and, when
+asked, every one) becomes a witness, and the walk-ins are counted; a lease call whose commands
+are missing from the audit could hide one (unknown). Without the audit, only what the history
+alone proves counts (`history_only`), and nothing else can be said (unknown).
+"""
+from __future__ import annotations
+
+from ..measure import Measured
+from ..result import Part
+from ..witness import build_witness, walk_ins
+
+
+def check(m: Measured, found) -> Part:
+    if m.model is None:
+        return _history_only(m)
+    sim, jobs, clock = m.model, m.jobs, m.clock
+    part = Part({"foreign_releases": len(sim.foreign), "walk_ins": walk_ins(sim, jobs, clock)},
+                certainty={"foreign_releases": "certain (store audit)"})
+    windows = m.windows()
+    witness = build_witness(sim, jobs, clock, faults=windows)
+    if witness is not None:
+        part.witness.append(witness.to_dict() | {"markdown": witness.to_markdown()})
+    if m.all_witnesses and len(sim.foreign) > 1:
+        more = [build_witness(sim, jobs, clock, which=i, faults=windows) for i in range(1, len(sim.foreign))]
+        part.fields["witnesses"] = [w.to_dict() | {"markdown": w.to_markdown()} for w in more if w]
+    if sim.foreign:
+        fr = sim.foreign[0]
+        part.failures.append(
+            f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
+            f"{fr.command} (audit.log line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
+            f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.key}")
+    part.doubts += _uncovered(m)
+    part.notes.append(f"no foreign release among {sum(sim.counts().values())} claim(s) in a complete audit")
+    return part
+
+
+def _uncovered(m: Measured) -> list[str]:
+    """Lease calls whose commands the audit does not (fully) have: a foreign release could hide there."""
+    complete = m.audit.complete
+    by_index = {op.index: op for op in m.remaining}
+    uncovered = [by_index[i] for i in m.joined.uncovered(m.remaining, complete)]
+    if not uncovered:
+        return []
+    info = sum(op.type == "info" for op in uncovered)
+    never = sum(op.type is None for op in uncovered)
+    example = f"e.g. {uncovered[0].attempt} {uncovered[0].f}"
+    if complete:
+        return [f"{len(uncovered)} lease call(s) that got a reply sent commands the complete "
+                f"audit does not have ({example}): a foreign release could be hidden there"]
+    return [f"the audit is incomplete (cut short or with gaps) and {len(uncovered)} lease "
+            f"call(s) ({info} with unknown outcome, {never} never completed; {example}) "
+            "are not fully in it: a foreign release could be hidden there"]
+
+
+def _history_only(m: Measured) -> Part:
+    """No audit: foreign releases only where the history proves them; say what is certain."""
+    proven = m.digest.proof.proven(m.digest.faults.starts)
+    part = Part({"foreign_releases": len(proven) if proven else 0},
+                certainty={"foreign_releases": "proven from the history" if proven else "unknown"})
+    if proven:
+        first = proven[0]
+        part.failures.append(
+            f"{len(proven)} foreign release(s) proven from the history alone: the first is "
+            f"{first.attempt}'s release at {first.invoke_time / 1e9:.3f} s, which deleted something "
+            "more than the lease after its own claim was made, so not its own claim")
+    else:
+        part.doubts.append("there is no audit.log, and the history alone proves no foreign release "
+                           "(a release close to its deadline cannot be told from one of its own claim)")
+    return part

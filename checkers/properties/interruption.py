@@ -1,0 +1,13 @@
+"""Interruption: a run cut short tested less than it was asked to, so it is never valid (a
+proven violation stands) — `checkers/interruption.py` decides it from the history."""
+from __future__ import annotations
+
+from ..interruption import sentence
+from ..measure import Measured
+from ..result import Part
+
+
+def check(m: Measured, found) -> Part:
+    digest = m.digest
+    interrupted = digest.span.interrupted(digest.config or m.config, digest.end)
+    return Part({"interrupted": interrupted}, doubts=[sentence(interrupted)] if interrupted else [])

@@ -1,0 +1,30 @@
+"""Overlap: runs of the same job at once, from the history (`checkers/overlap.py`), with why
+each happened and why claims were lost while held (`causes`). Fails the run only above
+`config["max_overlap"]` when that is set."""
+from __future__ import annotations
+
+from ..causes import lost_while_held, overlap_causes
+from ..measure import Measured
+from ..overlap import overlap
+from ..result import Part
+
+
+def check(m: Measured, found) -> Part:
+    jobs, end, ttl_ms, claims = m.jobs, m.end, m.digest.ttl_ms, m.claims
+    ov = overlap(jobs, end)
+    # Without the audit there are no claims: every overlap's cause is "unknown".
+    to_history = m.to_history()
+    windows = m.windows()
+    paused = windows.holder_paused(to_history) if to_history and windows else None
+    fields = {"overlap": ov.to_dict() | {"causes": overlap_causes(jobs, end, claims, ttl_ms, paused)},
+              "lost_while_held": lost_while_held(claims, jobs, to_history, ttl_ms, paused)}
+    part = Part(fields, certainty={"overlap": "certain"})
+    limit = m.config.get("max_overlap")
+    if limit is not None and ov.rate > limit:
+        part.failures.append(
+            f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} runs started while "
+            f"another run of the same key was in progress), above max_overlap {limit:.1%}")
+    within = "no max_overlap set" if limit is None else f"within max_overlap {limit:.1%}"
+    part.notes.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} overlapping "
+                      f"start(s)); {within}")
+    return part

@@ -1,0 +1,306 @@
+"""A model of the store's keys: how Redis commands change them, and when a key's expiry has passed.
+
+Only Redis semantics live here — SET and its options (NX, XX, EX/PX/EXAT/PXAT, KEEPTTL), SETNX,
+GETSET, SETEX, DEL/UNLINK/GETDEL, the EXPIRE family with NX/XX/GT/LT, PERSIST, GETEX, FLUSHDB and
+FLUSHALL, a script's commands at the time of its `EVAL` line (Redis freezes the clock for a
+script), a gap in the audit (every key's state lost), a restart (every key gone), an eviction
+window (any key may vanish silently). The model knows nothing of attempts, calls or claims: it
+holds per `(db, key)` an *entry* (made by its `events`; it needs `expires_ms`, store ms or None,
+and `evictable`), None (absent) or `UNKNOWN` (state lost), and every question whose answer
+depends on who sent a command is asked of `events` (the claims layer, `claims.Claims`):
+
+- `create(key, c, expires_ms) -> entry` / `written(key, c, old, expires_ms) -> entry`: a write
+  stored a value in an absent / a present key (the entry returned is what the key holds now);
+- `removed(entry, c, how)`, `expiry_changed(entry, c, old_ms, new_ms)`: a command removed the key
+  or changed its expiry; `touched_unknown(c)`: a command met a key whose state is lost;
+- `expired(entry, c)`, `evicted(entry, c)`: the key was found gone at `c`; `vanished(entry, why,
+  t)` / `expired_before(entry)`: a gap, a restart or the end of the audit caught it live / already
+  expired (`why` is "gap", "restart" or "end");
+- `client_view(entry, c)`: what the result the client got for `c` says about the key being
+  present (None: nothing) — within `trust_ms` of an expiry it decides, see `claims`; `edge(...)`
+  reports such a close call; `create_seen(c)`, `result_unknown(c)`, `undecidable(entry, c)`:
+  the same for a conditional create on a key whose state is lost or may have been evicted.
+
+A command `c` is anything with `rec` (the `AuditRecord`), `t` (store s), `t_ms` and `where`.
+Which keys are modelled at all is `following`'s to say (`follows(c, key)`, `known(db, key)`).
+"""
+from __future__ import annotations
+
+AMBIGUOUS_MS = 2.0
+# The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
+# further apart when the store is descheduled between the two reads, or when its clock is stepped
+# (a clock fault) in between. Within this distance of an expiry, a client's result that proves
+# the key present or absent beats the logged time; further out, a contradiction is a disagreement.
+TRUST_CLIENT_MS = 250.0
+
+
+class _Unknown:
+    def __repr__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
+_NONZERO = frozenset("123456789")
+
+
+class Store:
+    """The keys, fed one command at a time in audit order (`apply`)."""
+
+    def __init__(self, events, following, trust_ms: float = 0.0, problems: list[str] | None = None):
+        self.events, self.following = events, following
+        self.follows = following.follows
+        self.trust_ms = max(trust_ms, AMBIGUOUS_MS)
+        self.problems = problems if problems is not None else []
+        self.state: dict = {}                   # (db, key) -> entry, None or UNKNOWN
+        self.default = None                     # UNKNOWN for unseen keys after a gap
+        self.eviction = False                   # inside an eviction fault window
+
+    def peek(self, db: int, key: str):
+        """The key's entry, None or UNKNOWN as last written (no expiry applied)."""
+        return self.state.get((db, key), self.default)
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def apply(self, c) -> None:
+        argv, name = c.rec.argv, c.rec.name
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            if name not in READ_ONLY:
+                db, known = c.rec.db, self.following.known
+                ours = [a for a in argv[1:] if self.state.get((db, a), self.default) is not None
+                        and known(db, a)]
+                if ours:
+                    self.problems.append(f"{c.where}: command not modelled; claims on {ours} may be wrong")
+            return
+        if name in _ANY_KEY or (len(argv) > 1 and self.follows(c, argv[1])):
+            try:
+                handler(self, c)
+            except (ValueError, IndexError) as e:
+                self.problems.append(f"{c.where}: rejected by the store ({e}); no effect")
+
+    # -- expiry -----------------------------------------------------------------------------
+    def live(self, key: str, c):
+        """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
+        k = (c.rec.db, key)
+        cur = self.state.get(k, self.default)
+        if cur is None or cur is UNKNOWN or cur.expires_ms is None:
+            return cur
+        events = self.events
+        d = c.t_ms - cur.expires_ms
+        gone = d > 0
+        present = events.client_view(cur, c) if abs(d) <= self.trust_ms else None
+        if abs(d) <= AMBIGUOUS_MS or (present is not None and present == gone):
+            gone = gone if present is None else not present
+            events.edge(cur, c, key, d, present is not None, gone)
+        if gone:
+            events.expired(cur, c)
+            self.state[k] = None
+            return None
+        if cur.evictable and events.client_view(cur, c) is False:
+            events.evicted(cur, c)
+            self.state[k] = None
+            return None
+        return cur
+
+    # -- commands ---------------------------------------------------------------------------
+    def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False) -> None:
+        """SET and its relatives."""
+        cur = self.live(key, c)
+        events = self.events
+        if cur is UNKNOWN:
+            if nx and events.create_seen(c):
+                cur = None     # the client saw its create succeed: the key was absent
+            elif nx or xx:
+                events.touched_unknown(c)
+                return
+            else:
+                cur = None     # overwritten; what it held is unknown
+        if nx and cur is not None and cur.evictable and events.result_unknown(c):
+            # An eviction may already have removed `cur`: then this create happened, and nobody's
+            # result says whether it did. The key can no longer be followed.
+            events.undecidable(cur, c)
+            self.state[(c.rec.db, key)] = UNKNOWN
+            return
+        if (nx and cur is not None) or (xx and cur is None):
+            return
+        if cur is None:
+            new = events.create(key, c, expires)
+        else:
+            new = events.written(key, c, cur, cur.expires_ms if keepttl else expires)
+        if new is not cur:
+            new.evictable = self.eviction
+        self.state[(c.rec.db, key)] = new
+
+    def delete(self, c, key: str) -> None:
+        cur = self.live(key, c)
+        if cur is UNKNOWN:
+            self.events.touched_unknown(c)
+        elif cur is not None:
+            self.events.removed(cur, c, "deleted")
+        self.state[(c.rec.db, key)] = None
+
+    def set_expiry(self, c, key: str, new: float | None, flag: str = "") -> None:
+        """EXPIRE-like change to `new` (ms, None = persist), honouring NX/XX/GT/LT."""
+        cur = self.live(key, c)
+        if cur is UNKNOWN:
+            self.events.touched_unknown(c)
+            return
+        if cur is None:
+            return
+        old = cur.expires_ms
+        if ((flag == "NX" and old is not None) or (flag == "XX" and old is None)
+                or (flag == "GT" and (old is None or new is None or new <= old))
+                or (flag == "LT" and old is not None and (new is None or new >= old))):
+            return
+        if new is not None and new <= c.t_ms:
+            self.events.removed(cur, c, "deleted (expiry set in the past)")
+            self.state[(c.rec.db, key)] = None
+            return
+        cur.expires_ms = new
+        self.events.expiry_changed(cur, c, old, new)
+
+    def flush(self, c) -> None:
+        for (db, key), cur in list(self.state.items()):
+            if c.rec.name == "FLUSHALL" or db == c.rec.db:
+                self.delete(c, key)
+        if c.rec.name == "FLUSHALL":
+            self.default = None
+
+    # -- gaps, restarts, evictions, the end -------------------------------------------------
+    def _every_entry(self, why: str, t: float) -> None:
+        """Tell `events` about every entry still in a key at store time `t` (s)."""
+        events = self.events
+        for cur in self.state.values():
+            if cur is not None and cur is not UNKNOWN:
+                if cur.expires_ms is not None and cur.expires_ms < t * 1000:
+                    events.expired_before(cur)
+                else:
+                    events.vanished(cur, why, t)
+
+    def gap(self, before: float) -> None:
+        """Commands are missing here: every key's state is lost."""
+        self._every_entry("gap", before)
+        for k in self.state:
+            self.state[k] = UNKNOWN
+        self.default = UNKNOWN
+
+    def restart(self, before: float) -> None:
+        """The store restarted empty: every key is absent."""
+        self._every_entry("restart", before)
+        for k in self.state:
+            self.state[k] = None
+        self.default = None
+
+    def evicting(self, on: bool) -> None:
+        """An eviction window starts (every entry now in a key may vanish silently) or ends."""
+        self.eviction = on
+        if on:
+            for cur in self.state.values():
+                if cur is not None and cur is not UNKNOWN:
+                    cur.evictable = True
+
+    def finish(self, end: float) -> None:
+        """The audit is over at store time `end` (s)."""
+        self._every_entry("end", end)
+
+
+def conditional_create(argv: list[str]) -> bool:
+    """SET ... NX or SETNX: a write that succeeds only when the key is absent."""
+    name = argv[0].upper() if argv else ""
+    return name == "SETNX" or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
+
+
+def first_key(rec) -> str | None:
+    """The first key a command names: a script call's first KEYS entry, else its first argument."""
+    argv = rec.argv
+    if rec.name in SCRIPTS:
+        return argv[3] if len(argv) > 3 and argv[2].isdigit() and int(argv[2]) > 0 else None
+    return argv[1] if len(argv) > 1 else None
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        raise ValueError(f"{s!r} is not an integer") from None
+
+
+def _set(store: Store, c) -> None:
+    argv, t = c.rec.argv, c.t_ms
+    if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
+            and argv[5].isdigit()):
+        # The common case, short: a conditional create against an entry that is live, cannot
+        # have been evicted and is far from its expiry fails and changes nothing (as `write`).
+        cur = store.state.get((c.rec.db, argv[1]), store.default)
+        if (cur is not None and cur is not UNKNOWN and not cur.evictable and cur.expires_ms is not None
+                and cur.expires_ms - t > store.trust_ms):
+            return
+    if len(argv) < 3:
+        raise ValueError("wrong number of arguments")
+    opts, i, expires = set(), 3, None
+    while i < len(argv):
+        a = argv[i].upper()
+        if a in ("EX", "PX", "EXAT", "PXAT"):
+            n = _int(argv[i + 1])
+            if n <= 0:
+                raise ValueError("invalid expire time")
+            expires = {"EX": t + n * 1000, "PX": t + n, "EXAT": n * 1000, "PXAT": n}[a]
+            i += 2
+            continue
+        if a not in ("NX", "XX", "GET", "KEEPTTL"):
+            raise ValueError(f"unknown SET option {a}")
+        opts.add(a)
+        i += 1
+    if {"NX", "XX"} <= opts:
+        raise ValueError("NX and XX together")
+    store.write(c, argv[1], nx="NX" in opts, xx="XX" in opts, expires=expires, keepttl="KEEPTTL" in opts)
+
+
+def _setex(store: Store, c) -> None:
+    n = _int(c.rec.argv[2])
+    if n <= 0:
+        raise ValueError("invalid expire time")
+    store.write(c, c.rec.argv[1], expires=c.t_ms + n * (1000 if c.rec.name == "SETEX" else 1))
+
+
+def _expire(store: Store, c) -> None:
+    argv, name = c.rec.argv, c.rec.name
+    n = _int(argv[2]) * (1000 if name in ("EXPIRE", "EXPIREAT") else 1)
+    new = n if name.endswith("AT") else c.t_ms + n
+    store.set_expiry(c, argv[1], new, argv[3].upper() if len(argv) > 3 else "")
+
+
+def _getex(store: Store, c) -> None:
+    argv, t = c.rec.argv, c.t_ms
+    if len(argv) < 3:
+        return
+    a = argv[2].upper()
+    if a == "PERSIST":
+        store.set_expiry(c, argv[1], None)
+    else:
+        n = _int(argv[3])
+        store.set_expiry(c, argv[1], {"EX": t + n * 1000, "PX": t + n, "EXAT": n * 1000, "PXAT": n}[a])
+
+
+def _delete(store: Store, c) -> None:
+    keys = c.rec.argv[1:] if c.rec.name in ("DEL", "UNLINK") else c.rec.argv[1:2]
+    for key in keys:
+        if store.follows(c, key):
+            store.delete(c, key)
+
+
+_HANDLERS = {
+    "SET": _set,
+    "SETNX": lambda store, c: store.write(c, c.rec.argv[1], nx=True),
+    "GETSET": lambda store, c: store.write(c, c.rec.argv[1]),
+    "SETEX": _setex, "PSETEX": _setex,
+    "DEL": _delete, "UNLINK": _delete, "GETDEL": _delete,
+    "EXPIRE": _expire, "PEXPIRE": _expire, "EXPIREAT": _expire, "PEXPIREAT": _expire,
+    "PERSIST": lambda store, c: store.set_expiry(c, c.rec.argv[1], None),
+    "GETEX": _getex,
+    "FLUSHDB": lambda store, c: store.flush(c), "FLUSHALL": lambda store, c: store.flush(c),
+}
+SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+_ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
+READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
+             "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",
+             "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY"}

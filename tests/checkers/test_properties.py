@@ -1,0 +1,113 @@
+"""Properties compose: each judges its part with its own validity, the verdict merges them (False
+beats "unknown" beats True) into one result schema, on the normal and the failed path alike;
+adding a property is one `check(m, found) -> Part` function."""
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from checkers import check, check_run
+from checkers.history import HistoryStream
+from checkers.measure import measure
+from checkers.audit import open_audit
+from checkers.properties import PROPERTIES, evidence, foreign_releases, token_reuse
+from checkers.result import Part, Result, merge_validity
+from checkers.rundir import load_config, load_store_clock
+from checkers.verdict import failed
+
+DATA = Path(__file__).parent / "data"
+
+
+def measured(name: str, audit: bool = True):
+    run = DATA / name
+    history = HistoryStream(run)
+    config, _ = load_config(run, lambda: history.scan(b"run_start")[:1])
+    samples, _ = load_store_clock(run)
+    return measure(history, open_audit(run) if audit else None, config, samples)
+
+
+def test_false_beats_unknown_beats_true():
+    ok, doubt, bad = Part(), Part(doubts=["d"]), Part(failures=["f"])
+    assert (ok.valid, doubt.valid, bad.valid) == (True, "unknown", False)
+    assert merge_validity([]) is True and merge_validity([ok, ok]) is True
+    assert merge_validity([ok, doubt, ok]) == "unknown"
+    assert merge_validity([doubt, bad, ok]) is False and merge_validity([bad, doubt]) is False
+
+
+def test_merged_reasons_are_failures_then_doubts_in_property_order_and_notes_only_when_true():
+    parts = [Part(doubts=["d1"], notes=["n1"]), Part(failures=["f2"], doubts=["d2"]), Part(failures=["f3"])]
+    r = Result.merged(1, parts)
+    assert r.valid is False and r.reasons == ["f2", "f3", "d1", "d2"]
+    r = Result.merged(1, [Part(notes=["n1"]), Part(), Part(notes=["n3"])])
+    assert r.valid is True and r.reasons == ["n1", "n3"]
+
+
+def test_witnesses_of_several_properties_are_joined_in_property_order():
+    r = Result.merged(1, [Part(witness=[{"kind": "foreign_release", "markdown": "A", "rows": []}]),
+                          Part(), Part(witness=[{"kind": "early_loss", "markdown": "B"}])])
+    assert r.witness == {"kind": "foreign_release", "markdown": "A\nB", "rows": []}
+
+
+def test_a_property_cannot_write_a_field_outside_the_schema():
+    with pytest.raises(KeyError, match="bogus"):
+        Result.merged(1, [Part({"bogus": 1})])
+
+
+def test_each_property_judges_alone_with_its_own_validity():
+    bad, ok = measured("brief-plain-del-bad"), measured("brief-token-cas-ok")
+    assert foreign_releases.check(bad, {}).valid is False
+    assert foreign_releases.check(ok, {}).valid is True
+    assert token_reuse.check(measured("fixed-token-bad"), {}).valid is False
+    assert token_reuse.check(ok, {}).valid is True
+    assert evidence.check(ok, {}).fields["claims_seen"]["count"] > 0
+    history_only = foreign_releases.check(measured("brief-token-cas-ok", audit=False), {})
+    assert history_only.valid == "unknown" and history_only.certainty == {"foreign_releases": "unknown"}
+
+
+@pytest.mark.parametrize("name", ["brief-plain-del-bad", "brief-token-cas-ok", "killed-run", "fixed-token-bad"])
+def test_the_verdict_is_the_merge_of_the_parts(name):
+    m = measured(name)
+    found, parts = {}, []
+    for prop in PROPERTIES:
+        parts.append(prop(m, found))
+        found.update(parts[-1].fields)
+    r = check_run(DATA / name)
+    assert r["valid"] == merge_validity(parts)
+    assert r["reasons"] == Result.merged(1, parts).reasons
+
+
+def test_adding_a_property_is_one_function():
+    """A new property composes without touching the others: a violation makes the run invalid,
+    a doubt makes a valid run unknown, and its reason is listed."""
+    run = DATA / "brief-token-cas-ok"
+    base = check_run(run)
+    assert base["valid"] is True
+
+    def no_release_found_nothing(m, found):
+        n = m.digest.releases.found_nothing
+        return Part(failures=[f"{n} release(s) found nothing"] if n else [])
+
+    def always_doubtful(m, found):
+        return Part(doubts=["cannot tell"])
+
+    history = HistoryStream(run)
+    config, _ = load_config(run, lambda: history.scan(b"run_start")[:1])
+    samples, _ = load_store_clock(run)
+    r = check(HistoryStream(run), open_audit(run), config, samples,
+              properties=PROPERTIES + (no_release_found_nothing,))
+    assert r["valid"] is False and r["reasons"] == ["1 release(s) found nothing"]
+    r = check(HistoryStream(run), open_audit(run), config, samples, properties=PROPERTIES + (always_doubtful,))
+    assert r["valid"] == "unknown" and r["reasons"] == ["cannot tell"]
+    assert {k: v for k, v in r.items() if k not in ("valid", "reasons")} == \
+        {k: v for k, v in base.items() if k not in ("valid", "reasons")}
+
+
+def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
+    checked = check_run(DATA / "brief-token-cas-ok")
+    broken = check_run(tmp_path / "nothing-here")
+    assert broken == failed(broken["reasons"][0]) and broken["valid"] == "unknown"
+    assert list(broken) == list(checked)                     # same keys, same order
+    assert set(broken["certainty"]) == set(checked["certainty"])
+    assert set(broken["overlap"]) == set(checked["overlap"])
+    schema = [f.name for f in fields(Result) if f.name != "witnesses"]
+    assert list(checked) == schema

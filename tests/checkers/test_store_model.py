@@ -1,0 +1,143 @@
+"""The store model alone (checkers/store_model.py): Redis semantics of keys and expiries, with
+no claims layer behind it — a recorder stands in for its `events`."""
+from types import SimpleNamespace
+
+import pytest
+
+from checkers.audit import parse_line
+from checkers.store_model import UNKNOWN, Store
+
+
+class Entry:
+    def __init__(self, key, value, expires_ms):
+        self.key, self.value, self.expires_ms, self.evictable = key, value, expires_ms, False
+
+
+class Recorder:
+    """The store model's events, written down; a client that never says anything."""
+
+    def __init__(self):
+        self.seen = []
+
+    def create(self, key, c, expires_ms):
+        self.seen.append(("create", key, expires_ms))
+        return Entry(key, c.rec.argv[2] if len(c.rec.argv) > 2 else None, expires_ms)
+
+    def written(self, key, c, old, expires_ms):
+        self.seen.append(("written", key, old.value, expires_ms))
+        return Entry(key, c.rec.argv[2], expires_ms)
+
+    def removed(self, entry, c, how):
+        self.seen.append(("removed", entry.key, how))
+
+    def expiry_changed(self, entry, c, old, new):
+        self.seen.append(("expiry", entry.key, old, new))
+
+    def expired(self, entry, c):
+        self.seen.append(("expired", entry.key))
+
+    def evicted(self, entry, c):
+        self.seen.append(("evicted", entry.key))
+
+    def expired_before(self, entry):
+        self.seen.append(("expired_before", entry.key))
+
+    def vanished(self, entry, why, t):
+        self.seen.append(("vanished", entry.key, why))
+
+    def touched_unknown(self, c):
+        self.seen.append(("unknown", c.rec.name))
+
+    def undecidable(self, entry, c):
+        self.seen.append(("undecidable", entry.key))
+
+    def edge(self, entry, c, key, d, by_client, gone):
+        self.seen.append(("edge", key, gone))
+
+    def client_view(self, entry, c):
+        return None
+
+    def create_seen(self, c):
+        return False
+
+    def result_unknown(self, c):
+        return True
+
+
+class Everything:
+    def follows(self, c, key):
+        return True
+
+    def known(self, db, key):
+        return True
+
+
+def cmd(ms: float, *args):
+    line = f"{1000 + ms / 1000:.6f} [0 127.0.0.1:5000] " + " ".join(f'"{a}"' for a in args)
+    rec = parse_line(line, 1)
+    return SimpleNamespace(rec=rec, t=rec.time, t_ms=rec.time * 1000, where=f"audit.log:1: {rec.name}")
+
+
+@pytest.fixture
+def store():
+    return Store(Recorder(), Everything(), trust_ms=0.0)
+
+
+def run(store, *cmds):
+    for c in cmds:
+        store.apply(cmd(*c))
+    return store.events.seen
+
+
+def test_set_nx_px_creates_then_a_second_create_fails_until_the_expiry(store):
+    seen = run(store, (0, "SET", "k", "a", "NX", "PX", "100"), (50, "SET", "k", "b", "NX", "PX", "100"),
+               (150, "SET", "k", "c", "NX", "PX", "100"))
+    assert seen == [("create", "k", 1000_000 + 100), ("expired", "k"), ("create", "k", 1000_150 + 100)]
+    assert store.peek(0, "k").value == "c"
+
+
+def test_an_expiry_within_the_ambiguous_edge_is_reported_and_decided_by_the_clock(store):
+    seen = run(store, (0, "SET", "k", "a", "PX", "100"), (101, "GET", "k"), (101, "DEL", "k"))
+    assert ("edge", "k", True) in seen and seen[-1] == ("expired", "k")
+
+
+def test_overwrite_keepttl_and_expire_flags(store):
+    seen = run(store, (0, "SET", "k", "a", "PX", "100"), (10, "SET", "k", "b", "KEEPTTL"),
+               (20, "PEXPIRE", "k", "50", "GT"), (30, "PEXPIRE", "k", "500", "GT"),
+               (40, "PEXPIRE", "k", "10", "LT"), (45, "PERSIST", "k"))
+    assert seen[1] == ("written", "k", "a", 1000_000 + 100)               # KEEPTTL kept the expiry
+    assert ("expiry", "k", 1000_100.0, 1000_030 + 500) in seen          # GT: only the later one
+    assert ("expiry", "k", 1000_530.0, 1000_040 + 10) in seen           # LT shortens
+    assert seen[-1] == ("expiry", "k", 1000_050.0, None)
+
+
+def test_an_expiry_in_the_past_removes_the_key(store):
+    seen = run(store, (0, "SET", "k", "a"), (10, "PEXPIREAT", "k", "5"))
+    assert seen[-1] == ("removed", "k", "deleted (expiry set in the past)") and store.peek(0, "k") is None
+
+
+def test_rejected_commands_change_nothing(store):
+    seen = run(store, (0, "SET", "k", "a", "PX", "0"), (1, "SET", "k", "a", "NX", "XX"))
+    assert seen == [] and len(store.problems) == 2 and "rejected by the store" in store.problems[0]
+
+
+def test_a_gap_loses_every_key_and_a_restart_empties_the_store(store):
+    run(store, (0, "SET", "k", "a", "PX", "100"), (0, "SET", "j", "a"))
+    store.gap(1000.05)
+    assert store.peek(0, "k") is UNKNOWN and store.peek(0, "never-seen") is UNKNOWN
+    assert run(store, (60, "SET", "k", "b", "NX"))[-1] == ("unknown", "SET")   # NX on a lost key
+    store.restart(1000.07)
+    assert store.peek(0, "k") is None and store.peek(0, "never-seen") is None
+
+
+def test_the_end_of_the_audit_tells_apart_expired_and_live_keys(store):
+    run(store, (0, "SET", "k", "a", "PX", "100"), (0, "SET", "j", "a", "PX", "900"))
+    store.finish(1000.5)
+    assert store.events.seen[-2:] == [("expired_before", "k"), ("vanished", "j", "end")]
+
+
+def test_a_conditional_create_on_an_evictable_key_with_no_known_result_loses_the_key(store):
+    run(store, (0, "SET", "k", "a", "PX", "900"))
+    store.evicting(True)
+    assert run(store, (10, "SET", "k", "b", "NX", "PX", "900"))[-1] == ("undecidable", "k")
+    assert store.peek(0, "k") is UNKNOWN
