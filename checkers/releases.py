@@ -2,7 +2,7 @@
 
 `found_nothing`: `ok` releases that returned false; `rate`: that over all completed releases
 (`ok` or `fail`); `unknown`: releases that ended `info` (outcome unknown); `first`: the first
-few that found nothing, to name them with their job (the brief: log it with the job identity).
+few that found nothing, to name them with their job (a signal worth logging with the job's identity).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Holder tokens must be fresh for every claim attempt (the brief: a token fixed per worker —
+"""Holder tokens must be fresh for every claim attempt (a token fixed per worker —
 host name, process id — lets a leftover release match a newer claim).
 
 From the store model: the value each claim was created with (`SET key VALUE ...`).

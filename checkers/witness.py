@@ -1,4 +1,4 @@
-"""The first foreign release as a timeline a person can read (the brief's table form).
+"""The first foreign release as a timeline a person can read (the incident's table form: time, one column per worker, the key).
 
 Columns: the time (s since run start), one column per involved attempt — A, the remover; B, the
 victim; C, a third attempt that claimed the key after the removal while B's job still ran, if
@@ -94,7 +94,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
 
 def _walk_in(result: ClaimsResult, fr, jobs: dict[str, JobRun], clock: StoreClock) -> Claim | None:
     """The first claim made on the key after foreign release `fr` while its victim's job was
-    still running: the brief's third worker walking in."""
+    still running: a third worker walking in."""
     victim, b_job = fr.victim, jobs.get(fr.victim.owner)
     if b_job is None:
         return None

@@ -222,7 +222,7 @@ def test_an_overwrite_of_an_evictable_claim_is_undecided_not_foreign():
     assert result["valid"] == "unknown"
 
 
-def test_a_release_that_found_nothing_is_classified_by_the_briefs_outcomes():
+def test_a_release_that_found_nothing_is_classified_by_the_three_outcomes():
     cas = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
     run = Run()
     run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))   # expires 111 ms

@@ -28,7 +28,7 @@ def with_faults(src: Path, dst: Path, *faults: dict) -> Path:
     return dst
 
 
-# The saved runs brief-token-cas-ok and brief-plain-del-bad: A (w0) claims at 0.011 s with a
+# The saved runs incident-token-cas-ok and incident-plain-del-bad: A (w0) claims at 0.011 s with a
 # 1 s lease and works until 1.7 s; its claim expires at 1.011 s; B (w1) claims at 1.051 s; in the
 # plain-del run A's DEL removes B's claim at 1.502 s.
 PAUSE_A = {"fault": "pause", "target": "holder", "start": 0.5, "end": 1.45,
@@ -37,7 +37,7 @@ PAUSE_A = {"fault": "pause", "target": "holder", "start": 0.5, "end": 1.45,
 
 
 def test_without_faults_a_deadline_passed_mid_job_is_a_lease_too_short():
-    r = check_run(DATA / "brief-token-cas-ok")
+    r = check_run(DATA / "incident-token-cas-ok")
     assert r["lost_while_held"]["deadline_passed"] == 1 and r["lost_while_held"]["holder_paused"] == 0
     assert any(TOO_SHORT in s for s in r["diagnosis"])
     assert not any(PAUSED in s for s in r["diagnosis"])
@@ -45,7 +45,7 @@ def test_without_faults_a_deadline_passed_mid_job_is_a_lease_too_short():
 
 
 def test_a_holder_paused_past_its_deadline_is_not_called_a_lease_too_short(tmp_path):
-    run = with_faults(DATA / "brief-token-cas-ok", tmp_path / "run", PAUSE_A)
+    run = with_faults(DATA / "incident-token-cas-ok", tmp_path / "run", PAUSE_A)
     r = check_run(run)
     assert r["overlap"]["causes"]["holder_paused"] == 1 and r["overlap"]["causes"]["deadline_passed"] == 0
     assert r["lost_while_held"]["holder_paused"] == 1 and r["lost_while_held"]["deadline_passed"] == 0
@@ -55,20 +55,20 @@ def test_a_holder_paused_past_its_deadline_is_not_called_a_lease_too_short(tmp_p
 
 def test_a_pause_that_ended_before_the_deadline_does_not_excuse_it(tmp_path):
     early = dict(PAUSE_A, start=0.2, end=0.6, measured={"paused_s": 0.4, "processes": ["w0"]})
-    r = check_run(with_faults(DATA / "brief-token-cas-ok", tmp_path / "run", early))
+    r = check_run(with_faults(DATA / "incident-token-cas-ok", tmp_path / "run", early))
     assert r["lost_while_held"]["deadline_passed"] == 1 and r["lost_while_held"]["holder_paused"] == 0
     assert any(TOO_SHORT in s for s in r["diagnosis"])
 
 
 def test_a_pause_of_another_worker_does_not_excuse_it(tmp_path):
     other = dict(PAUSE_A, measured={"paused_s": 0.95, "processes": ["w2"]})
-    r = check_run(with_faults(DATA / "brief-token-cas-ok", tmp_path / "run", other))
+    r = check_run(with_faults(DATA / "incident-token-cas-ok", tmp_path / "run", other))
     assert r["lost_while_held"]["deadline_passed"] == 1 and r["lost_while_held"]["holder_paused"] == 0
 
 
 def test_the_paused_worker_is_found_by_pid_too(tmp_path):
     by_pid = dict(PAUSE_A, measured={"paused_s": 0.95, "pids": [4242]})
-    run = with_faults(DATA / "brief-token-cas-ok", tmp_path / "run", by_pid)
+    run = with_faults(DATA / "incident-token-cas-ok", tmp_path / "run", by_pid)
     history = run / "history.jsonl"
     events = [json.loads(l) for l in history.read_text().splitlines()]
     events.insert(1, {"time": 1, "process": "w0", "type": "worker_start", "pid": 4242})
@@ -77,7 +77,7 @@ def test_the_paused_worker_is_found_by_pid_too(tmp_path):
 
 
 def test_witness_rows_show_the_pause_in_the_same_timeline(tmp_path):
-    r = check_run(with_faults(DATA / "brief-plain-del-bad", tmp_path / "run", PAUSE_A))
+    r = check_run(with_faults(DATA / "incident-plain-del-bad", tmp_path / "run", PAUSE_A))
     w = r["witness"]
     assert w["columns"][-1] == "Nemesis"
     rows = {row["time_s"]: row["cells"] for row in w["rows"]}
@@ -92,7 +92,7 @@ def test_witness_rows_show_the_pause_in_the_same_timeline(tmp_path):
 
 
 def test_without_a_pause_the_witness_says_still_working():
-    w = check_run(DATA / "brief-plain-del-bad")["witness"]
+    w = check_run(DATA / "incident-plain-del-bad")["witness"]
     assert "Nemesis" not in w["columns"]
     assert [row["cells"][0] for row in w["rows"]][1:4] == ["still working", "still working", "DEL deletes B's claim"]
 
@@ -101,7 +101,7 @@ def test_a_store_fault_shows_as_a_nemesis_row(tmp_path):
     jump = {"fault": "clock", "target": "store", "start": 1.2, "end": 1.6,
             "requested": {"duration_s": 0.4, "size": 4.0},
             "measured": {"offsets_s": {"store": 4.0}, "store_skew_s": 4.0004}}
-    w = check_run(with_faults(DATA / "brief-plain-del-bad", tmp_path / "run", jump))["witness"]
+    w = check_run(with_faults(DATA / "incident-plain-del-bad", tmp_path / "run", jump))["witness"]
     rows = {row["time_s"]: row["cells"] for row in w["rows"]}
     assert rows[1.2][-1] == "store clock jumped +4.000 s (measured +4.000 s)"
     assert rows[1.2][0] == "still working"          # a store fault pauses nobody

@@ -71,8 +71,8 @@ def _rewrite_run_end(src: Path, dst: Path, **fields) -> Path:
 
 
 def test_an_interrupted_clean_run_is_inconclusive(tmp_path):
-    assert check_run(DATA / "brief-token-cas-ok")["valid"] is True
-    run = _rewrite_run_end(DATA / "brief-token-cas-ok", tmp_path / "run", reason="interrupted",
+    assert check_run(DATA / "incident-token-cas-ok")["valid"] is True
+    run = _rewrite_run_end(DATA / "incident-token-cas-ok", tmp_path / "run", reason="interrupted",
                            signal="SIGTERM", stopped_at=1_800_000_000)
     r = check_run(run)
     assert r["valid"] == "unknown"
@@ -82,7 +82,7 @@ def test_an_interrupted_clean_run_is_inconclusive(tmp_path):
 
 
 def test_an_interrupted_run_with_a_proven_violation_stays_invalid(tmp_path):
-    run = _rewrite_run_end(DATA / "brief-plain-del-bad", tmp_path / "run", reason="interrupted",
+    run = _rewrite_run_end(DATA / "incident-plain-del-bad", tmp_path / "run", reason="interrupted",
                            signal="SIGINT", stopped_at=1_800_000_000)
     r = check_run(run)
     assert r["valid"] is False and r["interrupted"]["reason"] == "SIGINT"

@@ -45,7 +45,7 @@ def test_late_command_from_old_address_goes_to_its_own_attempt():
 
 
 def test_script_lines_belong_to_their_eval():
-    records, ops, j = joined(load_audit(DATA / "brief-token-cas-ok"), load_history(DATA / "brief-token-cas-ok")[0])
+    records, ops, j = joined(load_audit(DATA / "incident-token-cas-ok"), load_history(DATA / "incident-token-cas-ok")[0])
     for i, r in enumerate(records):
         if r.addr == "lua":
             evals = [k for k in range(i) if records[k].name == "EVAL"]

@@ -66,7 +66,7 @@ def test_small_claim_loop_runs(seed):
     three_way(run)
 
 
-def test_oracle_sees_the_brief_timeline():
+def test_oracle_sees_the_incident_timeline():
     """A: claims, its job outlasts the TTL; B claims; A's DEL frees B's claim; C claims."""
     run = arbitrary([(0, "acquire", 0, 10, 0), (1, "acquire", 0, 150_000, 0),
                      (0, "del", 0, 30_000, 0), (2, "acquire", 0, 500, 0), (1, "cas_del", 0, 30_000, 0)])

@@ -54,17 +54,17 @@ def test_a_property_cannot_write_a_field_outside_the_schema():
 
 
 def test_each_property_judges_alone_with_its_own_validity():
-    bad, ok = measured("brief-plain-del-bad"), measured("brief-token-cas-ok")
+    bad, ok = measured("incident-plain-del-bad"), measured("incident-token-cas-ok")
     assert foreign_releases.check(bad, {}).valid is False
     assert foreign_releases.check(ok, {}).valid is True
     assert token_reuse.check(measured("fixed-token-bad"), {}).valid is False
     assert token_reuse.check(ok, {}).valid is True
     assert evidence.check(ok, {}).fields["claims_seen"]["count"] > 0
-    history_only = foreign_releases.check(measured("brief-token-cas-ok", audit=False), {})
+    history_only = foreign_releases.check(measured("incident-token-cas-ok", audit=False), {})
     assert history_only.valid == "unknown" and history_only.certainty == {"foreign_releases": "unknown"}
 
 
-@pytest.mark.parametrize("name", ["brief-plain-del-bad", "brief-token-cas-ok", "killed-run", "fixed-token-bad"])
+@pytest.mark.parametrize("name", ["incident-plain-del-bad", "incident-token-cas-ok", "killed-run", "fixed-token-bad"])
 def test_the_verdict_is_the_merge_of_the_parts(name):
     m = measured(name)
     found, parts = {}, []
@@ -79,7 +79,7 @@ def test_the_verdict_is_the_merge_of_the_parts(name):
 def test_adding_a_property_is_one_function():
     """A new property composes without touching the others: a violation makes the run invalid,
     a doubt makes a valid run unknown, and its reason is listed."""
-    run = DATA / "brief-token-cas-ok"
+    run = DATA / "incident-token-cas-ok"
     base = check_run(run)
     assert base["valid"] is True
 
@@ -103,7 +103,7 @@ def test_adding_a_property_is_one_function():
 
 
 def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
-    checked = check_run(DATA / "brief-token-cas-ok")
+    checked = check_run(DATA / "incident-token-cas-ok")
     broken = check_run(tmp_path / "nothing-here")
     assert broken == failed(broken["reasons"][0]) and broken["valid"] == "unknown"
     assert list(broken) == list(checked)                     # same keys, same order

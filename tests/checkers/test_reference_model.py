@@ -47,7 +47,7 @@ def test_clean_runs_are_valid(rng, style, renew):
 @settings(max_examples=40, **SETTINGS)
 @given(SEEDS)
 def test_stale_plain_del(rng):
-    """The brief: a job stretched past its TTL, then a DEL by name frees the next holder's claim."""
+    """The incident: a job stretched past its TTL, then a DEL by name frees the next holder's claim."""
     agree(generate(rng, workers=rng.randint(2, 3), keys=1, ttl_ms=rng.choice((50, 200)), release="del",
                    p_pause=0.5))
 

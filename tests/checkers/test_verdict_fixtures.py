@@ -23,8 +23,8 @@ def test_every_fixture_gives_a_json_result_with_the_schema(name):
     json.dumps(result)
 
 
-def test_brief_timeline_with_plain_delete_is_a_foreign_release():
-    r = check_run(DATA / "brief-plain-del-bad")
+def test_incident_timeline_with_plain_delete_is_a_foreign_release():
+    r = check_run(DATA / "incident-plain-del-bad")
     assert r["valid"] is False and r["foreign_releases"] == 1
     assert r["overlap"]["max_concurrency"] == 3 and r["overlap"]["count"] == 2
     assert r["claims"] == {"released_by_holder": 1, "expired_while_held": 1, "expired_after_job": 0,
@@ -34,8 +34,8 @@ def test_brief_timeline_with_plain_delete_is_a_foreign_release():
     assert r["disagreements"] == [] and r["problems"] == []
 
 
-def test_brief_timeline_with_token_cas_is_valid_but_overlaps():
-    r = check_run(DATA / "brief-token-cas-ok")
+def test_incident_timeline_with_token_cas_is_valid_but_overlaps():
+    r = check_run(DATA / "incident-token-cas-ok")
     assert r["valid"] is True and r["foreign_releases"] == 0
     assert r["releases_found_nothing"] == 1 and r["releases_found_nothing_rate"] == 0.5
     assert r["overlap"]["count"] == 1 and r["overlap"]["max_concurrency"] == 2
@@ -53,7 +53,7 @@ def test_fixed_token_release_is_foreign_because_attribution_is_by_attempt():
 
 
 def test_fresh_tokens_are_not_reuse():
-    r = check_run(DATA / "brief-token-cas-ok")
+    r = check_run(DATA / "incident-token-cas-ok")
     assert r["token_reuse"] == {"tokens": 0, "attempts": 0, "example": [], "line": None}
 
 
@@ -82,7 +82,7 @@ def test_killed_run_is_unknown_and_damage_is_reported():
 
 
 def test_missing_audit_is_unknown(tmp_path):
-    shutil.copytree(DATA / "brief-token-cas-ok", tmp_path / "run")
+    shutil.copytree(DATA / "incident-token-cas-ok", tmp_path / "run")
     (tmp_path / "run" / "audit.log").unlink()
     r = check_run(tmp_path / "run")
     assert r["valid"] == "unknown" and "no audit.log" in r["reasons"][0]
@@ -90,7 +90,7 @@ def test_missing_audit_is_unknown(tmp_path):
 
 
 def test_missing_audit_does_not_hide_a_false_overlap_verdict(tmp_path):
-    shutil.copytree(DATA / "brief-token-cas-ok", tmp_path / "run")
+    shutil.copytree(DATA / "incident-token-cas-ok", tmp_path / "run")
     (tmp_path / "run" / "audit.log").unlink()
     events, _ = load_history(tmp_path / "run")
     r = check(events, None, {"key_prefix": "lc:t1:", "max_overlap": 0.1})
@@ -98,14 +98,14 @@ def test_missing_audit_does_not_hide_a_false_overlap_verdict(tmp_path):
 
 
 def test_overlap_within_limit_stays_valid():
-    events, _ = load_history(DATA / "brief-token-cas-ok")
+    events, _ = load_history(DATA / "incident-token-cas-ok")
     from checkers import load_audit
-    r = check(events, load_audit(DATA / "brief-token-cas-ok"), {"key_prefix": "lc:t1:", "max_overlap": 0.5})
+    r = check(events, load_audit(DATA / "incident-token-cas-ok"), {"key_prefix": "lc:t1:", "max_overlap": 0.5})
     assert r["valid"] is True
 
 
 def test_no_store_clock_falls_back_to_an_estimate(tmp_path):
-    shutil.copytree(DATA / "brief-plain-del-bad", tmp_path / "run")
+    shutil.copytree(DATA / "incident-plain-del-bad", tmp_path / "run")
     (tmp_path / "run" / "store-clock.jsonl").unlink()
     r = check_run(tmp_path / "run")
     assert r["valid"] is False and r["claims"]["expired_while_held"] == 1
@@ -130,12 +130,12 @@ def test_public_api():
 
 
 def test_third_worker_walks_in_only_after_a_foreign_release():
-    assert check_run(DATA / "brief-plain-del-bad")["walk_ins"] == 1
-    assert check_run(DATA / "brief-token-cas-ok")["walk_ins"] == 0
+    assert check_run(DATA / "incident-plain-del-bad")["walk_ins"] == 1
+    assert check_run(DATA / "incident-token-cas-ok")["walk_ins"] == 0
 
 
-def test_overlap_causes_show_the_briefs_point():
-    bad, good = check_run(DATA / "brief-plain-del-bad"), check_run(DATA / "brief-token-cas-ok")
+def test_overlap_causes_show_what_the_token_fixes():
+    bad, good = check_run(DATA / "incident-plain-del-bad"), check_run(DATA / "incident-token-cas-ok")
     assert bad["overlap"]["causes"]["foreign_release"] >= 1      # the third worker walked in
     assert bad["overlap"]["causes"]["deadline_passed"] >= 1      # B joined A after A's deadline
     assert good["overlap"]["causes"]["foreign_release"] == 0
@@ -146,7 +146,7 @@ def test_a_history_newer_than_the_checker_is_refused_with_a_message(tmp_path):
     import shutil
 
     run = tmp_path / "run"
-    shutil.copytree(DATA / "brief-token-cas-ok", run)
+    shutil.copytree(DATA / "incident-token-cas-ok", run)
     lines = (run / "history.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
     assert first["type"] == "run_start"

@@ -1,4 +1,4 @@
-"""The witness: the brief's timeline table for the first foreign release."""
+"""The witness: the incident's timeline table for the first foreign release."""
 from pathlib import Path
 
 from checkers import check_run
@@ -6,8 +6,8 @@ from checkers import check_run
 DATA = Path(__file__).parent / "data"
 
 
-def test_brief_timeline_witness_has_a_b_and_c():
-    w = check_run(DATA / "brief-plain-del-bad")["witness"]
+def test_incident_timeline_witness_has_a_b_and_c():
+    w = check_run(DATA / "incident-plain-del-bad")["witness"]
     assert w["key"] == "lc:t1:job:0"
     assert w["columns"] == ["Time (s)", "Worker A (w0.s0.0)", "Worker B (w1.s0.0)", "Worker C (w2.s0.0)",
                             "The key in the store"]
@@ -21,7 +21,7 @@ def test_brief_timeline_witness_has_a_b_and_c():
 
 
 def test_markdown_table():
-    md = check_run(DATA / "brief-plain-del-bad")["witness"]["markdown"]
+    md = check_run(DATA / "incident-plain-del-bad")["witness"]["markdown"]
     lines = md.splitlines()
     assert lines[0] == "## Foreign release on `lc:t1:job:0`"
     table = [l for l in lines if l.startswith("|")]

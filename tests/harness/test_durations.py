@@ -18,7 +18,7 @@ def test_bad_duration_names_the_fix(bad):
         parse_duration(bad)
 
 
-def test_default_mixture_matches_the_brief_scaled_down():
+def test_default_mixture_matches_the_incident_scaled_down():
     d = parse_distribution("90%:0.4s,10%:1.6s")
     rng = random.Random(1)
     draws = [d.sample(rng) for _ in range(20000)]

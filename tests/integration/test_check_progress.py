@@ -31,7 +31,7 @@ def _in_a_terminal(args: list[str]) -> tuple[int, str]:
 
 def test_check_shows_progress_on_a_terminal_and_not_in_a_log(tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(DATA / "brief-token-cas-ok", run)
+    shutil.copytree(DATA / "incident-token-cas-ok", run)
     code, screen = _in_a_terminal(["check", str(run)])
     assert code == 0 and BAR in screen and "VALID" in screen
     p = subprocess.run([sys.executable, "-m", "harness", "check", str(run)], capture_output=True, text=True)

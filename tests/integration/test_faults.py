@@ -93,7 +93,7 @@ def test_worker_clock_skew_leaves_history_time_alone(leasecheck):
 
 
 @pytest.mark.parametrize("lease,walk_ins", [("naive-del", True), ("token-cas", False)])
-def test_the_briefs_incident_replayed(leasecheck, lease, walk_ins):
+def test_the_deadline_incident_replayed(leasecheck, lease, walk_ins):
     r = leasecheck("run", "--scenario", str(SCENARIOS / "deadline-incident.toml"), "--lease", lease)
     res = r.results
     if walk_ins:
