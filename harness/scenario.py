@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness.durations import parse_duration
 from harness.errors import UsageError
+from harness.faults import FAULTS
 
 # [run] key -> (RunConfig field, kind)
 RUN_KEYS = {
@@ -103,8 +104,6 @@ def load_scenario(path: Path) -> tuple[dict, list[dict]]:
 
 
 def fill_default_targets(steps: list[dict]) -> list[dict]:
-    from harness.faults import FAULTS
-
     for s in steps:
         if not s["target"] and s["fault"] in FAULTS:
             s["target"] = FAULTS[s["fault"]].default_target

@@ -14,7 +14,7 @@ from harness.faults.network import Latency, Partition
 from harness.faults.pause import Pause
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (Pause(), Clock(), Latency(), Partition(), Kill(), Evict())}
-NEEDS_PROXY = {"latency", "partition", "kill"}
+NEEDS_PROXY = {name for name, fault in FAULTS.items() if fault.needs_proxy}
 
 
 def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:

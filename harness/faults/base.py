@@ -79,6 +79,7 @@ class Fault:
     targets: tuple[str, ...] = ()
     default_target = ""
     options: tuple[str, ...] = ()    # a third word in --nemesis NAME:TARGET:OPTION (clock's direction)
+    needs_proxy = False              # acts on the workers' path to the store (the proxy)
 
     def validate(self, cfg, target: str) -> None:
         if target not in self.targets:

@@ -19,47 +19,25 @@ which bounds the probe's error.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 
+from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.backends.image import image_allocator
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 from harness.faults.clock_probe import store_skew, worker_skews
+from harness.heal import undoes
+from harness.host import libfaketime_path, store_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
 
-def libfaketime_path() -> str | None:
-    try:
-        import libfaketime
-    except ImportError:
-        return None
-    path = Path(libfaketime.__file__).resolve().parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
-    return str(path) if path.is_file() else None
-
-
-def faketime_env(timestamp_file: Path) -> dict[str, str]:
-    """Environment for a process whose wall clock the harness may move. The timestamp file is
-    named by its absolute path: libfaketime resolves a relative one against the faked process's
-    own working directory (a store started with ``--dir`` runs elsewhere)."""
-    lib = libfaketime_path()
-    if lib is None:
-        raise UsageError("clock faults need libfaketime: pip install libfaketime")
-    timestamp_file = Path(timestamp_file).resolve()
-    timestamp_file.write_text("+0\n")
-    return {"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
-            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
-
-
-def store_allocator(binary: str) -> str:
-    """``libc``, ``jemalloc``, ... from ``redis-server --version`` (``malloc=...``)."""
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
-    for word in out.split():
-        if word.startswith("malloc="):
-            return word.split("=", 1)[1]
-    return "unknown"
+@undoes("faketime")
+def _undo_offset(entry: dict) -> None:
+    """``{"kind": "faketime", "path": F}``: the clock back to the real one."""
+    Path(entry["path"]).write_text("+0\n")
 
 
 def write_offset(path: Path, seconds: float) -> None:
@@ -157,9 +135,6 @@ class Clock(Fault):
 
 def _validate_image_clock(image: str) -> None:
     """A store image's redis-server must be a ``malloc=libc`` build: jemalloc dies under libfaketime."""
-    from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
-    from harness.backends.image import image_allocator
-
     try:
         alloc = image_allocator(connect(), image)
     except DockerUnavailable as e:

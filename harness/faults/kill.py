@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import time
 
+import requests
+
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.heal import undoes
+
+
+@undoes("proxy-enable")
+def _undo_disable(entry: dict) -> None:
+    """``{"kind": "proxy-enable", "api": URL, "proxy": NAME}``: let the workers back in."""
+    requests.post(f"{entry['api']}/proxies/{entry['proxy']}", json={"enabled": True}, timeout=5)
 
 
 class Kill(Fault):
     name = "kill"
     targets = ("store",)
     default_target = "store"
+    needs_proxy = True               # the proxy keeps the workers out while the audit re-attaches
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)

@@ -15,15 +15,24 @@ import statistics
 import time
 
 import redis
+import requests
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.heal import undoes
+
+
+@undoes("toxic")
+def _undo_toxic(entry: dict) -> None:
+    """``{"kind": "toxic", "api": URL, "proxy": NAME, "toxic": NAME}``: remove the toxic."""
+    requests.delete(f"{entry['api']}/proxies/{entry['proxy']}/toxics/{entry['toxic']}", timeout=5)
 
 
 class _ProxyFault(Fault):
     targets = ("workers",)
     default_target = "workers"
+    needs_proxy = True
 
     def _add(self, ctx: FaultContext, name: str, type_: str, stream: str, attributes: dict) -> int:
         ident = ctx.ledger.add({"kind": "toxic", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name,

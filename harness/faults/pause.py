@@ -19,7 +19,7 @@ import time
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
 from harness.faults.watch import Watch
-from harness.heal import proc_started
+from harness.host import proc_started
 from harness.procfs import is_stopped
 
 
