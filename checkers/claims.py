@@ -40,10 +40,10 @@ each mismatch is a `disagreements` entry. Nothing is smoothed over.
 """
 from __future__ import annotations
 
-import re
-
 from collections import Counter
 from dataclasses import dataclass, field
+
+from protocol import fault_marker_pattern
 
 from .audit import AuditRecord
 from .clock import StoreClock
@@ -59,7 +59,7 @@ FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "forei
 # claim may have been evicted, the release's commands are not in the audit, ...).
 FOUND_NOTHING = ("key_absent", "token_differs", "unknown")
 LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
-EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
+EVICT_MARK = fault_marker_pattern("evict")
 AMBIGUOUS_MS = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
 # further apart when the store is descheduled between the two reads, or when its clock is stepped

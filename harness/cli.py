@@ -27,6 +27,7 @@ from harness.backends.image import build_image
 from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
+from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
 from harness.preflight import preflight
 from harness.report import print_summary
@@ -35,7 +36,7 @@ from harness.scenario import fill_default_targets, load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
 class DurationType(click.ParamType):
@@ -86,11 +87,7 @@ def cli():
               help="Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).")
 @click.option("--client-retries", default=None, type=int,
               help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
-@click.option("--nemesis", default=None,
-              help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
-                   "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
-                   "clock:store, clock:workers; store clock jumps go forward unless clock:store:both or "
-                   "clock:store:backward).")
+@click.option("--nemesis", default=None, help=nemesis_help())
 @click.option("--audit/--no-audit", default=True,
               help="Record the store's own execution log (MONITOR). Without it the checker works from the "
                    "history alone and says which verdicts that leaves unknown.")
@@ -113,7 +110,8 @@ def cli():
 def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
-        plan = preflight(_build_config(ctx, scenario, replay, opts))
+        origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
+        plan = preflight(_build_config(ctx, scenario, replay, opts), schedule_from=origin)
     except UsageError as e:
         _usage_exit(e)
     runner = Run(plan, log=console.print)

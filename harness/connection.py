@@ -17,7 +17,8 @@ from redis.connection import Connection
 from redis.exceptions import ResponseError
 from redis.retry import Retry
 
-MARKER = "leasecheck:conn:"
+from protocol import CONN_MARKER as MARKER
+
 
 # Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
 HIDDEN = frozenset({

@@ -24,10 +24,11 @@ from harness.backends.image import image_exists
 from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import UsageError
-from harness.faults import FAULTS, Step, nemesis_entries
+from harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
 from harness.host import default_store_bin, port_is_free
 from harness.nemesis import random_schedule
 from harness.proxy_path import check_toxiproxy_url
+from protocol import key_prefix
 from workloads.leases import load_lease
 
 
@@ -51,8 +52,10 @@ def validate(cfg: RunConfig) -> RunConfig:
     return preflight(cfg).cfg
 
 
-def preflight(cfg: RunConfig) -> Plan:
-    """Check every value and fill defaults; raise ``UsageError`` naming the fix."""
+def preflight(cfg: RunConfig, schedule_from: str = "the schedule") -> Plan:
+    """Check every value and fill defaults; raise ``UsageError`` naming the fix.
+    ``schedule_from``: where ``cfg.schedule`` came from, for its errors (a scenario file, a
+    replayed run)."""
     _check_numbers(cfg)
     lease_cls = load_lease(cfg.lease)  # raises UsageError listing the names, or showing the traceback
     _check_lease_ttl(lease_cls, cfg)
@@ -69,8 +72,8 @@ def preflight(cfg: RunConfig) -> Plan:
     if not cfg.run_id:
         cfg = cfg.with_(run_id=secrets.token_hex(4))
     if not cfg.key_prefix:
-        cfg = cfg.with_(key_prefix=f"leasecheck:{cfg.run_id}:")
-    return _plan_faults(cfg)
+        cfg = cfg.with_(key_prefix=key_prefix(cfg.run_id))
+    return _plan_faults(cfg, schedule_from)
 
 
 def _check_numbers(cfg: RunConfig) -> None:
@@ -177,7 +180,7 @@ def _check_store_url(cfg: RunConfig) -> RunConfig:
     return cfg.with_(store_host=u.hostname, store_port=u.port or 6379, store_db=db)
 
 
-def _plan_faults(cfg: RunConfig) -> Plan:
+def _plan_faults(cfg: RunConfig, schedule_from: str) -> Plan:
     """Parse --nemesis and the schedule once, validate each (fault, target) once, draw the
     random schedule (the run's own draw: same seed), and decide whether a proxy is needed."""
     if not cfg.nemesis_interval_s > 0:
@@ -187,14 +190,15 @@ def _plan_faults(cfg: RunConfig) -> Plan:
     given = [Step.from_json(raw) for raw in cfg.schedule or []]
     for step in given:
         if step.fault not in FAULTS:
-            raise UsageError(f"schedule: no fault named {step.fault!r}; the faults are {', '.join(FAULTS)}")
-    if cfg.backend == "compose":
-        _refuse_store_faults_on_compose(cfg, given)
+            raise UsageError(f"{schedule_from}: {unknown_fault(step.fault)}")
     entries = nemesis_entries(cfg.nemesis, cfg) if cfg.nemesis else []
     validated = {(name, target) for name, target, _ in entries}
     for step in given:
         if (step.fault, step.target) not in validated:
-            FAULTS[step.fault].validate(cfg, step.target)
+            try:
+                FAULTS[step.fault].validate(cfg, step.target)
+            except UsageError as e:
+                raise UsageError(f"{schedule_from}: the event at {step.at:g}s: {e}") from None
             validated.add((step.fault, step.target))
     if cfg.schedule is not None:
         steps = given
@@ -229,19 +233,3 @@ def late_steps(cfg: RunConfig) -> list[str]:
             notes.append(f"{what} ends after --time-limit {cfg.time_limit_s:g}s and will be healed "
                          f"when the run ends (give --time-limit {end:g}s or more to test it whole)")
     return notes
-
-
-def _refuse_store_faults_on_compose(cfg: RunConfig, given: list[Step]) -> None:
-    """The compose stack owns its store: faults on the store's process are refused, by name."""
-    wanted = []
-    for entry in (e.strip() for e in (cfg.nemesis or "").split(",")):
-        name, _, target = entry.partition(":")
-        target = target.partition(":")[0]   # NAME:TARGET:OPTION
-        if name in FAULTS:
-            wanted.append((name, target or FAULTS[name].default_target))
-    wanted += [(step.fault, step.target) for step in given]
-    for name, target in wanted:
-        if target == "store":
-            raise UsageError(f"--backend compose: {name}:{target} acts on the store's process, which the compose "
-                             "stack owns; use --backend docker (the harness starts and faults its own container) "
-                             "or drop that fault")

@@ -39,9 +39,9 @@ from harness.preflight import Plan
 from harness.proxy_path import ProxyPath
 from harness.replies import Replies
 from harness.store import EmbeddedStore, ExternalStore
+from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0
-HISTORY_SCHEMA = 1   # docs/history.md; the checker refuses a history newer than it knows
 
 
 class Interrupted(Exception):
@@ -183,7 +183,7 @@ class Run:
         self.clock = ClockSampler(self.admin, self.run_dir / "store-clock.jsonl", t0)
         self.clock.start()
         steps = self._schedule()
-        self.history.record("harness", "run_start", schema_version=HISTORY_SCHEMA, config=cfg.to_json())
+        self.history.record("harness", RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
         for w in self.workers:
             w.stdin.write(f"go {t0}\n".encode())
         if steps:
@@ -258,7 +258,7 @@ class Run:
         if self.history:
             self._stopping()
             extra = {"signal": self.end_signal} if self.end_signal else {}
-            self.history.record("harness", "run_end", reason=self.end_reason, stopped_at=self.stopped_at,
+            self.history.record("harness", RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
                                 **extra)
             self.history.close()
         if self.clock:

@@ -17,7 +17,7 @@ import time
 
 import redis
 
-from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.heal import undoes
 
 FILL_LIMIT_KEYS = 200_000
@@ -42,12 +42,15 @@ def _undo_fillers(entry: dict) -> None:
 
 class Evict(Fault):
     name = "evict"
+    order = 60
+    summary = "squeeze maxmemory until the store evicts"
     targets = ("store",)
     default_target = "store"
-
-    def validate(self, cfg, target: str) -> None:
-        super().validate(cfg, target)
-        refuse_external_store(cfg, "evict", "squeezes the store's memory", "the evict fault")
+    store_targets = ("store",)
+    acts = "squeezes the store's memory"
+    measures = ("evicted_keys", "evicted_run_keys", "evicted_run_key_examples", "evicted_events",
+                "filler_keys", "maxmemory", "restored", "held_s")
+    undoes = ("redis-config", "redis-del-prefix")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         admin = ctx.admin
