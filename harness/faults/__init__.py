@@ -58,9 +58,11 @@ def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:
     return [(name, target) for name, target, _ in nemesis_entries(spec, cfg)]
 
 
-def nemesis_entries(spec: str, cfg) -> list[tuple[str, str, str | None]]:
+def nemesis_entries(spec: str, cfg, said=None) -> list[tuple[str, str, str | None]]:
     """``"pause:holder,clock:store:both"`` -> [("pause", "holder", None), ("clock", "store",
-    "both")], each validated once."""
+    "both")], each validated once. ``said(text)``: how the user wrote it, for errors (default
+    ``--nemesis TEXT``; an environment variable or a scenario key otherwise)."""
+    said = said or (lambda text: f"--nemesis {text}")
     out = []
     for entry in (e.strip() for e in spec.split(",")):
         if not entry:
@@ -69,19 +71,19 @@ def nemesis_entries(spec: str, cfg) -> list[tuple[str, str, str | None]]:
         target, _, option = rest.partition(":")
         fault = FAULTS.get(name)
         if fault is None:
-            raise UsageError(f"--nemesis {entry}: {unknown_fault(name)} (optionally NAME:TARGET, e.g. pause:holder)")
+            raise UsageError(f"{said(entry)}: {unknown_fault(name)} (optionally NAME:TARGET, e.g. pause:holder)")
         target = target or fault.default_target
         try:
             fault.validate(cfg, target)
         except UsageError as e:
-            raise UsageError(f"--nemesis {e}") from None
+            raise UsageError(said(str(e))) from None
         if option and option not in fault.options:
             takes = (f"{', '.join(fault.options)} after its target (e.g. {name}:{target}:{fault.options[-1]})"
                      if fault.options else "no option after its target")
-            raise UsageError(f"--nemesis {entry}: {name} takes {takes}")
+            raise UsageError(f"{said(entry)}: {name} takes {takes}")
         out.append((name, target, option or None))
     if not out:
-        raise UsageError(f"--nemesis {spec!r}: name at least one fault, e.g. pause:holder")
+        raise UsageError(f"{said(repr(spec))}: name at least one fault, e.g. pause:holder")
     return out
 
 
