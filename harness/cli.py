@@ -32,7 +32,7 @@ from harness.heal import heal_leftovers
 from harness.preflight import preflight
 from harness.report import print_summary
 from harness.runner import Run
-from harness.scenario import fill_default_targets, load_scenario
+from harness.scenario import load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 console = Console(highlight=False)
@@ -156,7 +156,7 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
     base: dict = {}
     if scenario:
         base, steps = load_scenario(scenario, origins=given)
-        base["schedule"] = fill_default_targets(steps) if steps else None
+        base["schedule"] = steps or None
     elif replay:
         base = _replayed(replay)
     explicit = {k: v for k, v in opts.items()

@@ -128,14 +128,6 @@ def _param(p: Param, value, loc: str):
     return str(value)
 
 
-def fill_default_targets(steps: list[dict]) -> list[dict]:
-    """Kept for callers that build steps by hand: the loader already fills the fault's default."""
-    for s in steps:
-        if not s["target"] and s["fault"] in FAULTS:
-            s["target"] = FAULTS[s["fault"]].default_target
-    return steps
-
-
 def _convert(value, kind, loc: str, key: str):
     if kind == "duration":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
