@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.config import default_store_bin  # noqa: E402
+from harness.host import default_store_bin  # noqa: E402
 from harness.store import EmbeddedStore  # noqa: E402
 from workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 

@@ -44,10 +44,10 @@ Afterwards every call with a known result is checked against its effect in the m
 """
 from __future__ import annotations
 
-import re
-
 from collections import Counter
 from dataclasses import dataclass, field
+
+from protocol import fault_marker_pattern
 
 from .audit import AuditRecord
 from .clock import StoreClock
@@ -60,7 +60,7 @@ from .store_model import AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditio
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
          "evicted", "lost_in_restart", "still_held", "unknown")
 LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
-EVICT_MARK = re.compile(r"^leasecheck:fault:\d+:evict:(start|end)$")
+EVICT_MARK = fault_marker_pattern("evict")
 # The fate of a claim still live when the audit has a gap, the store restarts, the audit ends.
 _FATE_AT = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
 

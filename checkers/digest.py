@@ -6,6 +6,8 @@ the run's start and end — so a history of any length is read once and never he
 """
 from __future__ import annotations
 
+from protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
+
 from .early_loss import Promises
 from .errors import CheckError, HistoryError
 from .faults import FaultTracker
@@ -15,7 +17,6 @@ from .jobs import JobTracker
 from .ops import Op, Pairer
 from .releases import Releases
 
-SCHEMA_VERSION = 1
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
 _SPAN = frozenset(("run_start", "run_end", "worker_start", "worker_end", "slot_crash"))
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER
+
 from .audit import AuditRecord
 from .ops import Op, slot_of
 
-CONN_MARKER = "leasecheck:conn:"
-END_MARKER = "leasecheck:audit-end"
 SCRIPT_CALLS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 TXN_END = ("EXEC", "DISCARD")
 

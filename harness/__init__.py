@@ -1,11 +1,17 @@
 """leasecheck's harness: everything that runs.
 
-Layout: ``cli`` (the command line) -> ``config`` (validated settings) -> ``runner`` (one run's
-lifecycle), which starts a ``store`` backend, the ``audit`` recorder, and ``worker`` processes;
-workers record ``history`` through audited ``connection``s. ``durations`` parses the duration
-formats; ``report`` prints results; ``errors`` is the exception family.
+Layout: ``cli`` (the command line) -> ``preflight`` (checks a ``config.RunConfig`` against the
+machine and returns the run's ``Plan``) -> ``runner`` (one run's lifecycle), which starts a
+``store`` backend, the ``audit`` recorder, ``worker`` processes and the ``nemesis`` (``faults``,
+healed through the ``heal`` ledger); workers record ``history`` through audited ``connection``s.
+``host`` holds the machine's facts (ports, processes, binaries), ``durations`` parses the duration
+formats, ``report`` prints results, ``errors`` is the exception family. docs/architecture.md
+draws the whole.
+
+This package's ``__init__`` imports only leaves: ``workloads`` and ``checkers`` import the errors
+from here, so importing the preflight here would close a circle.
 """
-from harness.config import RunConfig, validate
+from harness.config import RunConfig
 from harness.errors import LeasecheckError, StoreError, UsageError
 
-__all__ = ["RunConfig", "validate", "LeasecheckError", "StoreError", "UsageError"]
+__all__ = ["RunConfig", "LeasecheckError", "StoreError", "UsageError"]

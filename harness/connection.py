@@ -12,10 +12,13 @@ from __future__ import annotations
 import threading
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import Connection
 from redis.exceptions import ResponseError
+from redis.retry import Retry
 
-MARKER = "leasecheck:conn:"
+from protocol import CONN_MARKER as MARKER
+
 
 # Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
 HIDDEN = frozenset({
@@ -149,9 +152,6 @@ def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
         kwargs["socket_timeout"] = socket_timeout
         kwargs["socket_connect_timeout"] = socket_timeout
     if retries is not None:
-        from redis.backoff import ExponentialWithJitterBackoff
-        from redis.retry import Retry
-
         kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
     client = redis.Redis(host=host, port=port, db=db, **kwargs)
     cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker})

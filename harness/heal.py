@@ -5,7 +5,8 @@ every change, so a harness killed with SIGKILL mid-fault leaves exactly the list
 to undo. ``heal_all`` undoes them; ``leasecheck cleanup`` (and the start of every run) finds such
 files under the results directory and heals them.
 
-An undo entry is a small JSON object with a ``kind``:
+An undo entry is a small JSON object with a ``kind``; the module that writes an entry registers
+its undo with ``@undoes(kind)`` (this module knows only ``sigcont``):
 
 - ``{"kind": "sigcont", "pid": P, "started": T}`` — continue a stopped process (``started`` is the
   process's start time from /proc, so a recycled PID is never signalled);
@@ -16,7 +17,8 @@ An undo entry is a small JSON object with a ``kind``:
 - ``{"kind": "proxy-enable", "api": URL, "proxy": NAME}`` — re-enable a disabled proxy;
 - ``{"kind": "docker-unpause", "container": ID}`` — unpause a frozen store container.
 
-``heal_leftovers`` also removes store containers (label ``leasecheck=1``) whose harness is gone.
+Store containers (label ``leasecheck=1``) whose harness is gone are removed by the docker
+backend (``harness.backends.container.remove_leftovers``).
 """
 from __future__ import annotations
 
@@ -25,17 +27,11 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Callable
+
+from harness.host import proc_started
 
 LEDGER = "faults-active.json"
-
-
-def proc_started(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 class Ledger:
@@ -89,42 +85,37 @@ class Ledger:
         os.replace(tmp, self.path)
 
 
+UNDO: dict[str, Callable[[dict], None]] = {}
+
+
+def undoes(kind: str):
+    """Register how an undo entry of ``kind`` is carried out. The module that writes an entry
+    registers its undo next to it (a fault's module, a store backend), so the ledger knows no fault
+    and no backend, and adding a fault adds its undo in the same place."""
+    def register(fn: Callable[[dict], None]) -> Callable[[dict], None]:
+        if UNDO.get(kind, fn) is not fn:
+            raise ValueError(f"two undos registered for {kind!r}")
+        UNDO[kind] = fn
+        return fn
+    return register
+
+
+@undoes("sigcont")
+def _continue(entry: dict) -> None:
+    """A stopped process (a worker, the embedded store): SIGCONT, if it is still that process."""
+    pid = int(entry["pid"])
+    if proc_started(pid) == entry.get("started"):
+        os.kill(pid, signal.SIGCONT)
+
+
 def undo(entry: dict) -> str | None:
     """Carry out one undo entry; None on success (or nothing left to undo), else the error."""
     kind = entry.get("kind")
+    fn = UNDO.get(kind)
+    if fn is None:
+        return f"unknown undo entry {entry!r}"
     try:
-        if kind == "sigcont":
-            pid = int(entry["pid"])
-            if proc_started(pid) == entry.get("started"):
-                os.kill(pid, signal.SIGCONT)
-        elif kind == "faketime":
-            Path(entry["path"]).write_text("+0\n")
-        elif kind == "redis-config":
-            import redis
-
-            r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
-            for k, v in entry["settings"].items():
-                r.config_set(k, v)
-        elif kind == "redis-del-prefix":
-            import redis
-
-            r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
-            for key in r.scan_iter(match=entry["prefix"] + "*", count=1000):
-                r.unlink(key)
-        elif kind == "toxic":
-            import requests
-
-            requests.delete(f"{entry['api']}/proxies/{entry['proxy']}/toxics/{entry['toxic']}", timeout=5)
-        elif kind == "docker-unpause":
-            from harness.backends.container import unpause
-
-            unpause(entry["container"])
-        elif kind == "proxy-enable":
-            import requests
-
-            requests.post(f"{entry['api']}/proxies/{entry['proxy']}", json={"enabled": True}, timeout=5)
-        else:
-            return f"unknown undo entry {entry!r}"
+        fn(entry)
     except ProcessLookupError:
         return None
     except Exception as e:  # report, keep healing the rest
@@ -132,9 +123,9 @@ def undo(entry: dict) -> str | None:
     return None
 
 
-def heal_leftovers(results_dir: Path, containers: bool = True) -> list[str]:
-    """Heal every ledger left under ``results_dir`` by killed runs, then remove store containers
-    whose harness is gone (``containers``); returns what was done."""
+def heal_leftovers(results_dir: Path) -> list[str]:
+    """Heal every ledger left under ``results_dir`` by killed runs; returns what was done. (Store
+    containers whose harness is gone are the docker backend's to remove.)"""
     done = []
     for path in sorted(Path(results_dir).glob(f"*/*/{LEDGER}")):
         try:
@@ -148,8 +139,4 @@ def heal_leftovers(results_dir: Path, containers: bool = True) -> list[str]:
             continue
         path.unlink()
         done.append(f"{path.parent}: healed {len(entries)} fault(s)")
-    if containers:
-        from harness.backends.container import remove_leftovers
-
-        done.extend(remove_leftovers())
     return done

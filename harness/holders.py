@@ -6,6 +6,7 @@ by the checker, which works from the history and the audit alone.
 """
 from __future__ import annotations
 
+import os
 import random
 import selectors
 import threading
@@ -52,8 +53,6 @@ def pump(streams: list, table: HolderTable, stop: threading.Event, replies=None)
     ``stop`` is set. Reading never stops early on its own, so a worker never blocks on a full
     pipe while it runs. Answers to the harness's questions go to ``replies``
     (``harness.replies.Replies``), stamped with the wall clock when they were read."""
-    import os
-
     sel = selectors.DefaultSelector()
     pending: dict[int, bytes] = {}
     for s in streams:

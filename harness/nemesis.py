@@ -26,6 +26,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.faults import FAULTS, FaultContext, Step
+from protocol import FAULT_END, FAULT_NOT_FIRED, FAULT_START, fault_marker
 
 
 def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: float) -> list[Step]:
@@ -39,7 +40,7 @@ def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: fl
         option = rest[0] if rest else None
         fault = FAULTS[name]
         gap = interval_s * rng.uniform(0.8, 1.2)
-        if name in ("pause", "evict", "partition", "kill"):
+        if fault.lasts_ttls:
             duration = rng.uniform(0.5, 3.0) * cfg.ttl_s
         else:
             duration = max(2 * cfg.ttl_s, 0.5 * gap)
@@ -109,19 +110,19 @@ class Nemesis:
     def _begin(self, n: int, step: Step):
         self._mark(n, step, "start")
         requested = {"duration_s": step.duration, "size": step.size, **step.params}
-        self.history.record("nemesis", "fault_start", fault=step.fault, target=step.target,
+        self.history.record("nemesis", FAULT_START, fault=step.fault, target=step.target,
                             n=n, requested=requested)
         try:
             return FAULTS[step.fault].start(self.ctx, step)
         except Exception as e:
-            self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target, n=n,
+            self.history.record("nemesis", FAULT_END, fault=step.fault, target=step.target, n=n,
                                 measured={"error": f"{type(e).__name__}: {e}"[:300]})
             raise
 
     def _not_fired(self, n: int, step: Step) -> None:
         why = ("the nemesis failed before its time" if self.error else
                f"{self._why_stopped} at {self._now_s():.2f} s, before its start")
-        self.history.record("nemesis", "fault_not_fired", fault=step.fault, target=step.target,
+        self.history.record("nemesis", FAULT_NOT_FIRED, fault=step.fault, target=step.target,
                             n=n, at=step.at, why=why)
 
     def _end(self, n: int, step: Step, act) -> None:
@@ -134,7 +135,7 @@ class Nemesis:
         finally:
             for ident in getattr(act, "ledger_ids", []):
                 self.ctx.ledger.heal(ident)  # whatever stop() did not undo
-            self.history.record("nemesis", "fault_end", fault=step.fault, target=step.target,
+            self.history.record("nemesis", FAULT_END, fault=step.fault, target=step.target,
                                 n=n, measured=measured)
             self._mark(n, step, "end")
 
@@ -142,6 +143,6 @@ class Nemesis:
         if self._marker is None:
             return
         try:
-            self._marker.echo(f"leasecheck:fault:{n}:{step.fault}:{what}")
+            self._marker.echo(fault_marker(n, step.fault, what))
         except redis.RedisError:
             pass  # the store is paused or down: the history still has the event

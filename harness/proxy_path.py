@@ -7,14 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
+import requests
+from toxiproxy import Toxiproxy
+from toxiproxy.api import APIConsumer
+
 from harness.errors import StoreError, UsageError
-from harness.store import free_port
+from harness.host import free_port
+from harness.proxy.embedded import EmbeddedProxy
 
 
 def check_toxiproxy_url(url: str) -> None:
     """One line naming the fix when a Toxiproxy URL does not answer (before anything starts)."""
-    import requests
-
     u = urlparse(url)
     if u.scheme != "http" or not u.hostname:
         raise UsageError(f"--toxiproxy-url {url}: write http://HOST:PORT, e.g. http://127.0.0.1:8474")
@@ -35,14 +38,9 @@ class ProxyPath:
         self.listen_port = 0
 
     def start(self) -> None:
-        from toxiproxy import Toxiproxy
-        from toxiproxy.api import APIConsumer
-
         if self.toxiproxy_url:
             self.api_url = self.toxiproxy_url.rstrip("/")
         else:
-            from harness.proxy.embedded import EmbeddedProxy
-
             self.embedded = EmbeddedProxy(self.run_dir)
             self.api_url = self.embedded.start()
         u = urlparse(self.api_url)
@@ -56,8 +54,6 @@ class ProxyPath:
             raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
 
     def proxy(self):
-        from toxiproxy import Toxiproxy
-
         p = Toxiproxy().get_proxy(self.name)
         if p is None:
             raise StoreError(f"proxy {self.name} vanished from {self.api_url}")
@@ -66,8 +62,6 @@ class ProxyPath:
     def stop(self) -> None:
         if self.toxiproxy_url:
             try:
-                from toxiproxy import Toxiproxy
-
                 p = Toxiproxy().get_proxy(self.name)
                 if p is not None:
                     Toxiproxy().destroy(p)

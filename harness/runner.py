@@ -8,35 +8,40 @@ and writes the merged history, so a run never loses what it recorded.
 """
 from __future__ import annotations
 
+import json
 import os
+import random
+import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import redis
 
-import json
-import random
-import threading
-
+from checkers.history import write_merged
 from harness.audit import ClockSampler, MonitorRecorder
-from harness.config import RunConfig, fault_targets, late_steps, needs_proxy
+from harness.backends.container import DockerStore, remove_leftovers
+from harness.config import RunConfig
+from harness.durations import parse_distribution
 from harness.errors import StoreError
-from harness.faults import FaultContext, Step, nemesis_entries
-from harness.faults.clock import faketime_env
+from harness.faults import FaultContext
 from harness.heal import Ledger, heal_leftovers
 from harness.history import HistoryWriter
 from harness.holders import HolderTable, pump
+from harness.host import faketime_env
 from harness.leftovers import remove_run_keys
+from harness.nemesis import Nemesis
+from harness.preflight import Plan
+from harness.proxy_path import ProxyPath
 from harness.replies import Replies
-from harness.nemesis import Nemesis, random_schedule
 from harness.store import EmbeddedStore, ExternalStore
+from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0
-HISTORY_SCHEMA = 1   # docs/history.md; the checker refuses a history newer than it knows
 
 
 class Interrupted(Exception):
@@ -63,7 +68,12 @@ def make_run_dir(cfg: RunConfig) -> Path:
 
 
 class Run:
-    def __init__(self, cfg: RunConfig, log=print):
+    """Carries out a ``Plan`` (``harness.preflight``): the configuration, the fault schedule, the
+    targets and whether the workers go through the proxy are all decided before it starts."""
+
+    def __init__(self, plan: Plan, log=print):
+        cfg = plan.cfg
+        self.plan = plan
         self.cfg = cfg
         self.log = log
         self.run_dir = make_run_dir(cfg)
@@ -83,7 +93,6 @@ class Run:
         self._pump_stop = threading.Event()
         self._pump: threading.Thread | None = None
         self.nemesis: Nemesis | None = None
-        self.targets = fault_targets(cfg)
         self.faketime_dir = self.run_dir / "faketime"
         self.proxy = None
 
@@ -121,15 +130,13 @@ class Run:
 
     def _start(self) -> None:
         cfg = self.cfg
-        for line in heal_leftovers(Path(cfg.results_dir)):
+        for line in heal_leftovers(Path(cfg.results_dir)) + remove_leftovers():
             self.log(f"[yellow]healed a killed run's faults:[/] {line}")
-        skew_store = ("clock", "store") in self.targets
-        skew_workers = ("clock", "workers") in self.targets
+        skew_store = "store" in self.plan.skews
+        skew_workers = "workers" in self.plan.skews
         if skew_store or skew_workers:
             self.faketime_dir.mkdir()
         if cfg.backend == "docker":
-            from harness.backends.container import DockerStore
-
             self.store = DockerStore(cfg.store_image, self.run_dir, cfg.run_id, cfg.store_port,
                                      faketime_file=self.faketime_dir / "store" if skew_store else None)
         elif cfg.store_url:  # --store-url, or the compose stack's store
@@ -138,13 +145,11 @@ class Run:
             env = faketime_env(self.faketime_dir / "store") if skew_store else None
             self.store = EmbeddedStore(cfg.store_bin, self.run_dir, cfg.store_port, env=env)
         self.store.start()
-        cfg.store_port = self.store.port
-        if needs_proxy(cfg):
-            from harness.proxy_path import ProxyPath
-
+        cfg = self.cfg = cfg.with_(store_port=self.store.port)
+        if self.plan.needs_proxy:
             self.proxy = ProxyPath(self.run_dir, cfg.run_id, cfg.store_port, cfg.toxiproxy_url)
             self.proxy.start()
-            cfg.client_port = self.proxy.listen_port
+            cfg = self.cfg = cfg.with_(client_port=self.proxy.listen_port)
         cfg.save(self.run_dir / "config.json")
         self.admin = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db,
                                  socket_timeout=10)
@@ -178,7 +183,7 @@ class Run:
         self.clock = ClockSampler(self.admin, self.run_dir / "store-clock.jsonl", t0)
         self.clock.start()
         steps = self._schedule()
-        self.history.record("harness", "run_start", schema_version=HISTORY_SCHEMA, config=cfg.to_json())
+        self.history.record("harness", RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
         for w in self.workers:
             w.stdin.write(f"go {t0}\n".encode())
         if steps:
@@ -189,21 +194,14 @@ class Run:
                                replies=self.replies)
             self.nemesis = Nemesis(ctx, steps, self.history, t0)
             self.nemesis.start()
-        for note in late_steps(cfg):
+        for note in self.plan.notes:
             self.log(f"[yellow]note:[/] {note}")
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
                  f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
 
-    def _schedule(self) -> list[Step]:
+    def _schedule(self) -> list:
         """The fault steps of this run, saved as schedule.json before any of them starts."""
-        cfg = self.cfg
-        if cfg.schedule is not None:
-            steps = [Step.from_json(d) for d in cfg.schedule]
-        elif cfg.nemesis:
-            rng = random.Random(f"{cfg.seed}:nemesis")
-            steps = random_schedule(nemesis_entries(cfg.nemesis, cfg), cfg, rng, cfg.nemesis_interval_s)
-        else:
-            steps = []
+        steps = list(self.plan.steps)
         (self.run_dir / "schedule.json").write_text(
             json.dumps([st.to_json() for st in steps], indent=1) + "\n")
         return steps
@@ -260,7 +258,7 @@ class Run:
         if self.history:
             self._stopping()
             extra = {"signal": self.end_signal} if self.end_signal else {}
-            self.history.record("harness", "run_end", reason=self.end_reason, stopped_at=self.stopped_at,
+            self.history.record("harness", RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
                                 **extra)
             self.history.close()
         if self.clock:
@@ -278,22 +276,16 @@ class Run:
         if self.proxy:
             self.proxy.stop()
         if (self.run_dir / "history.d" / "harness.jsonl").exists():
-            from checkers.history import write_merged
-
             write_merged(self.run_dir)
 
 
 def _grace_s(cfg: RunConfig) -> float:
-    from harness.durations import parse_distribution
-
     longest = parse_distribution(cfg.job_duration).max_s
     return min(60.0, longest + 2 * (cfg.client_timeout_s or 5.0) + 5.0)
 
 
 def _readline(proc: subprocess.Popen, deadline: float) -> bytes:
     """One line from an unbuffered pipe, byte by byte (only the short "ready" handshake)."""
-    import selectors
-
     fd = proc.stdout.fileno()
     line = b""
     sel = selectors.DefaultSelector()

@@ -15,8 +15,9 @@ A scenario is TOML: a ``[run]`` table with any ``leasecheck run`` option (spelle
     # clock only: offset = "+6s" (or -2s), mode = "strobe", period = "50ms"
     # latency only: latency = "200ms", jitter = "20ms"
 
-Options given on the command line win over the file. Errors name the file, the line and what is
-wrong.
+An event's keys beyond ``at``, ``fault``, ``target`` and ``duration`` are the fault's own
+parameters (``Fault.params``, from the fault registry). Options given on the command line win over
+the file. Errors name the file, the line and what is wrong.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from harness.durations import parse_duration
 from harness.errors import UsageError
+from harness.faults import FAULTS, Param, unknown_fault
 
 # [run] key -> (RunConfig field, kind)
 RUN_KEYS = {
@@ -37,11 +39,12 @@ RUN_KEYS = {
     "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
     "name": ("name", str), "sink": ("sink", bool),
 }
-EVENT_KEYS = {"at", "fault", "target", "duration", "offset", "mode", "period", "latency", "jitter"}
+EVENT_KEYS = ("at", "fault", "target", "duration")   # every event; the rest are the fault's own
 
 
-def load_scenario(path: Path) -> tuple[dict, list[dict]]:
-    """(RunConfig field values, schedule steps as JSON dicts) from a scenario file."""
+def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[dict]]:
+    """(RunConfig field values, schedule steps as JSON dicts) from a scenario file. ``origins``,
+    if given, receives each field's ``file:FILE:LINE KEY`` (for the preflight's errors)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -68,6 +71,8 @@ def load_scenario(path: Path) -> tuple[dict, list[dict]]:
                              f"{', '.join(sorted(RUN_KEYS))}")
         field, kind = RUN_KEYS[key]
         values[field] = _convert(value, kind, where(raw_key), raw_key)
+        if origins is not None:
+            origins[field] = f"file:{where(raw_key)} {raw_key}"
     if "name" in doc and "name" not in values:
         values["name"] = str(doc["name"])
     steps = []
@@ -75,40 +80,52 @@ def load_scenario(path: Path) -> tuple[dict, list[dict]]:
     if not isinstance(events, list):
         raise UsageError(f"{where('event')}: write events as [[event]] tables")
     for i, ev in enumerate(events):
-        loc = where("[[event]]", nth=i)
-        bad = set(ev) - EVENT_KEYS
-        if bad:
-            raise UsageError(f"{loc}: unknown event key {sorted(bad)[0]!r}; known: {', '.join(sorted(EVENT_KEYS))}")
-        for required in ("at", "fault", "duration"):
-            if required not in ev:
-                raise UsageError(f"{loc}: the event has no {required!r}")
-        params = {}
-        if "mode" in ev:
-            params["mode"] = str(ev["mode"])
-        if "period" in ev:
-            params["period"] = _convert(ev["period"], "duration", loc, "period")
-        size = None
-        if "offset" in ev:
-            size = _signed_duration(ev["offset"], loc)
-        if "latency" in ev:
-            size = round(_convert(ev["latency"], "duration", loc, "latency") * 1000, 3)
-        if "jitter" in ev:
-            params["jitter_ms"] = round(_convert(ev["jitter"], "duration", loc, "jitter") * 1000, 3)
-        steps.append({"at": _convert(ev["at"], "duration", loc, "at"), "fault": str(ev["fault"]),
-                      "target": str(ev.get("target", "")),
-                      "duration": _convert(ev["duration"], "duration", loc, "duration"),
-                      "size": size, "params": params})
+        steps.append(_event(ev, where.event(i)))
     steps.sort(key=lambda s: s["at"])
     return values, steps
 
 
-def fill_default_targets(steps: list[dict]) -> list[dict]:
-    from harness.faults import FAULTS
+def _event(ev: dict, where) -> dict:
+    """One ``[[event]]`` as a schedule step; ``where(key)`` is ``file:line`` of that key in it."""
+    for required in ("at", "fault", "duration"):
+        if required not in ev:
+            raise UsageError(f"{where(None)}: the event has no {required!r}")
+    name = str(ev["fault"])
+    fault = FAULTS.get(name)
+    if fault is None:
+        raise UsageError(f"{where('fault')}: {unknown_fault(name)}")
+    own = {p.key: p for p in fault.params}
+    bad = [k for k in ev if k not in EVENT_KEYS and k not in own]
+    if bad:
+        known = ", ".join(list(EVENT_KEYS) + list(own))
+        raise UsageError(f"{where(bad[0])}: a {name} event has no key {bad[0]!r}; its keys: {known}")
+    target = str(ev.get("target", fault.default_target))
+    if target not in fault.targets:
+        raise UsageError(f"{where('target')}: {name} targets are {', '.join(fault.targets)}, not {target!r}")
+    size, params = None, {}
+    for key, value in ev.items():
+        if key in own:
+            p = own[key]
+            converted = _param(p, value, where(key))
+            if p.into == "size":
+                size = converted
+            else:
+                params[p.into] = converted
+    return {"at": _convert(ev["at"], "duration", where("at"), "at"), "fault": name, "target": target,
+            "duration": _convert(ev["duration"], "duration", where("duration"), "duration"),
+            "size": size, "params": params}
 
-    for s in steps:
-        if not s["target"] and s["fault"] in FAULTS:
-            s["target"] = FAULTS[s["fault"]].default_target
-    return steps
+
+def _param(p: Param, value, loc: str):
+    if p.kind == "signed":
+        return _signed_duration(value, loc)
+    if p.kind == "ms":
+        return round(_convert(value, "duration", loc, p.key) * 1000, 3)
+    if p.kind == "duration":
+        return _convert(value, "duration", loc, p.key)
+    if p.kind == "choice" and str(value) not in p.choices:
+        raise UsageError(f"{loc}: {p.key} is one of {', '.join(p.choices)}, not {value!r}")
+    return str(value)
 
 
 def _convert(value, kind, loc: str, key: str):
@@ -146,6 +163,26 @@ class _Locator:
 
     def __init__(self, path: Path, text: str):
         self.path, self.lines = path, text.splitlines()
+
+    def event(self, nth: int):
+        """``where(key)`` for the n-th event: the key's own line, with the event's header line
+        (``where(None)``: the header alone)."""
+        header = self("[[event]]", nth)
+        head_line = int(header.rsplit(":", 1)[1]) if header != str(self.path) else 0
+        start_pattern = re.compile(r"^\s*\[")
+
+        def where(key: str | None) -> str:
+            if key is None or not head_line:
+                return header
+            pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+            for i in range(head_line, len(self.lines)):
+                line = self.lines[i]
+                if start_pattern.match(line):
+                    break
+                if pattern.match(line):
+                    return f"{self.path}:{i + 1} ([[event]] at {header})"
+            return header
+        return where
 
     def __call__(self, key: str, nth: int = 0) -> str:
         if key == "[[event]]":

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
 from harness.config import RunConfig
@@ -87,8 +88,6 @@ def _run_slot(slot: Slot) -> None:
     try:
         slot.run()
     except BaseException as e:  # our own bug: leave a trace in the history and on stderr
-        import traceback
-
         traceback.print_exc()
         slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
 

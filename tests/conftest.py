@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import default_store_bin
+from harness.host import default_store_bin
 from harness.store import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]

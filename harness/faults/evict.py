@@ -17,20 +17,40 @@ import time
 
 import redis
 
-from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.heal import undoes
 
 FILL_LIMIT_KEYS = 200_000
 FILL_LIMIT_S = 5.0
 
 
+@undoes("redis-config")
+def _undo_config(entry: dict) -> None:
+    """``{"kind": "redis-config", "host": H, "port": P, "settings": {...}}``: CONFIG SET them back."""
+    r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
+    for k, v in entry["settings"].items():
+        r.config_set(k, v)
+
+
+@undoes("redis-del-prefix")
+def _undo_fillers(entry: dict) -> None:
+    """``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}``: delete the fillers."""
+    r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
+    for key in r.scan_iter(match=entry["prefix"] + "*", count=1000):
+        r.unlink(key)
+
+
 class Evict(Fault):
     name = "evict"
+    order = 60
+    summary = "squeeze maxmemory until the store evicts"
     targets = ("store",)
     default_target = "store"
-
-    def validate(self, cfg, target: str) -> None:
-        super().validate(cfg, target)
-        refuse_external_store(cfg, "evict", "squeezes the store's memory", "the evict fault")
+    store_targets = ("store",)
+    acts = "squeezes the store's memory"
+    measures = ("evicted_keys", "evicted_run_keys", "evicted_run_key_examples", "evicted_events",
+                "filler_keys", "maxmemory", "restored", "held_s")
+    undoes = ("redis-config", "redis-del-prefix")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         admin = ctx.admin

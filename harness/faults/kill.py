@@ -13,20 +13,35 @@ from __future__ import annotations
 
 import time
 
+import requests
+
 from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.heal import undoes
+
+
+@undoes("proxy-enable")
+def _undo_disable(entry: dict) -> None:
+    """``{"kind": "proxy-enable", "api": URL, "proxy": NAME}``: let the workers back in."""
+    requests.post(f"{entry['api']}/proxies/{entry['proxy']}", json={"enabled": True}, timeout=5)
 
 
 class Kill(Fault):
     name = "kill"
+    order = 50
+    summary = "SIGKILL the store and restart it empty"
     targets = ("store",)
     default_target = "store"
+    needs_proxy = True               # the proxy keeps the workers out while the audit re-attaches
+    store_targets = ("store",)
+    acts = "kills the store process"
+    measures = ("down_s", "audit_drained", "keys_after_restart", "run_id_before", "run_id_after")
+    undoes = ("proxy-enable",)
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
-        refuse_external_store(cfg, "kill", "kills the store process", "the kill fault")
         if not getattr(cfg, "audit", True):
-            raise UsageError("--nemesis kill drains and re-attaches the store audit around the restart; "
+            raise UsageError("kill:store drains and re-attaches the store audit around the restart; "
                              "drop --no-audit or the kill fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:

@@ -15,15 +15,25 @@ import statistics
 import time
 
 import redis
+import requests
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.faults.base import Active, Fault, FaultContext, Step
+from harness.faults.base import Active, Fault, FaultContext, Param, Step
+from harness.heal import undoes
+
+
+@undoes("toxic")
+def _undo_toxic(entry: dict) -> None:
+    """``{"kind": "toxic", "api": URL, "proxy": NAME, "toxic": NAME}``: remove the toxic."""
+    requests.delete(f"{entry['api']}/proxies/{entry['proxy']}/toxics/{entry['toxic']}", timeout=5)
 
 
 class _ProxyFault(Fault):
     targets = ("workers",)
     default_target = "workers"
+    needs_proxy = True
+    undoes = ("toxic",)
 
     def _add(self, ctx: FaultContext, name: str, type_: str, stream: str, attributes: dict) -> int:
         ident = ctx.ledger.add({"kind": "toxic", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name,
@@ -35,6 +45,12 @@ class _ProxyFault(Fault):
 
 class Latency(_ProxyFault):
     name = "latency"
+    order = 30
+    summary = "delay the replies on the workers' path"
+    params = (Param("latency", "ms", "size", "the delay, e.g. 200ms"),
+              Param("jitter", "ms", "jitter_ms", "its spread, e.g. 20ms (default a tenth)"))
+    lasts_ttls = False
+    measures = ("latency_ms", "jitter_ms", "probe_rtt_ms", "after_heal_probe_rtt_ms", "held_s")
 
     def default_size(self, cfg, rng, target: str = "", option: str | None = None) -> float:
         return round(0.2 * cfg.ttl_s * 1000)
@@ -58,6 +74,9 @@ class Latency(_ProxyFault):
 
 class Partition(_ProxyFault):
     name = "partition"
+    order = 40
+    summary = "drop everything between the workers and the store"
+    measures = ("probe_answered_during", "probe_rtt_after_heal_ms", "held_s")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         ids = [self._add(ctx, f"lc-partition-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})

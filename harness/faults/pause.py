@@ -16,25 +16,22 @@ import os
 import signal
 import time
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step, refuse_external_store
+from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.faults.watch import Watch
-from harness.heal import proc_started
+from harness.host import proc_started
 from harness.procfs import is_stopped
 
 
 class Pause(Fault):
     name = "pause"
+    order = 10
+    summary = "SIGSTOP then SIGCONT, as a GC pause or a VM stall"
     targets = ("holder", "worker", "workers", "store")
     default_target = "holder"
-
-    def validate(self, cfg, target: str) -> None:
-        super().validate(cfg, target)
-        if target == "store" and getattr(cfg, "backend", "embedded") == "compose":
-            raise UsageError("--nemesis pause:store: with --backend compose the stack owns the store; "
-                             "use --backend docker (the harness starts and pauses its own container)")
-        if target == "store":
-            refuse_external_store(cfg, "pause:store", "pauses the store process", "the store target")
+    store_targets = ("store",)
+    acts = "pauses the store process"
+    measures = ("paused_s", "stopped_s", "stopped_samples", "processes")
+    undoes = ("sigcont",)   # harness.heal's own; a container's pause writes docker-unpause
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         if step.target == "store":

@@ -1,19 +1,19 @@
 """A proxy's toxics: one ordered chain per direction, and their changes applied to open links."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from harness.proxy.errors import TOXIC_EXISTS, TOXIC_NOT_FOUND, ApiError, bad_request
+from harness.proxy.link import Link
 from harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic, make_toxic
-
-if TYPE_CHECKING:
-    from harness.proxy.link import Link
-    from harness.proxy.server import Proxy
 
 
 class ToxicChain:
-    def __init__(self, proxy: Proxy):
-        self.proxy = proxy
+    """``open_links(stream)``: the links of the proxy's open connections in that direction, to
+    which every change of the chain is applied at once."""
+
+    def __init__(self, open_links: Callable[[str], Iterable[Link]]):
+        self._open_links = open_links
         self._chains: dict[str, list[Toxic]] = {UPSTREAM: [], DOWNSTREAM: []}
 
     def toxics(self, stream: str) -> list[Toxic]:
@@ -36,10 +36,7 @@ class ToxicChain:
         return toxic
 
     def _links(self, stream: str) -> Iterator[Link]:
-        for conn in list(self.proxy.connections):
-            link = conn.links.get(stream)
-            if link is not None:
-                yield link
+        yield from self._open_links(stream)
 
     def add(self, body: Any) -> Toxic:
         toxic = make_toxic(body)

@@ -12,17 +12,29 @@ import asyncio
 import logging
 import socket
 import struct
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.proxy.link import Link
-from harness.proxy.toxics import DOWNSTREAM, UPSTREAM
-
-if TYPE_CHECKING:
-    from harness.proxy.server import Proxy
+from harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic
 
 log = logging.getLogger("harness.proxy")
 
 _LINGER_RST = struct.pack("ii", 1, 0)
+
+
+class Chains(Protocol):
+    def toxics(self, stream: str) -> list[Toxic]: ...
+
+
+class Proxy(Protocol):
+    """What a connection reads of its proxy (``harness.proxy.server.Proxy``)."""
+    name: str
+    upstream: str
+    upstream_addr: tuple[str, int]
+    enabled: bool
+    generation: int
+    connections: set
+    toxics: Chains
 
 
 class Side(asyncio.Protocol):
@@ -105,8 +117,8 @@ class Connection:
             self.upstream.transport.close()
             return
         chain = self.proxy.toxics
-        up = Link(self, UPSTREAM, self.client, self.upstream, chain.toxics(UPSTREAM))
-        down = Link(self, DOWNSTREAM, self.upstream, self.client, chain.toxics(DOWNSTREAM))
+        up = Link(self.loop, UPSTREAM, self.client, self.upstream, chain.toxics(UPSTREAM), self.finish)
+        down = Link(self.loop, DOWNSTREAM, self.upstream, self.client, chain.toxics(DOWNSTREAM), self.finish)
         self.links = {UPSTREAM: up, DOWNSTREAM: down}
         up.start()
         down.start()

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from toxiproxy import Toxiproxy
+
 from harness.proxy.errors import ProxyStartError
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -119,8 +121,6 @@ class EmbeddedProxy:
 
         Note: toxiproxy-python keeps host and port on a class, so this re-points every client
         in the process."""
-        from toxiproxy import Toxiproxy
-
         client = Toxiproxy()
         client.update_api_consumer(self.host, self.port)
         return client

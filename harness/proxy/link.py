@@ -17,11 +17,10 @@ import asyncio
 import logging
 import random
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Any, Callable, Protocol
 
-if TYPE_CHECKING:
-    from harness.proxy.connection import Connection, Side
-    from harness.proxy.toxics import Toxic
+from harness.proxy.stub import Chunk
+from harness.proxy.toxics import Toxic
 
 log = logging.getLogger("harness.proxy")
 
@@ -29,15 +28,12 @@ HIGH_WATER = 1 << 20   # bytes inside a link's stages before the source is pause
 LOW_WATER = 1 << 18    # ... and resumed
 
 
-class Chunk:
-    """Bytes read at loop time ``t``; ``data is None`` marks the end of the stream."""
-
-    __slots__ = ("data", "t", "abort")
-
-    def __init__(self, data: bytes | None, t: float, abort: bool = False):
-        self.data = data
-        self.t = t
-        self.abort = abort   # end of stream by TCP RST rather than a normal close
+class Endpoint(Protocol):
+    """One socket of the connection, as a link sees it (``harness.proxy.connection.Side``)."""
+    transport: Any
+    on_data: Callable[[bytes], None]
+    in_link: Any
+    out_link: Any
 
 
 def _wake(fut: asyncio.Future) -> None:
@@ -46,7 +42,7 @@ def _wake(fut: asyncio.Future) -> None:
 
 
 class Stage:
-    """One toxic running on one link. See the module doc of toxics.py for what ``pipe`` sees."""
+    """One toxic running on one link; what its ``pipe`` sees is ``harness.proxy.stub.ToxicStub``."""
 
     def __init__(self, link: Link, toxic: Toxic):
         self.link = link
@@ -190,7 +186,7 @@ class Writer:
             if not self.done:
                 self.done = True
                 link.refresh()
-                link.conn.finish(link, abort=chunk.abort)
+                link.on_end(link, chunk.abort)
             return
         link.inflight -= len(chunk.data)
         if not self.done and not link.dest_gone:
@@ -199,10 +195,13 @@ class Writer:
 
 
 class Link:
-    def __init__(self, conn: Connection, direction: str, src: Side, dst: Side,
-                 toxics: list[Toxic]):
-        self.conn = conn
-        self.loop = conn.loop
+    """``on_end(link, abort)`` is called once when the stream's end reaches the destination: the
+    connection decides what that closes (a link never reaches back into its connection)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, direction: str, src: Endpoint, dst: Endpoint,
+                 toxics: list[Toxic], on_end: Callable[["Link", bool], None]):
+        self.on_end = on_end
+        self.loop = loop
         self.direction = direction
         self.src = src
         self.dst = dst

@@ -48,8 +48,11 @@ class Proxy:
         self.enabled = False
         self.generation = 0          # bumped at each stop, so late accepts are dropped
         self.connections: set[Connection] = set()
-        self.toxics = ToxicChain(self)
+        self.toxics = ToxicChain(self._open_links)
         self._server: asyncio.base_events.Server | None = None
+
+    def _open_links(self, stream: str) -> list:
+        return [conn.links[stream] for conn in list(self.connections) if stream in conn.links]
 
     def to_json(self) -> dict:
         return {"name": self.name, "listen": self.listen, "upstream": self.upstream,

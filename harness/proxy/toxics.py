@@ -1,8 +1,8 @@
 """The toxics: one class per Toxiproxy toxic type, same names, attributes and units.
 
 A toxic object is shared by every connection of its proxy (in its one direction, ``stream``).
-Each connection runs it in its own :class:`harness.proxy.link.Stage`, which calls
-:meth:`Toxic.pipe` as a task. ``pipe`` takes chunks with ``await stage.get()`` and passes
+Each connection runs it in its own stage (``harness.proxy.link.Stage``), which calls
+:meth:`Toxic.pipe` as a task with itself as the ``ToxicStub`` (``harness.proxy.stub``): ``pipe`` takes chunks with ``await stage.get()`` and passes
 them on with ``stage.emit`` / ``stage.emit_head``, discards them with ``stage.drop``, or ends
 the connection with ``stage.close()`` (a normal close) or ``stage.close(abort=True)`` (TCP RST).
 A chunk whose ``data`` is ``None`` is the end of the stream (its ``abort`` flag: end by RST).
@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from harness.proxy.errors import INVALID_STREAM, INVALID_TOXIC_TYPE, bad_request
-
-if TYPE_CHECKING:
-    from harness.proxy.link import Stage
+from harness.proxy.stub import ToxicStub
 
 UPSTREAM = "upstream"      # client -> server
 DOWNSTREAM = "downstream"  # server -> client
@@ -100,7 +98,7 @@ class Toxic:
         return {}
 
     # -- behaviour -----------------------------------------------------------------------
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         raise NotImplementedError
 
 
@@ -110,7 +108,7 @@ class Latency(Toxic):
     TYPE = "latency"
     ATTRIBUTES = {"latency": 0, "jitter": 0}
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         while True:
             chunk = await stage.get()
             if chunk.data is None:        # the close is not delayed (slow_close does that)
@@ -138,7 +136,7 @@ class Bandwidth(Toxic):
     TYPE = "bandwidth"
     ATTRIBUTES = {"rate": 0}
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         free_at = stage.now()
         while True:
             chunk = await stage.get()
@@ -168,7 +166,7 @@ class SlowClose(Toxic):
     TYPE = "slow_close"
     ATTRIBUTES = {"delay": 0}
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         while True:
             chunk = await stage.get()
             if chunk.data is None:
@@ -190,7 +188,7 @@ class Timeout(Toxic):
     ATTRIBUTES = {"timeout": 0}
     CLOSES_ON_REMOVE = True
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         while True:
             timeout_ms = self.attrs["timeout"]
             chunk = await stage.get(timeout=timeout_ms / 1000.0 if timeout_ms > 0 else None)
@@ -207,7 +205,7 @@ class ResetPeer(Toxic):
     TYPE = "reset_peer"
     ATTRIBUTES = {"timeout": 0}
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         chunk = await stage.get()
         stage.drop(chunk)
         timeout_ms = self.attrs["timeout"]
@@ -234,7 +232,7 @@ class Slicer(Toxic):
             size += random.randint(-var, var)
         return min(max(size, 1), remaining)
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         while True:
             chunk = await stage.get()
             if chunk.data is None:
@@ -263,7 +261,7 @@ class LimitData(Toxic):
     def new_state(self) -> dict:
         return {"sent": 0}
 
-    async def pipe(self, stage: Stage) -> None:
+    async def pipe(self, stage: ToxicStub) -> None:
         state = stage.state
         while True:
             chunk = await stage.get()

@@ -5,7 +5,7 @@ import sys
 import tarfile
 
 from harness.backends.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
-from harness.config import default_store_bin
+from harness.host import default_store_bin
 
 
 def test_build_is_small_and_reused(store_image, docker_client):

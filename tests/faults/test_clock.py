@@ -4,7 +4,8 @@ import time
 from types import SimpleNamespace
 
 from harness.faults import FAULTS, FaultContext, Step
-from harness.faults.clock import faketime_env, libfaketime_path, write_offset
+from harness.faults.clock import write_offset
+from harness.host import faketime_env, libfaketime_path
 from harness.heal import Ledger
 
 

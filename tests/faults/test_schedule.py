@@ -5,7 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig, default_store_bin, late_steps, validate
+from harness.config import RunConfig
+from harness.host import default_store_bin
+from harness.preflight import late_steps, validate
 from harness.errors import UsageError
 from harness.faults import FaultContext, Step, nemesis_entries
 from harness.heal import Ledger

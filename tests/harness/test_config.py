@@ -1,6 +1,7 @@
 import pytest
 
-from harness.config import RunConfig, validate
+from harness.config import RunConfig
+from harness.preflight import validate
 from harness.errors import UsageError
 
 

@@ -89,7 +89,7 @@ def test_monitor_recorder_marks_end_only_when_drained(store, tmp_path):
 def test_a_planned_store_restart_is_recorded_without_a_gap(tmp_path):
     import redis
 
-    from harness.config import default_store_bin
+    from harness.host import default_store_bin
     from harness.store import EmbeddedStore
 
     store = EmbeddedStore(default_store_bin(), tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import default_store_bin
+from harness.host import default_store_bin
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -37,6 +37,16 @@ BUILTIN = {
 }
 
 
+def _users_frames(e: BaseException) -> str:
+    """The traceback of a plugin's own import error without the frames of the loading machinery
+    (importlib, this module): what is left is the user's code."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if f.filename != __file__ and not f.filename.startswith("<frozen") and "importlib" not in f.filename]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames),
+             *traceback.format_exception_only(type(e), e)]
+    return "".join(lines).rstrip()
+
+
 def load_lease(spec: str):
     """The lease class for a built-in name, ``path/to/file.py:Name`` or ``package.module:Name``."""
     target = BUILTIN.get(spec, spec)
@@ -58,9 +68,13 @@ def load_lease(spec: str):
             module = importlib.import_module(where)
     except UsageError:
         raise
-    except Exception:
-        tb = traceback.format_exc().rstrip()
-        raise UsageError(f"--lease {spec}: the plugin failed to import; its traceback:\n{tb}") from None
+    except ModuleNotFoundError as e:
+        if e.name and (where == e.name or where.startswith(e.name + ".")):
+            raise UsageError(f"--lease {spec}: no module named {where!r} (looked on the Python path; give "
+                             "package.module:Class of an installed module, or FILE.py:Class)") from None
+        raise UsageError(f"--lease {spec}: the plugin failed to import; its traceback:\n{_users_frames(e)}") from None
+    except Exception as e:
+        raise UsageError(f"--lease {spec}: the plugin failed to import; its traceback:\n{_users_frames(e)}") from None
     cls = getattr(module, name, None)
     if cls is None:
         raise UsageError(f"--lease {spec}: {where} has no attribute {name!r}")
