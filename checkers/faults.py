@@ -15,6 +15,8 @@ not be judged, or never fired into a reason the verdict cannot be VALID.
 """
 from __future__ import annotations
 
+from protocol import MEASURED_TOOK_EFFECT, MEASURED_WHY
+
 # Each tolerance in words (the README's Faults section says the same).
 TOLERANCE = {
     "pause": "the target was seen stopped (state T, or the container paused) for at least the "
@@ -82,6 +84,9 @@ def judge(f: dict) -> tuple[bool | None, str]:
         return False, f"it failed to start: {measured['error']}"
     judge_kind = _JUDGES.get(f.get("fault"))
     if judge_kind is None:
+        # A fault may judge itself in what it measured (protocol.MEASURED_TOOK_EFFECT / _WHY).
+        if MEASURED_TOOK_EFFECT in measured and measured[MEASURED_TOOK_EFFECT] in (True, False, None):
+            return measured[MEASURED_TOOK_EFFECT], str(measured.get(MEASURED_WHY) or "as the fault measured itself")
         return None, f"no measurement is defined for a {f.get('fault')!r} fault"
     return judge_kind(f.get("requested") or {}, measured, f.get("target"))
 

@@ -161,3 +161,12 @@ def test_a_fault_that_did_not_take_effect_makes_the_verdict_unknown_unless_a_vio
     proven = check(_with_proven_foreign_release(_events(0.0)[:1] + pause), None, config)
     assert proven["valid"] is False and proven["foreign_releases"] == 1
     assert any("fault 0 pause:holder did not take effect" in r for r in proven["reasons"])
+
+
+def test_a_fault_without_a_judge_of_its_own_is_judged_by_what_it_measured_of_itself():
+    from checkers.faults import judge
+
+    base = {"fault": "oneway", "target": "replies", "requested": {"duration_s": 2}}
+    assert judge(base | {"measured": {"took_effect": True, "why": "replies dropped"}}) == (True, "replies dropped")
+    assert judge(base | {"measured": {"took_effect": False, "why": "the probe got its reply"}})[0] is False
+    assert judge(base | {"measured": {"held_s": 2.0}})[0] is None
