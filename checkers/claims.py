@@ -61,6 +61,10 @@ FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "forei
          "evicted", "lost_in_restart", "still_held", "unknown")
 LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
 EVICT_MARK = fault_marker_pattern("evict")
+# Expiries are store times in ms since the epoch (about 1.8e12) as floats, so the sum of a
+# command's time and its TTL carries rounding errors of ~0.1 us: two expiries closer than this
+# are the same one (an audit line's time has whole microseconds).
+SAME_EXPIRY_MS = 0.0005
 # The fate of a claim still live when the audit has a gap, the store restarts, the audit ends.
 _FATE_AT = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
 
@@ -320,7 +324,7 @@ class Claims:
     def expiry_changed(self, claim: Claim, c: _Cmd, old: float | None, new: float | None) -> None:
         if c.attempt is not None and c.attempt == claim.owner:
             self.calls.effect(c, "extended_own")
-        elif new is not None and (old is None or new < old):
+        elif new is not None and (old is None or new < old - SAME_EXPIRY_MS):
             self.end_by(claim, c, "expiry shortened")
         else:
             self.calls.effect(c, "extended_foreign")

@@ -73,3 +73,12 @@ def test_oracle_sees_the_incident_timeline():
     result = three_way(run)
     assert result["foreign_releases"] == 1 and result["walk_ins"] == 1
     assert run.truth.fates[("w0.s0.0", PREFIX + "job:0", "expired_while_held")] == 1
+
+
+def test_an_expiry_set_to_the_same_time_is_not_shortened():
+    """Found by Hypothesis: another attempt's PEXPIRE lands exactly on the claim's own expiry
+    (401.53 ms + 250 = 551.53 ms + 100); float rounding once made that an "expiry shortened"
+    foreign release."""
+    three_way(arbitrary([(0, "acquire", 0, 500, 0), (0, "acquire", 0, 500, 0), (0, "acquire", 0, 150000, 0),
+                         (0, "acquire", 0, 150000, 0), (1, "acquire", 0, 500, 0), (0, "acquire", 1, 100010, 250),
+                         (1, "pexpire", 1, 150000, 0)], jobs=False))
