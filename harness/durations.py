@@ -11,7 +11,7 @@ each ``[WEIGHT%:]SHAPE``:
 - ``exp:0.4s``       exponential with mean 0.4 s
 
 Weights are percentages; parts without one share what the others leave. For example the
-default job duration ``90%:0.4s,10%:1.6s`` is the brief's incident scaled down: a job usually
+default job duration ``90%:0.4s,10%:1.6s`` is the lease-deadline incident scaled down: a job usually
 takes 0.4 s and one time in ten 1.6 s, against a 1 s lease.
 """
 from __future__ import annotations

@@ -113,7 +113,7 @@ def _faults(result: dict) -> str:
 
 def _found_nothing(outcomes: dict, total: int, first: list) -> str:
     """'; the key was absent 6, another attempt held it 3; first: w3.s0.17 on job:0 at 2.345 s'
-    (the brief's outcomes 3 and 2, and the job the first one was for)."""
+    (two of the three outcomes of a checked release, and the job the first one was for)."""
     words = {"key_absent": "the key was absent", "token_differs": "another attempt held it",
              "unknown": "undecided"}
     parts = [f"{words[k]} {outcomes[k]}" for k in words if outcomes.get(k)]

@@ -1,6 +1,6 @@
 """Memory pressure: squeeze the store's ``maxmemory`` under an ``allkeys-random`` policy and write
-filler keys until it evicts — claim keys among them (the brief: a claim can be gone without its
-holder releasing it). The old limit and policy are restored and the fillers deleted afterwards.
+filler keys until it evicts — claim keys among them (a claim can be gone without its holder
+releasing it). The old limit and policy are restored and the fillers deleted afterwards.
 
 Evictions are invisible in the audit, so the nemesis marks the window with ``ECHO`` markers and
 the checker treats claims live in it as ones that may vanish silently.
