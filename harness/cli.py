@@ -29,6 +29,7 @@ from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
 from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
+from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
 from harness.runner import Run
@@ -125,8 +126,10 @@ def cli():
               help="Repeat a past run: its configuration (seed included) and its fault schedule.")
 @click.option("--name", default=None, help="Scenario name for results/<name>/ (default: the lease name).")
 @click.option("--results-dir", default="results", help="Where run directories go.")
+@click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the verdict as JUnit XML here: one test case per checked property.")
 @click.pass_context
-def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
+def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
@@ -143,7 +146,7 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
     except Exception:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         sys.exit(EXIT_CRASH)
-    sys.exit(_check_and_report(run_dir, print_summary))
+    sys.exit(_check_and_report(run_dir, print_summary, junit=junit))
 
 
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
@@ -233,17 +236,22 @@ def image_build(tag: str | None, store_bin: str | None):
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--all-witnesses", is_flag=True,
               help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
-def check(run_dir: Path, all_witnesses: bool):
+@click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the verdict as JUnit XML here: one test case per checked property.")
+def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses))
+    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses, junit=junit))
 
 
-def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False) -> int:
+def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
+                      junit: Path | None = None) -> int:
+    parts: list = []
     try:
         with _check_progress() as progress:
-            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress)
+            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress,
+                               parts=parts)
     except CheckError as e:
         err_console.print(f"leasecheck: {e}")
         return EXIT_USAGE
@@ -253,6 +261,8 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
+    if junit is not None:
+        write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
     print_summary(console, result, Path(run_dir))
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
 
