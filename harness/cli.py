@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -36,8 +37,21 @@ from harness.runner import Run
 from harness.scenario import load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False, emoji=False)
+# Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
+# at rich's default 80 columns there, so a witness row or a reason stays one greppable line.
+# COLUMNS, when set, still wins.
+LOG_WIDTH = 4096
+
+
+def _console(**kw) -> Console:
+    c = Console(**kw)
+    if not c.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+        c.width = LOG_WIDTH
+    return c
+
+
+console = _console(highlight=False)
+err_console = _console(stderr=True, highlight=False, emoji=False)
 
 
 class DurationType(click.ParamType):
