@@ -28,6 +28,7 @@ from harness.backends.image import build_image
 from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
+from harness import gc as retention
 from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
 from harness.junit import write_junit
@@ -218,6 +219,32 @@ def cleanup(results_dir: Path, all_containers: bool):
         console.print(line)
     if not done:
         console.print(f"nothing to heal under {results_dir}")
+
+
+@env_vars
+@cli.command()
+@click.option("--keep", required=True, type=int, help="Run directories to keep per scenario (the newest).")
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Where run directories are.")
+@click.option("--dry-run", is_flag=True, default=False, help="Say what would be removed; remove nothing.")
+def gc(keep: int, results_dir: Path, dry_run: bool):
+    """Remove old run directories: keep the newest N of each scenario. Never removes the run
+    results/latest points to, nor one with a fault ledger (running, or killed: `cleanup` first)."""
+    if keep < 1:
+        _usage_exit(UsageError(f"--keep {keep}: keep at least 1 run per scenario (--keep 1)"))
+    if not results_dir.is_dir():
+        _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR"))
+    doomed, notes = retention.plan(results_dir, keep)
+    verb = "would remove" if dry_run else "removed"
+    if not dry_run:
+        retention.remove(doomed)
+    for d in doomed:
+        console.print(f"{verb} {d.path} ({d.bytes / 1e6:.1f} MB)", markup=False, soft_wrap=True)
+    for line in notes:
+        console.print(line, markup=False, soft_wrap=True)
+    total = sum(d.bytes for d in doomed) / 1e6
+    console.print(f"{verb} {len(doomed)} run director{'y' if len(doomed) == 1 else 'ies'}, {total:.1f} MB"
+                  f" (kept the newest {keep} per scenario)")
 
 
 @cli.group()
