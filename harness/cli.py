@@ -17,6 +17,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from checkers import check_run
@@ -35,6 +37,7 @@ from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
 from harness.runner import Run
+from harness.runs import list_runs
 from harness.scenario import load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
@@ -245,6 +248,26 @@ def gc(keep: int, results_dir: Path, dry_run: bool):
     total = sum(d.bytes for d in doomed) / 1e6
     console.print(f"{verb} {len(doomed)} run director{'y' if len(doomed) == 1 else 'ies'}, {total:.1f} MB"
                   f" (kept the newest {keep} per scenario)")
+
+
+@env_vars
+@cli.command("ls")
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Where run directories are.")
+def ls_runs(results_dir: Path):
+    """List the stored runs, newest first: time, scenario, lease, faults, verdict, path."""
+    if not results_dir.is_dir():
+        _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR"))
+    rows = list_runs(results_dir)
+    if not rows:
+        console.print(f"no runs under {results_dir}", markup=False)
+        return
+    table = Table("time (UTC)", "scenario", "lease", "faults", "verdict", "path", box=None, padding=(0, 2))
+    style = {"VALID": "green", "INVALID": "bold red", "INCONCLUSIVE": "yellow"}
+    for r in rows:
+        table.add_row(r.time, escape(r.scenario), escape(r.lease), escape(r.faults),
+                      f"[{style.get(r.verdict, 'dim')}]{r.verdict}[/]", escape(str(r.path)))
+    console.print(table)
 
 
 @cli.group()
