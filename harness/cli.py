@@ -160,11 +160,19 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         run_dir = runner.execute()
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
+        _junit_crash(junit, plan.cfg.scenario, str(e))
         sys.exit(EXIT_CRASH)
-    except Exception:
+    except Exception as e:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+        _junit_crash(junit, plan.cfg.scenario, f"the harness failed: {type(e).__name__}: {e}")
         sys.exit(EXIT_CRASH)
     sys.exit(_check_and_report(run_dir, print_summary, junit=junit))
+
+
+def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
+    """A harness that failed still leaves a JUnit file (one error), so CI shows why, not 'no report'."""
+    if junit is not None:
+        write_junit(junit, {"valid": "unknown", "reasons": [reason]}, [], scenario, None)
 
 
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,

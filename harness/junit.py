@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 
-def junit_xml(result: dict, parts: list, suite: str, run_dir: Path) -> ET.ElementTree:
+def junit_xml(result: dict, parts: list, suite: str, run_dir: Path | None) -> ET.ElementTree:
     """The JUnit document of `result` and its `(name, Part)` pairs (`checkers.check_run(parts=…)`)."""
     tests = failures = errors = 0
     cases = []
@@ -41,8 +41,9 @@ def junit_xml(result: dict, parts: list, suite: str, run_dir: Path) -> ET.Elemen
                           failures=str(failures), errors=str(errors), skipped="0",
                           time=f"{float(result.get('duration_s') or 0):.3f}")
     props = ET.SubElement(suite_el, "properties")
-    for key, value in (("run_dir", str(run_dir)), ("valid", str(result.get("valid")).lower())):
-        ET.SubElement(props, "property", name=key, value=value)
+    if run_dir is not None:
+        ET.SubElement(props, "property", name="run_dir", value=str(run_dir))
+    ET.SubElement(props, "property", name="valid", value=str(result.get("valid")).lower())
     suite_el.extend(cases)
     root = ET.Element("testsuites", name="leasecheck", tests=str(tests), failures=str(failures),
                       errors=str(errors))
@@ -51,7 +52,7 @@ def junit_xml(result: dict, parts: list, suite: str, run_dir: Path) -> ET.Elemen
     return ET.ElementTree(root)
 
 
-def write_junit(path: Path, result: dict, parts: list, suite: str, run_dir: Path) -> None:
+def write_junit(path: Path, result: dict, parts: list, suite: str, run_dir: Path | None) -> None:
     """Write the JUnit file atomically (a CI step reading it never sees half a file)."""
     path = Path(path)
     if path.parent != Path(""):
