@@ -36,6 +36,8 @@ def test_junit_of_a_valid_run_passes_every_property(leasecheck, tmp_path):
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
     assert suite.get("name") == "leasecheck.token-cas"
     assert "no foreign release" in cases["foreign_releases"].findtext("system-out")
+    # the run keeps its history once: the merged file, not the per-process parts as well
+    assert (r.run_dir / "history.jsonl").stat().st_size > 0 and not (r.run_dir / "history.d").exists()
 
 
 def test_junit_of_a_violation_carries_the_witness_and_check_writes_it_too(leasecheck, tmp_path):
