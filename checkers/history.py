@@ -18,6 +18,7 @@ import heapq
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -135,10 +136,12 @@ def load_history(run_dir) -> tuple[list[dict], list[str]]:
     return events, stream.problems
 
 
-def write_merged(run_dir) -> list[str]:
+def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
     """Merge `history.d/*.jsonl` into `history.jsonl` (with `index`); return the problems found.
 
-    The file is written to a temporary name and renamed, so a reader never sees half of it.
+    The file is written to a temporary name, fsynced and renamed, so a reader never sees half of
+    it. With `drop_parts`, `history.d/` is removed once the merged file is on disk: a run keeps
+    its history once (a run killed before this point keeps `history.d/`, which the reader merges).
     Raises `HistoryError` when `history.d/` holds no events.
     """
     run = Path(run_dir)
@@ -148,11 +151,24 @@ def write_merged(run_dir) -> list[str]:
         with open(tmp, "w", encoding="utf-8") as out:
             for event in stream:
                 out.write(json.dumps(event, separators=(",", ":")) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
     except HistoryError:
         tmp.unlink(missing_ok=True)
         raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events") from None
     os.replace(tmp, run / MERGED)
+    if drop_parts:
+        _fsync_dir(run)                # the rename is durable before the parts go
+        shutil.rmtree(run / PARTS, ignore_errors=True)   # left over: the reader prefers the merged file
     return stream.problems
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _part_files(run: Path) -> list[Path]:

@@ -38,7 +38,8 @@ from .rundir import load_config, load_store_clock
 
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
-          all_witnesses: bool = False, progress=None, properties=PROPERTIES) -> dict:
+          all_witnesses: bool = False, progress=None, properties=PROPERTIES,
+          parts: list | None = None) -> dict:
     """Check one run.
 
     `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
@@ -47,16 +48,20 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     is estimated in a first, join-only pass). `progress()`, when given, is called every few ten
     thousand records read. The history and the audit are read side by side (`engine`); memory
     holds the claims, the job runs and the calls in flight. `properties`: the checkers to run
-    (`checkers.properties.PROPERTIES`), each judging its part of the result.
+    (`checkers.properties.PROPERTIES`), each judging its part of the result. `parts`, when
+    given, receives `(name, Part)` per property (its module's name), for reports that show each
+    property on its own (JUnit).
     """
     m = measure(events, audit, config, clock_samples, all_witnesses, progress)
     found = _measured(m)
-    parts = []
+    judged = []
     for prop in properties:
         part = prop(m, found)
-        parts.append(part)
+        judged.append(part)
         found.update(part.fields)
-    return Result.merged(SCHEMA_VERSION, parts, **_measured(m)).to_dict()
+        if parts is not None:
+            parts.append((prop.__module__.rsplit(".", 1)[-1], part))
+    return Result.merged(SCHEMA_VERSION, judged, **_measured(m)).to_dict()
 
 
 def _measured(m: Measured) -> dict:
@@ -71,11 +76,13 @@ def _measured(m: Measured) -> dict:
     return fields
 
 
-def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None) -> dict:
+def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None,
+              parts: list | None = None) -> dict:
     """Read the run in `run_dir` and check it, streaming its history and audit. Never raises —
     errors become valid "unknown" — except, with `strict`, `HistoryError` for a missing or empty
     history (the caller's mistake). `progress(done, total)`, when given, is called now and then
-    with the bytes read so far and the bytes to read (history and audit)."""
+    with the bytes read so far and the bytes to read (history and audit). `parts`: as in `check`
+    (left empty when the run could not be checked)."""
     try:
         history = HistoryStream(run_dir)
         audit = open_audit(run_dir)
@@ -87,7 +94,7 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         config, more = load_config(run_dir, lambda: history.scan(b"run_start")[:1])
         samples, clock_problems = load_store_clock(run_dir)
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
-                       progress=tick)
+                       progress=tick, parts=parts)
         result["problems"] = history.problems + more + clock_problems + result["problems"]
         if tick is not None:
             progress(total, total)
@@ -95,8 +102,12 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
     except HistoryError as e:
         if strict:
             raise
+        if parts is not None:
+            parts.clear()
         return failed(f"the checker could not check {run_dir}: HistoryError: {e}")
     except Exception as e:  # noqa: BLE001 - a crashing checker must yield "unknown", not a crash
+        if parts is not None:
+            parts.clear()
         return failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -16,6 +17,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from checkers import check_run
@@ -27,16 +30,32 @@ from harness.backends.image import build_image
 from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
+from harness import gc as retention
 from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
+from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
 from harness.runner import Run
+from harness.runs import list_runs
 from harness.scenario import load_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False, emoji=False)
+# Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
+# at rich's default 80 columns there, so a witness row or a reason stays one greppable line.
+# COLUMNS, when set, still wins.
+LOG_WIDTH = 4096
+
+
+def _console(**kw) -> Console:
+    c = Console(**kw)
+    if not c.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+        c.width = LOG_WIDTH
+    return c
+
+
+console = _console(highlight=False)
+err_console = _console(stderr=True, highlight=False, emoji=False)
 
 
 class DurationType(click.ParamType):
@@ -125,8 +144,10 @@ def cli():
               help="Repeat a past run: its configuration (seed included) and its fault schedule.")
 @click.option("--name", default=None, help="Scenario name for results/<name>/ (default: the lease name).")
 @click.option("--results-dir", default="results", help="Where run directories go.")
+@click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the verdict as JUnit XML here: one test case per checked property.")
 @click.pass_context
-def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
+def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run workers against a store and check the history."""
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
@@ -139,11 +160,19 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, **opts):
         run_dir = runner.execute()
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
+        _junit_crash(junit, plan.cfg.scenario, str(e))
         sys.exit(EXIT_CRASH)
-    except Exception:
+    except Exception as e:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+        _junit_crash(junit, plan.cfg.scenario, f"the harness failed: {type(e).__name__}: {e}")
         sys.exit(EXIT_CRASH)
-    sys.exit(_check_and_report(run_dir, print_summary))
+    sys.exit(_check_and_report(run_dir, print_summary, junit=junit))
+
+
+def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
+    """A harness that failed still leaves a JUnit file (one error), so CI shows why, not 'no report'."""
+    if junit is not None:
+        write_junit(junit, {"valid": "unknown", "reasons": [reason]}, [], scenario, None)
 
 
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
@@ -203,6 +232,52 @@ def cleanup(results_dir: Path, all_containers: bool):
         console.print(f"nothing to heal under {results_dir}")
 
 
+@env_vars
+@cli.command()
+@click.option("--keep", required=True, type=int, help="Run directories to keep per scenario (the newest).")
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Where run directories are.")
+@click.option("--dry-run", is_flag=True, default=False, help="Say what would be removed; remove nothing.")
+def gc(keep: int, results_dir: Path, dry_run: bool):
+    """Remove old run directories: keep the newest N of each scenario. Never removes the run
+    results/latest points to, nor one with a fault ledger (running, or killed: `cleanup` first)."""
+    if keep < 1:
+        _usage_exit(UsageError(f"--keep {keep}: keep at least 1 run per scenario (--keep 1)"))
+    if not results_dir.is_dir():
+        _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR"))
+    doomed, notes = retention.plan(results_dir, keep)
+    verb = "would remove" if dry_run else "removed"
+    if not dry_run:
+        retention.remove(doomed)
+    for d in doomed:
+        console.print(f"{verb} {d.path} ({d.bytes / 1e6:.1f} MB)", markup=False, soft_wrap=True)
+    for line in notes:
+        console.print(line, markup=False, soft_wrap=True)
+    total = sum(d.bytes for d in doomed) / 1e6
+    console.print(f"{verb} {len(doomed)} run director{'y' if len(doomed) == 1 else 'ies'}, {total:.1f} MB"
+                  f" (kept the newest {keep} per scenario)")
+
+
+@env_vars
+@cli.command("ls")
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Where run directories are.")
+def ls_runs(results_dir: Path):
+    """List the stored runs, newest first: time, scenario, lease, faults, verdict, path."""
+    if not results_dir.is_dir():
+        _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR"))
+    rows = list_runs(results_dir)
+    if not rows:
+        console.print(f"no runs under {results_dir}", markup=False)
+        return
+    table = Table("time (UTC)", "scenario", "lease", "faults", "verdict", "path", box=None, padding=(0, 2))
+    style = {"VALID": "green", "INVALID": "bold red", "INCONCLUSIVE": "yellow"}
+    for r in rows:
+        table.add_row(r.time, escape(r.scenario), escape(r.lease), escape(r.faults),
+                      f"[{style.get(r.verdict, 'dim')}]{r.verdict}[/]", escape(str(r.path)))
+    console.print(table)
+
+
 @cli.group()
 def image():
     """The store image of --backend docker, built locally (no registry)."""
@@ -233,17 +308,22 @@ def image_build(tag: str | None, store_bin: str | None):
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--all-witnesses", is_flag=True,
               help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
-def check(run_dir: Path, all_witnesses: bool):
+@click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the verdict as JUnit XML here: one test case per checked property.")
+def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses))
+    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses, junit=junit))
 
 
-def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False) -> int:
+def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
+                      junit: Path | None = None) -> int:
+    parts: list = []
     try:
         with _check_progress() as progress:
-            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress)
+            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress,
+                               parts=parts)
     except CheckError as e:
         err_console.print(f"leasecheck: {e}")
         return EXIT_USAGE
@@ -253,6 +333,8 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False)
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
+    if junit is not None:
+        write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
     print_summary(console, result, Path(run_dir))
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
 

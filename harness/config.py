@@ -8,6 +8,7 @@ listens, the proxy's port) is set by building a new copy with ``dataclasses.repl
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -57,7 +58,7 @@ class RunConfig:
 
     @property
     def scenario(self) -> str:
-        return self.name or self.lease.replace("/", "_").replace(":", "_")
+        return self.name or short_lease_name(self.lease)
 
     def job_keys(self) -> list[str]:
         return [f"{self.key_prefix}job:{i}" for i in range(self.jobs)]
@@ -84,3 +85,17 @@ class RunConfig:
     @classmethod
     def load(cls, path: Path) -> "RunConfig":
         return cls.from_json(json.loads(Path(path).read_text()))
+
+
+def short_lease_name(lease: str) -> str:
+    """A short, readable directory name for a lease: a built-in keeps its name; a plugin
+    ``path/to/my_lease.py:MyLease`` or ``pkg.my_lease:MyLease`` becomes ``my_lease-MyLease``."""
+    where, sep, cls = lease.rpartition(":")
+    if not sep:
+        return _safe(lease)
+    stem = Path(where).stem if where.endswith(".py") else where.rsplit(".", 1)[-1]
+    return _safe(f"{stem}-{cls}" if stem else cls)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "lease"

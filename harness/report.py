@@ -92,7 +92,10 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
         console.print(f"[yellow]note:[/] {len(problems) - 3} more in results.json")
     witness = result.get("witness") or {}
     if witness.get("markdown"):
-        console.print(Markdown(witness["markdown"]))
+        if console.is_terminal:
+            console.print(Markdown(witness["markdown"]))
+        else:   # a log: the Markdown itself, one line per table row, as witness.md has it
+            console.print(witness["markdown"].rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
     reasons = "; ".join(result.get("reasons", []))
     console.print(f"{verdict} {reasons}".rstrip())

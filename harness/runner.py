@@ -276,7 +276,7 @@ class Run:
         if self.proxy:
             self.proxy.stop()
         if (self.run_dir / "history.d" / "harness.jsonl").exists():
-            write_merged(self.run_dir)
+            write_merged(self.run_dir, drop_parts=True)   # the history is kept once
 
 
 def _grace_s(cfg: RunConfig) -> float:

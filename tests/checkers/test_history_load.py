@@ -69,3 +69,22 @@ def test_write_merged(tmp_path):
     lines = [json.loads(s) for s in (tmp_path / "history.jsonl").read_text().splitlines()]
     assert [(e["index"], e["time"]) for e in lines] == [(0, 0), (1, 5)]
     assert load_history(tmp_path)[0] == lines
+    assert (tmp_path / "history.d").is_dir()      # kept unless asked
+
+
+def test_write_merged_dropping_the_parts_keeps_the_history_once(tmp_path):
+    d = tmp_path / "history.d"
+    write(d / "harness.jsonl", ev(0, "harness", "run_start"), ev(9, "harness", "run_end"))
+    write(d / "w0.jsonl", ev(5, "w0"))
+    before = load_history(tmp_path)[0]
+    write_merged(tmp_path, drop_parts=True)
+    assert not d.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["history.jsonl"]
+    assert load_history(tmp_path)[0] == before
+
+
+def test_a_failed_merge_drops_nothing(tmp_path):
+    (tmp_path / "history.d").mkdir()
+    (tmp_path / "history.d" / "w0.jsonl").write_text("")
+    with pytest.raises(HistoryError):
+        write_merged(tmp_path, drop_parts=True)
+    assert (tmp_path / "history.d" / "w0.jsonl").exists() and not (tmp_path / "history.jsonl").exists()

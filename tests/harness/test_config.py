@@ -1,6 +1,6 @@
 import pytest
 
-from harness.config import RunConfig
+from harness.config import RunConfig, short_lease_name
 from harness.preflight import validate
 from harness.errors import UsageError
 
@@ -34,3 +34,16 @@ def test_store_url_is_parsed_and_excludes_embedded_options():
 def test_each_bad_value_is_named(field, value, words):
     with pytest.raises(UsageError, match=words):
         validate(RunConfig(**{field: value}))
+
+
+@pytest.mark.parametrize("lease,name", [
+    ("token-cas", "token-cas"),
+    ("examples/my_lease.py:MyLease", "my_lease-MyLease"),
+    ("/home/ci/src/leases/my_lease.py:MyLease", "my_lease-MyLease"),
+    ("acme.locks.my_lease:MyLease", "my_lease-MyLease"),
+    ("odd dir/we ird.py:K", "we_ird-K"),
+])
+def test_plugin_leases_get_a_short_run_directory_name(lease, name):
+    assert short_lease_name(lease) == name
+    assert RunConfig(lease=lease).scenario == name
+    assert RunConfig(lease=lease, name="nightly").scenario == "nightly"

@@ -40,6 +40,7 @@ def test_plugin_from_a_file(leasecheck):
                    "--time-limit", "4", "--workers", "3")
     assert r.code == 0, r.out + r.err
     assert r.results["foreign_releases"] == 0
+    assert r.run_dir.parent.name == "my_lease-MyLease"     # not the mangled path
 
 
 def test_same_seed_same_job_draws(leasecheck):
