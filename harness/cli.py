@@ -204,12 +204,21 @@ def _hunt_report(tally: Tally) -> int:
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
     print_summary(console, json.loads((bad.run_dir / "results.json").read_text()), bad.run_dir)
+    shown = _shown(bad.run_dir)
     console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
                   f"seed {bad.seed}", soft_wrap=True)
-    console.print(f"run directory: {bad.run_dir}", markup=False, soft_wrap=True, highlight=False)
-    console.print(f"replay: leasecheck run --replay {shlex.quote(str(bad.run_dir))}", markup=False,
+    console.print(f"run directory: {shown}", markup=False, soft_wrap=True, highlight=False)
+    console.print(f"replay: leasecheck run --replay {shlex.quote(str(shown))}", markup=False,
                   soft_wrap=True, highlight=False)
     return tally.exit_code
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies under it (a shorter command)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 hunt.params[:0] = list(run.params)   # every option of `run`, then --budget

@@ -39,7 +39,7 @@ class Outcome:
 @dataclass
 class Tally:
     """What the hunt has done so far (the progress line and the final report read it)."""
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: time.monotonic())
     runs: list[Outcome] = field(default_factory=list)
 
     @property
