@@ -173,12 +173,14 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
     def run_once(seeded: RunConfig) -> Outcome:
         t = time.monotonic()
         plan = preflight(seeded, schedule_from=origin, given=given)
-        run_dir = Run(plan, log=lambda *a, **k: None).execute()
+        runner = Run(plan, log=lambda *a, **k: None)
+        run_dir = runner.execute()
         result = _checked(run_dir)
         overlap = (result.get("overlap") or {}).get("count", 0)
         return Outcome(seed=plan.cfg.seed, run_dir=run_dir, exit_code=_exit_code(result),
                        near_misses=int(result.get("releases_found_nothing") or 0) + int(overlap or 0),
-                       reason=next(iter(result.get("reasons") or []), ""), elapsed_s=time.monotonic() - t)
+                       reason=next(iter(result.get("reasons") or []), ""), elapsed_s=time.monotonic() - t,
+                       interrupted=runner.end_reason == "interrupted")
 
     tally = Tally()
     try:
@@ -200,6 +202,8 @@ def _hunt_report(tally: Tally) -> int:
     the budget covered."""
     bad = tally.failing
     if bad is None:
+        if tally.runs and tally.runs[-1].interrupted:
+            console.print("[yellow]hunt interrupted[/]")
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code

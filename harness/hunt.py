@@ -34,6 +34,7 @@ class Outcome:
     near_misses: int = 0    # claims lost before their holder released them, overlaps: how close it came
     reason: str = ""        # the verdict's first reason, in one line
     elapsed_s: float = 0.0
+    interrupted: bool = False   # Ctrl-C or SIGTERM ended this run: the hunt ends with it
 
 
 @dataclass
@@ -92,8 +93,8 @@ def seeds(first: int | None) -> Iterator[int]:
 
 def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcome],
          on_run: Callable[[Tally], None] = lambda tally: None, tally: Tally | None = None) -> Tally:
-    """Run ``cfg`` with fresh seeds until a run is INVALID or the next run would not finish
-    within ``budget_s`` (judged by the longest run so far, and at least ``--time-limit``).
+    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, or the next run would
+    not finish within ``budget_s`` (judged by the longest run so far, and at least ``--time-limit``).
     ``tally``: where to count (a progress line may be watching it)."""
     tally = tally if tally is not None else Tally()
     longest = cfg.time_limit_s
@@ -105,6 +106,6 @@ def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcom
         longest = max(longest, time.monotonic() - t)
         tally.runs.append(outcome)
         on_run(tally)
-        if outcome.exit_code == EXIT_INVALID:
+        if outcome.exit_code == EXIT_INVALID or outcome.interrupted:
             break
     return tally

@@ -43,6 +43,16 @@ def test_the_budget_ends_the_hunt_and_no_run_starts_that_could_not_finish(monkey
     assert hunt(RunConfig(seed=1, time_limit_s=5), 100, run_once, tally=Tally()).exit_code == 2
 
 
+def test_an_interrupted_run_ends_the_hunt():
+    seen = []
+
+    def run_once(cfg):
+        seen.append(cfg.seed)
+        return Outcome(seed=cfg.seed, run_dir=Path("/r"), exit_code=2, interrupted=len(seen) == 2)
+    tally = hunt(RunConfig(seed=1, time_limit_s=0.001), 60, run_once)
+    assert seen == [1, 2] and tally.exit_code == 2
+
+
 def test_inconclusive_runs_without_a_violation_exit_2():
     run_once, seen = _fake([0, 2] + [0] * 1000)
     tally = Tally()
