@@ -8,8 +8,9 @@ SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acq
 right now (``harness.holders`` knows from the slots' ``in``/``out`` lines; it waits up to
 ``CALL_WAIT_S`` for one, then pauses a worker at random). With ``latency`` on the workers' path the
 reply of a release's read is in transit for that long, so a releaser paused then is stopped
-between its check and its act: where a read-compare-delete release breaks. The store pauses through its own ``pause()``: SIGSTOP for the embedded
-process, the cgroup freezer (``docker pause``) for a container; its ``resume_entry()`` is the undo.
+between its check and its act: where a read-compare-delete release breaks. The store pauses
+through its own ``pause()``: SIGSTOP for the embedded process, the cgroup freezer (``docker
+pause``) for a container; its ``resume_entry()`` is the undo.
 
 Measured while it acts: ``stopped_s``, the longest unbroken span in which every paused process
 was seen stopped — state ``T`` in ``/proc/PID/stat``, or, for a container, the daemon reporting it
@@ -95,6 +96,9 @@ class Pause(Fault):
             return {"slot": None, "number": None, "waited_s": None}, pids, names
         slot, number = found
         i = worker_index(slot)
+        if ctx.workers[i].poll() is not None:     # its worker died inside the call
+            pids, names = self._pick(ctx, "worker")
+            return {"slot": None, "number": None, "waited_s": None}, pids, names
         aimed = {"slot": slot, "number": number, "waited_s": round(time.monotonic() - t, 4)}
         return aimed, [ctx.workers[i].pid], [f"w{i}"]
 
