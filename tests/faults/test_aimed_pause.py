@@ -80,3 +80,43 @@ def test_a_slot_reports_entering_and_leaving_each_call():
     assert slot._attempt("w0.s0.0", "k", lambda: 0.0) is True
     assert said == [("w0.s0", "acquire"), ("inside", "acquire"), ("w0.s0", None),
                     ("w0.s0", "release"), ("inside", "release"), ("w0.s0", None)]
+
+
+def _ctx(tmp_path, table, workers):
+    import random
+
+    from harness.faults import FaultContext
+    from harness.heal import Ledger
+    return FaultContext(cfg=SimpleNamespace(backend="embedded"), run_dir=tmp_path, ledger=Ledger(tmp_path),
+                        store=None, workers=workers, holders=table, admin=None, rng=random.Random(1))
+
+
+@pytest.fixture
+def two_workers():
+    import subprocess
+    procs = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    yield procs
+    for p in procs:
+        p.kill()        # SIGKILL ends a stopped process too
+        p.wait()
+
+
+def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_the_call(tmp_path, two_workers):
+    from harness.faults.base import Step
+    from harness.procfs import is_stopped
+    pause = FAULTS["pause"]
+    table = HolderTable()
+    table.update("in release w1.s0")
+    ctx = _ctx(tmp_path, table, two_workers)
+    act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
+    time.sleep(0.1)
+    assert is_stopped(two_workers[1].pid) and not is_stopped(two_workers[0].pid)
+    m = pause.stop(ctx, act)
+    assert not is_stopped(two_workers[1].pid)
+    assert m["processes"] == ["w1"] and m["slot"] == "w1.s0" and m["in_call"] is True
+
+    table.update("in release w0.s0")
+    act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
+    table.update("out w0.s0")          # it had left the call before the stop took hold
+    m = pause.stop(ctx, act)
+    assert m["processes"] == ["w0"] and m["in_call"] is False
