@@ -1,4 +1,5 @@
-"""The ``leasecheck`` command line: ``run`` a scenario, ``check`` a stored run.
+"""The ``leasecheck`` command line: ``run`` a scenario, ``hunt`` with fresh seeds until one fails,
+``check`` a stored run.
 
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import sys
 import time
 import traceback
@@ -33,6 +35,9 @@ from harness.errors import LeasecheckError, UsageError
 from harness import gc as retention
 from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
+from harness.hunt import Outcome, Tally, check_budget
+from harness.hunt import hunt as hunt_loop
+from harness.hunt_progress import HuntProgress
 from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
@@ -175,6 +180,90 @@ def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
         write_junit(junit, {"valid": "unknown", "reasons": [reason]}, [], scenario, None)
 
 
+@cli.command()
+@click.option("--budget", "budget_s", default="10m", type=DURATION,
+              help="How long to hunt: no run starts that could not finish within it.")
+@click.pass_context
+def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Path | None,
+         junit: Path | None, **opts):
+    """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
+    until the first violation or the budget; print the failing run and the command that replays it."""
+    try:
+        origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
+        given: dict[str, str] = {}
+        cfg = _build_config(ctx, scenario, replay, opts, given)
+        check_budget(budget_s, cfg, said_as(ctx.command.params[-1], ctx))
+        first = preflight(cfg, schedule_from=origin, given=given)   # bad input stops here, once
+    except UsageError as e:
+        _usage_exit(e)
+    for note in first.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s")
+
+    def run_once(seeded: RunConfig) -> Outcome:
+        t = time.monotonic()
+        plan = preflight(seeded, schedule_from=origin, given=given)
+        runner = Run(plan, log=lambda *a, **k: None)
+        run_dir = runner.execute()
+        result = _checked(run_dir)
+        overlap = (result.get("overlap") or {}).get("count", 0)
+        return Outcome(seed=plan.cfg.seed, run_dir=run_dir, exit_code=_exit_code(result),
+                       near_misses=int(result.get("releases_found_nothing") or 0) + int(overlap or 0),
+                       reason=next(iter(result.get("reasons") or []), ""), elapsed_s=time.monotonic() - t,
+                       interrupted=runner.end_reason == "interrupted")
+
+    tally = Tally()
+    try:
+        with HuntProgress(console, budget_s, tally) as show:
+            hunt_loop(cfg, budget_s, run_once, on_run=show, tally=tally)
+    except (LeasecheckError, CheckError) as e:
+        err_console.print(f"leasecheck: {e}")
+        sys.exit(EXIT_CRASH)
+    except KeyboardInterrupt:
+        err_console.print("leasecheck: hunt interrupted")
+    except Exception:
+        err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+        sys.exit(EXIT_CRASH)
+    if junit is not None and tally.runs:   # the failing run's verdict, or the last run's
+        shown = tally.failing or tally.runs[-1]
+        parts: list = []
+        result = check_run(shown.run_dir, parts=parts)
+        write_junit(junit, result, parts, Path(shown.run_dir).resolve().parent.name, Path(shown.run_dir))
+    sys.exit(_hunt_report(tally))
+
+
+def _hunt_report(tally: Tally) -> int:
+    """The end of a hunt: the failing run (summary, seed, directory, the replay command) or what
+    the budget covered."""
+    bad = tally.failing
+    if bad is None:
+        if tally.runs and tally.runs[-1].interrupted:
+            console.print("[yellow]hunt interrupted[/]")
+        console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
+                      f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
+        return tally.exit_code
+    print_summary(console, json.loads((bad.run_dir / "results.json").read_text()), bad.run_dir)
+    shown = _shown(bad.run_dir)
+    console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
+                  f"seed {bad.seed}", soft_wrap=True)
+    console.print(f"run directory: {shown}", markup=False, soft_wrap=True, highlight=False)
+    console.print(f"replay: leasecheck run --replay {shlex.quote(str(shown))}", markup=False,
+                  soft_wrap=True, highlight=False)
+    return tally.exit_code
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies under it (a shorter command)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+hunt.params[:0] = list(run.params)   # every option of `run`, then --budget
+env_vars(hunt)
+
+
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
                   given: dict | None = None) -> RunConfig:
     """Defaults < scenario file or replayed run < flags (or their environment variables).
@@ -210,7 +299,8 @@ def _replayed(run_dir: Path) -> dict:
         raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
     keep = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay",
             "time_limit_s", "seed", "max_overlap", "client_timeout_s", "client_retries", "name",
-            "nemesis", "nemesis_interval_s", "store_bin", "store_url", "backend", "store_image")
+            "nemesis", "nemesis_interval_s", "store_bin", "store_url", "backend", "store_image",
+            "proxy", "sink", "audit", "toxiproxy_url")
     base = {k: old[k] for k in keep if k in old}
     base["schedule"] = steps  # the exact fault timeline, not a new draw
     return base
@@ -322,21 +412,31 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
     parts: list = []
     try:
         with _check_progress() as progress:
-            result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress,
-                               parts=parts)
+            result = _checked(run_dir, all_witnesses, progress, parts)
     except CheckError as e:
         err_console.print(f"leasecheck: {e}")
         return EXIT_USAGE
+    if junit is not None:
+        write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
+    print_summary(console, result, Path(run_dir))
+    return _exit_code(result)
+
+
+def _exit_code(result: dict) -> int:
+    return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
+
+
+def _checked(run_dir: Path, all_witnesses: bool = False, progress=None, parts: list | None = None) -> dict:
+    """Check a run and write its results.json (and witness.md / witness.json when it has one);
+    `parts`, when given, receives each property's own result (for JUnit)."""
+    result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts)
     (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
     if witnesses:
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
-    if junit is not None:
-        write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
-    print_summary(console, result, Path(run_dir))
-    return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
+    return result
 
 
 @contextlib.contextmanager

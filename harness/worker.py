@@ -4,7 +4,7 @@ Started by the runner as ``python -m harness.worker RUN_DIR INDEX``. Protocol on
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
-(the clock probe of ``clock:workers``) and reports ``hold``/``free`` lines (whom to pause).
+(the clock probe of ``clock:workers``) and reports ``hold``/``free`` and ``in``/``out`` lines (whom to pause: ``harness.holders``).
 Each slot finishes its current job and releases before it exits, so the history ends with
 complete operations.
 """
@@ -54,6 +54,9 @@ def main(argv: list[str]) -> int:
     def on_hold(process: str, holding: bool) -> None:
         say(("hold " if holding else "free ") + process)  # whom to aim `pause:holder` at
 
+    def on_call(process: str, call: str | None) -> None:
+        say(f"in {call} {process}" if call else f"out {process}")  # whom to aim `pause:releaser` at
+
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -63,7 +66,7 @@ def main(argv: list[str]) -> int:
         slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
-                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold,
+                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
                           sink=Sink(client, cfg.run_id) if cfg.sink else None))
 
     print("ready", flush=True)

@@ -47,11 +47,11 @@ def _env(tmp_path: Path, extra: dict | None) -> dict:
 
 @pytest.fixture
 def leasecheck(tmp_path):
-    """Run ``python -m harness ARGS`` and return its `Outcome` (``run`` and ``cleanup`` get
+    """Run ``python -m harness ARGS`` and return its `Outcome` (``run``, ``hunt`` and ``cleanup`` get
     ``--results-dir tmp/results``); ``leasecheck.popen(ARGS)`` starts a run without waiting."""
     def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
         cmd = [sys.executable, "-m", "harness", *args]
-        if args and args[0] in ("run", "cleanup"):
+        if args and args[0] in ("run", "hunt", "cleanup"):
             cmd += ["--results-dir", str(tmp_path / "results")]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                            env=_env(tmp_path, env))

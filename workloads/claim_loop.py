@@ -35,6 +35,7 @@ class Slot:
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
+    on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
     sink: object = None          # workloads.sink.Sink, when effects land in the store (--sink)
 
     def run(self) -> None:
@@ -118,12 +119,15 @@ class Slot:
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
         self.history.record(self.process, "invoke", f=f, attempt=attempt, key=key)
+        self.on_call(self.process, f)
         try:
             value = bool(fn())
         except Exception as e:
+            self.on_call(self.process, None)
             self.history.record(self.process, "info", f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return None
+        self.on_call(self.process, None)
         kind = "fail" if (f == "acquire" and not value) else "ok"
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
                             sent=self.tracker.drain())

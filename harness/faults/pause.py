@@ -3,12 +3,22 @@
 Targets: ``holder`` (a worker that holds a claim right now: the classic failure needs the
 holder stalled past its deadline), ``worker`` (one at random), ``workers`` (about half of them, at
 random), ``store`` (the store the harness started: clients time out, queued commands run on
-SIGCONT, TTLs keep running). The store pauses through its own ``pause()``: SIGSTOP for the embedded
-process, the cgroup freezer (``docker pause``) for a container; its ``resume_entry()`` is the undo.
+SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acquirer``,
+``renewer`` — the worker one of whose slots is inside ``release()`` / ``acquire()`` / ``renew()``
+right now (``harness.holders`` knows from the slots' ``in``/``out`` lines; it waits up to
+``CALL_WAIT_S`` for one, then pauses a worker at random). With ``latency`` on the workers' path the
+reply of a release's read is in transit for that long, so a releaser paused then is stopped
+between its check and its act: where a read-compare-delete release breaks. The store pauses
+through its own ``pause()``: SIGSTOP for the embedded process, the cgroup freezer (``docker
+pause``) for a container; its ``resume_entry()`` is the undo.
 
 Measured while it acts: ``stopped_s``, the longest unbroken span in which every paused process
 was seen stopped — state ``T`` in ``/proc/PID/stat``, or, for a container, the daemon reporting it
-paused — sampled every 20 ms (100 ms for a container) until just before SIGCONT.
+paused — sampled every 20 ms (100 ms for a container) until just before SIGCONT. An aimed pause also
+measures ``in_call``: whether the slot it aimed at was still inside that very call when the pause
+ended (it had not reported leaving it before it was stopped), i.e. whether the pause landed while
+the call was in flight; ``slot`` names it, ``waited_s`` is how long it waited for one (false and
+null when none came and a random worker was paused instead).
 """
 from __future__ import annotations
 
@@ -18,19 +28,24 @@ import time
 
 from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.faults.watch import Watch
+from harness.holders import worker_index
 from harness.host import proc_started
 from harness.procfs import is_stopped
+
+
+AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # target -> lease call
+CALL_WAIT_S = 5.0
 
 
 class Pause(Fault):
     name = "pause"
     order = 10
     summary = "SIGSTOP then SIGCONT, as a GC pause or a VM stall"
-    targets = ("holder", "worker", "workers", "store")
+    targets = ("holder", "worker", "workers", "store", "releaser", "acquirer", "renewer")
     default_target = "holder"
     store_targets = ("store",)
     acts = "pauses the store process"
-    measures = ("paused_s", "stopped_s", "stopped_samples", "processes")
+    measures = ("paused_s", "stopped_s", "stopped_samples", "processes", "in_call", "slot", "waited_s")
     undoes = ("sigcont",)   # harness.heal's own; a container's pause writes docker-unpause
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
@@ -40,7 +55,11 @@ class Pause(Fault):
             period = 0.1 if getattr(ctx.cfg, "backend", "embedded") == "docker" else 0.02  # an API call vs /proc
             return Active(step, ids, data={"pids": [], "names": ["store"],
                                            "watch": Watch(ctx.store.is_paused, period).start()})
-        pids, names = self._pick(ctx, step.target)
+        aimed = None
+        if step.target in AIMED:
+            aimed, pids, names = self._pick_caller(ctx, AIMED[step.target])
+        else:
+            pids, names = self._pick(ctx, step.target)
         ids = []
         for pid in pids:
             ids.append(ctx.ledger.add({"kind": "sigcont", "pid": pid, "started": proc_started(pid)}))
@@ -49,16 +68,39 @@ class Pause(Fault):
             except ProcessLookupError:
                 pass
         watch = Watch(lambda: bool(pids) and all(is_stopped(p) for p in pids)).start()
-        return Active(step, ids, data={"pids": pids, "names": names, "watch": watch})
+        return Active(step, ids, data={"pids": pids, "names": names, "watch": watch, "aimed": aimed})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         watch = active.data["watch"]
         stopped = watch.stop()  # before SIGCONT
+        aimed = active.data.get("aimed")
+        # Before SIGCONT: a stopped slot reports nothing more, and what it wrote before the stop
+        # has been read by now, so "not left yet" means the stop came inside the call.
+        in_call = bool(aimed and aimed["number"] is not None and ctx.holders.still_in(aimed["slot"], aimed["number"]))
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
-        return {"paused_s": round(time.monotonic() - active.started, 4),
-                "stopped_s": stopped, "stopped_samples": [watch.held, watch.samples],
-                "processes": active.data["names"]}
+        measured = {"paused_s": round(time.monotonic() - active.started, 4),
+                    "stopped_s": stopped, "stopped_samples": [watch.held, watch.samples],
+                    "processes": active.data["names"]}
+        if aimed is not None:
+            measured.update(in_call=in_call, slot=aimed["slot"], waited_s=aimed["waited_s"])
+        return measured
+
+    def _pick_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str]]:
+        """The worker of the slot that entered ``call`` last, stopped at once; a random one when
+        none enters it within ``CALL_WAIT_S``."""
+        t = time.monotonic()
+        found = ctx.holders.wait_for_call(call, timeout_s=CALL_WAIT_S)
+        if found is None:
+            pids, names = self._pick(ctx, "worker")
+            return {"slot": None, "number": None, "waited_s": None}, pids, names
+        slot, number = found
+        i = worker_index(slot)
+        if ctx.workers[i].poll() is not None:     # its worker died inside the call
+            pids, names = self._pick(ctx, "worker")
+            return {"slot": None, "number": None, "waited_s": None}, pids, names
+        aimed = {"slot": slot, "number": number, "waited_s": round(time.monotonic() - t, 4)}
+        return aimed, [ctx.workers[i].pid], [f"w{i}"]
 
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
         alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None]

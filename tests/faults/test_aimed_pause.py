@@ -1,0 +1,122 @@
+"""Pauses aimed at lease calls: the slots' ``in``/``out`` lines tell the holder table who is inside
+which call, and ``pause:releaser`` stops that worker while its release is in flight."""
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from harness.errors import UsageError
+from harness.faults import FAULTS, nemesis_entries
+from harness.faults.pause import AIMED
+from harness.holders import HolderTable, worker_index
+from workloads.claim_loop import Slot
+
+
+def _cfg(**kw):
+    return SimpleNamespace(**{"ttl_s": 1.0, "store_url": None, "backend": "embedded", "audit": True, **kw})
+
+
+def test_the_pause_module_declares_the_aimed_targets():
+    assert {"releaser", "acquirer", "renewer"} <= set(FAULTS["pause"].targets)
+    assert AIMED == {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}
+    assert {"in_call", "slot", "waited_s"} <= set(FAULTS["pause"].measures)
+    assert nemesis_entries("pause:releaser,latency", _cfg()) == [("pause", "releaser", None),
+                                                                ("latency", "workers", None)]
+    # a worker is a process the harness started even with --store-url: no store refusal applies
+    assert nemesis_entries("pause:renewer", _cfg(store_url="redis://127.0.0.1:1/0"))[0][1] == "renewer"
+    with pytest.raises(UsageError, match="pause targets are"):
+        nemesis_entries("pause:deleter", _cfg())
+
+
+def test_the_table_knows_who_is_inside_which_call():
+    t = HolderTable()
+    t.update("in acquire w1.s0")
+    t.update("in release w3.s1")
+    t.update("in release w2.s0")
+    found = t.wait_for_call("release", timeout_s=0.1)
+    assert found[0] == "w2.s0"                       # the one that entered last
+    assert worker_index(found[0]) == 2
+    assert t.still_in(*found)
+    t.update("out w2.s0")
+    assert not t.still_in(*found)
+    t.update("in release w2.s0")                     # the slot's next release is another call
+    assert not t.still_in(*found)
+    assert t.wait_for_call("renew", timeout_s=0.05) is None
+    assert t.wait_for_call("acquire", timeout_s=0.05)[0] == "w1.s0"
+    t.update("hold w1.s0")                           # the old lines still work alongside
+    assert t.holders() == [1]
+
+
+def test_waiting_for_a_call_wakes_when_one_starts():
+    t = HolderTable()
+    threading.Timer(0.05, t.update, ["in renew w5.s0"]).start()
+    start = time.monotonic()
+    assert t.wait_for_call("renew", timeout_s=2.0)[0] == "w5.s0"
+    assert time.monotonic() - start < 1.0
+
+
+def test_a_slot_reports_entering_and_leaving_each_call():
+    said = []
+
+    class Lease:
+        def __init__(self, *_):
+            pass
+
+        def acquire(self):
+            said.append(("inside", "acquire"))
+            return True
+
+        def release(self):
+            said.append(("inside", "release"))
+            raise ConnectionError("reply lost")       # an unknown outcome still reports leaving
+
+    history = SimpleNamespace(record=lambda *a, **k: None, now=lambda: 0)
+    tracker = SimpleNamespace(drain=lambda: [])
+    slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
+                keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
+                retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
+                on_call=lambda process, call: said.append((process, call)))
+    assert slot._attempt("w0.s0.0", "k", lambda: 0.0) is True
+    assert said == [("w0.s0", "acquire"), ("inside", "acquire"), ("w0.s0", None),
+                    ("w0.s0", "release"), ("inside", "release"), ("w0.s0", None)]
+
+
+def _ctx(tmp_path, table, workers):
+    import random
+
+    from harness.faults import FaultContext
+    from harness.heal import Ledger
+    return FaultContext(cfg=SimpleNamespace(backend="embedded"), run_dir=tmp_path, ledger=Ledger(tmp_path),
+                        store=None, workers=workers, holders=table, admin=None, rng=random.Random(1))
+
+
+@pytest.fixture
+def two_workers():
+    import subprocess
+    procs = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    yield procs
+    for p in procs:
+        p.kill()        # SIGKILL ends a stopped process too
+        p.wait()
+
+
+def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_the_call(tmp_path, two_workers):
+    from harness.faults.base import Step
+    from harness.procfs import is_stopped
+    pause = FAULTS["pause"]
+    table = HolderTable()
+    table.update("in release w1.s0")
+    ctx = _ctx(tmp_path, table, two_workers)
+    act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
+    time.sleep(0.1)
+    assert is_stopped(two_workers[1].pid) and not is_stopped(two_workers[0].pid)
+    m = pause.stop(ctx, act)
+    assert not is_stopped(two_workers[1].pid)
+    assert m["processes"] == ["w1"] and m["slot"] == "w1.s0" and m["in_call"] is True
+
+    table.update("in release w0.s0")
+    act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
+    table.update("out w0.s0")          # it had left the call before the stop took hold
+    m = pause.stop(ctx, act)
+    assert m["processes"] == ["w0"] and m["in_call"] is False

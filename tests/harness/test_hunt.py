@@ -1,0 +1,85 @@
+"""The hunt loop, with a fake run: stop at the first violation, never start a run the budget cannot
+finish, exit codes as for a single run, seeds counted up from --seed."""
+from pathlib import Path
+
+import pytest
+
+from harness.config import RunConfig
+from harness.errors import UsageError
+from harness.hunt import Outcome, Tally, check_budget, hunt, seeds
+from harness.hunt_progress import line
+
+
+def _fake(codes):
+    """A run_once answering each run with the next exit code; records the seeds it was given."""
+    seen = []
+
+    def run_once(cfg):
+        seen.append(cfg.seed)
+        code = codes[len(seen) - 1] if len(seen) <= len(codes) else 0
+        return Outcome(seed=cfg.seed, run_dir=Path(f"/r/{cfg.seed}"), exit_code=code, near_misses=len(seen) % 3)
+    return run_once, seen
+
+
+def test_stops_at_the_first_violation():
+    run_once, seen = _fake([0, 2, 0, 1, 0])
+    tally = hunt(RunConfig(seed=40, time_limit_s=0.001), 60, run_once)
+    assert seen == [40, 41, 42, 43]
+    assert tally.failing.seed == 43 and tally.exit_code == 1
+    assert tally.best is tally.failing
+
+
+def test_the_budget_ends_the_hunt_and_no_run_starts_that_could_not_finish(monkeypatch):
+    import harness.hunt as h
+    clock = iter(range(0, 10000, 10))
+    monkeypatch.setattr(h.time, "monotonic", lambda: next(clock))   # each look at the clock: 10 s later
+    run_once, seen = _fake([0] * 100)
+    tally = hunt(RunConfig(seed=1, time_limit_s=5), 100, run_once, tally=Tally())
+    # the clock is read three times a run (budget check, start, end): the checks see 10, 40, 70,
+    # 100 s; at 100 s the next run (10 s, the longest so far) would end past the budget
+    assert len(seen) == 3, seen
+    assert tally.exit_code == 0 and tally.failing is None
+    run_once, seen = _fake([2] * 100)
+    assert hunt(RunConfig(seed=1, time_limit_s=5), 100, run_once, tally=Tally()).exit_code == 2
+
+
+def test_an_interrupted_run_ends_the_hunt():
+    seen = []
+
+    def run_once(cfg):
+        seen.append(cfg.seed)
+        return Outcome(seed=cfg.seed, run_dir=Path("/r"), exit_code=2, interrupted=len(seen) == 2)
+    tally = hunt(RunConfig(seed=1, time_limit_s=0.001), 60, run_once)
+    assert seen == [1, 2] and tally.exit_code == 2
+
+
+def test_inconclusive_runs_without_a_violation_exit_2():
+    run_once, seen = _fake([0, 2] + [0] * 1000)
+    tally = Tally()
+    tally.runs = [run_once(RunConfig(seed=s)) for s in (1, 2, 3)]
+    assert tally.exit_code == 2 and tally.inconclusive == 1 and tally.best.seed == 2
+
+
+def test_seeds_count_up_from_a_given_one_else_are_fresh():
+    given = seeds(7)
+    assert [next(given) for _ in range(3)] == [7, 8, 9]
+    fresh = seeds(None)
+    assert len({next(fresh) for _ in range(5)}) == 5
+
+
+def test_a_budget_shorter_than_one_run_is_refused():
+    with pytest.raises(UsageError, match="--budget 5s is shorter than one run .--time-limit 30s.; raise --budget"):
+        check_budget(5, RunConfig())
+    with pytest.raises(UsageError, match="greater than 0"):
+        check_budget(0, RunConfig())
+    check_budget(600, RunConfig())
+
+
+def test_the_progress_line_says_runs_seeds_elapsed_and_best():
+    tally = Tally()
+    tally.runs = [Outcome(5, Path("/r/5"), 0, near_misses=2), Outcome(6, Path("/r/6"), 2)]
+    text = line(tally, 600)
+    assert "2 run(s) (seeds 5, 6)" in text and "of 600 s" in text and "last inconclusive" in text
+    assert "best so far: seed 5, 2 near miss(es)" in text
+    tally.runs.append(Outcome(9, Path("/r/9"), 1))
+    assert "best so far: seed 9 INVALID" in line(tally, 600)
