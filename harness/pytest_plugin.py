@@ -66,17 +66,25 @@ class LeaseResult:
         return ((self.results.get("witness") or {}).get("markdown")) or ""
 
     def __repr__(self) -> str:
-        # What a failing ``assert result.valid is True`` prints: the verdict, why, and the witness.
-        head = (f"LeaseResult(valid={self.valid!r}, exit_code={self.exit_code}, "
-                f"foreign_releases={self.foreign_releases}, overlap={self.overlap}, "
-                f"early_loss={self.early_loss}, releases_found_nothing={self.releases_found_nothing}, "
-                f"claims_seen={self.claims_seen}, run_dir='{self.run_dir}')")
-        lines = [head, *[f"  reason: {r}" for r in self.reasons]]
+        # One line, verdict and reasons first: pytest cuts a long repr in an assertion message.
+        return (f"<LeaseResult valid={self.valid!r}: {'; '.join(self.reasons) or 'no reasons'} | "
+                f"foreign_releases={self.foreign_releases} overlap={self.overlap['count']} "
+                f"early_loss={self.early_loss} releases_found_nothing={self.releases_found_nothing} "
+                f"claims_seen={self.claims_seen} exit_code={self.exit_code} run_dir={self.run_dir}>")
+
+    def explain(self) -> str:
+        """The verdict, every count, the reasons and the witness on lines of their own: what a
+        failing test shows (``str(result)`` too)."""
+        lines = [f"valid={self.valid!r} exit_code={self.exit_code} foreign_releases={self.foreign_releases} "
+                 f"overlap={self.overlap['count']} ({self.overlap['rate']:.1%} of busy time) "
+                 f"early_loss={self.early_loss} releases_found_nothing={self.releases_found_nothing} "
+                 f"claims_seen={self.claims_seen}",
+                 f"run_dir: {self.run_dir}", *[f"reason: {r}" for r in self.reasons]]
         if self.witness:
-            lines += ["  witness:", *[f"    {w}" for w in self.witness.rstrip("\n").splitlines()]]
+            lines += ["witness:", self.witness.rstrip("\n")]
         return "\n".join(lines)
 
-    __str__ = __repr__
+    __str__ = explain
 
 
 def lease_spec(lease) -> str:
@@ -153,10 +161,28 @@ def run_lease(results_dir: Path, lease, timeout: float | None = None, **options)
                        results=results)
 
 
+RESULTS_KEY = pytest.StashKey[list]()
+
+
 @pytest.fixture
-def leasecheck_run(tmp_path):
+def leasecheck_run(request, tmp_path):
     """Call ``leasecheck_run(lease=MyLease, nemesis=["pause:holder"], time_limit=10, ...)`` with any
-    ``leasecheck run`` option as a keyword; returns a `LeaseResult`. Runs go to ``tmp_path/leasecheck``."""
+    ``leasecheck run`` option as a keyword; returns a `LeaseResult`. Runs go to ``tmp_path/leasecheck``.
+    When the test fails, its report gets a section per run with the reasons and the witness."""
+    results = request.node.stash.setdefault(RESULTS_KEY, [])
+
     def run(lease, **options) -> LeaseResult:
-        return run_lease(tmp_path / "leasecheck", lease, **options)
+        result = run_lease(tmp_path / "leasecheck", lease, **options)
+        results.append(result)
+        return result
     return run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that ran leases shows why each run got its verdict, whatever it asserted."""
+    report = yield
+    if report.failed and call.when == "call":
+        for i, result in enumerate(item.stash.get(RESULTS_KEY, []), 1):
+            report.sections.append((f"leasecheck run {i}", result.explain()))
+    return report
