@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,8 +123,11 @@ def cli_args(options: dict) -> list[str]:
 
 
 def _pythonpath() -> str:
-    """This process's import path, so workers import a test module's lease just as the test did."""
-    entries = [p for p in sys.path if p and Path(p).exists()]
+    """This process's import path, so workers import a test module's lease just as the test did
+    (pytest puts a test's root directory there); the interpreter's own directories are left out,
+    a child finds those itself and in their usual order."""
+    own = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    entries = [p for p in sys.path if p and p not in own and Path(p).is_dir()]
     if os.environ.get("PYTHONPATH"):
         entries.append(os.environ["PYTHONPATH"])
     return os.pathsep.join(entries)
@@ -167,8 +171,8 @@ RESULTS_KEY = pytest.StashKey[list]()
 @pytest.fixture
 def leasecheck_run(request, tmp_path):
     """Call ``leasecheck_run(lease=MyLease, nemesis=["pause:holder"], time_limit=10, ...)`` with any
-    ``leasecheck run`` option as a keyword; returns a `LeaseResult`. Runs go to ``tmp_path/leasecheck``.
-    When the test fails, its report gets a section per run with the reasons and the witness."""
+    ``leasecheck run`` option as a keyword (and ``timeout=`` seconds for the whole subprocess); returns
+    a `LeaseResult`. Runs go to ``tmp_path/leasecheck``. When the test fails, its report gets a section per run with the reasons and the witness."""
     results = request.node.stash.setdefault(RESULTS_KEY, [])
 
     def run(lease, **options) -> LeaseResult:
