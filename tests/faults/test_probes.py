@@ -17,6 +17,9 @@ def test_a_watch_measures_how_long_a_process_really_was_stopped():
         time.sleep(0.2)
         assert running.stop() == 0.0 and running.samples >= 3
         os.kill(child.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 2      # the signal is delivered asynchronously
+        while not is_stopped(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
         stopped = Watch(lambda: is_stopped(child.pid)).start()
         time.sleep(0.5)
         span = stopped.stop()
