@@ -11,7 +11,7 @@ SEED = "9027"
 
 
 def test_naive_del_frees_another_workers_claim(leasecheck):
-    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "20", "--seed", SEED)
+    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "10", "--seed", SEED)
     assert r.code == 1, r.out + r.err
     res = r.results
     assert res["valid"] is False
@@ -25,8 +25,8 @@ def test_naive_del_frees_another_workers_claim(leasecheck):
 def test_fixed_token_with_two_slots_fails(leasecheck):
     # With 8 workers x 2 slots, the slot that claims after an expiry is the holder's sibling
     # (same process, same token) only 1 time in 15, so whether a foreign release happens within
-    # 20 s is chance; the reused token is caught every time.
-    r = leasecheck("run", "--lease", "fixed-token", "--slots", "2", "--time-limit", "20")
+    # the run is chance; the reused token is caught every time.
+    r = leasecheck("run", "--lease", "fixed-token", "--slots", "2", "--time-limit", "8")
     assert r.code == 1, r.out + r.err
     res = r.results
     assert res["token_reuse"]["tokens"] >= 1
@@ -52,7 +52,7 @@ def test_fixed_token_sibling_slot_release_is_foreign(leasecheck):
 
 
 def test_token_cas_is_safe_but_still_overlaps(leasecheck):
-    r = leasecheck("run", "--lease", "token-cas", "--time-limit", "20", "--seed", SEED)
+    r = leasecheck("run", "--lease", "token-cas", "--time-limit", "10", "--seed", SEED)
     assert r.code == 0, r.out + r.err
     res = r.results
     assert res["valid"] is True

@@ -79,7 +79,7 @@ def test_sigkilled_run_still_gets_a_verdict(tmp_path):
                 if (run_dir / "history.d" / "harness.jsonl").exists():
                     break
             time.sleep(0.2)
-        time.sleep(8)  # let some history accumulate
+        time.sleep(4)  # let some history accumulate
         p.send_signal(signal.SIGKILL)
         p.wait(10)
     finally:
