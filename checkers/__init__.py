@@ -17,7 +17,7 @@ Layout, one job per module:
 - `engine`   read history and audit side by side through the join and the model
 - `measure`  run the engine once: what every property reads (`Measured`)
 - `overlap`, `causes`, `releases`, `effects`, `tokens`, `history_only`  the measures
-- `properties/`  the checked properties, one module each, one signature (`PROPERTIES`)
+- `properties/`  the checked properties, one module each, found by the registry (`PROPERTIES`)
 - `result`   the one result schema (`Result`) and a property's share of it (`Part`)
 - `interruption`  was the run cut short (never VALID then)?
 - `fault_windows`, `fault_report`  what the nemesis did, on the time axis and in words

@@ -10,11 +10,10 @@ true — every part's notes (what was checked and found fine).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from typing import Any, Literal, Union
 
 Validity = Union[bool, Literal["unknown"]]
-# The certainty entries in the order results.json lists them (others follow in property order).
-CERTAINTY_ORDER = ("foreign_releases", "overlap", "releases_found_nothing", "claims")
 
 
 @dataclass
@@ -47,21 +46,23 @@ def merge_validity(parts) -> Validity:
     return valid
 
 
+class _Omitted(Enum):
+    OMITTED = "omitted"
+
+
+# A property field's value that leaves the field out of results.json (unless the property sets it).
+OMITTED = _Omitted.OMITTED
+
+
 @dataclass
 class Result:
-    """`results.json` (docs/history.md describes each field). `witnesses` is written only when
-    more than one foreign-release witness was asked for."""
+    """`results.json` (docs/history.md describes each field): the verdict, then the fields the
+    properties own (`properties`, in property order: `checkers.properties` declares them), then
+    what was measured of the run itself."""
     schema_version: int
     valid: Validity = "unknown"
     reasons: list[str] = field(default_factory=list)
-    foreign_releases: int = 0
-    overlap: dict | None = None
-    releases_found_nothing: int = 0
-    releases_found_nothing_rate: float = 0.0
-    releases_found_nothing_outcomes: dict[str, int] = field(default_factory=dict)
-    releases_found_nothing_first: list[dict] = field(default_factory=list)
-    releases_unknown: int = 0
-    claims: dict[str, int] = field(default_factory=dict)
+    properties: dict[str, Any] = field(default_factory=dict)
     ops: int = 0
     duration_s: float = 0.0
     audit: dict = field(default_factory=lambda: {"present": False, "complete": False, "lines": 0,
@@ -69,42 +70,33 @@ class Result:
     disagreements: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     witness: dict | None = None
-    token_reuse: dict | None = None
-    walk_ins: int = 0
-    faults: list[dict] = field(default_factory=list)
-    stale_effects: dict | None = None
-    claims_seen: dict | None = None
-    early_loss: dict | None = None
-    expiry_edge: dict = field(default_factory=lambda: {"count": 0, "examples": []})
     certainty: dict[str, str] = field(default_factory=dict)
-    witnesses: list[dict] | None = None
-    faults_not_fired: list[dict] = field(default_factory=list)
-    lost_while_held: dict | None = None
-    interrupted: dict | None = None
-    diagnosis: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in _FIELDS}
-        if out["witnesses"] is None:
-            del out["witnesses"]
-        return out
+        head = {"schema_version": self.schema_version, "valid": self.valid, "reasons": self.reasons}
+        owned = {k: v for k, v in self.properties.items() if v is not OMITTED}
+        tail = {f.name: getattr(self, f.name) for f in _FIELDS if f.name not in head and f.name != "properties"}
+        return head | owned | tail
 
     def add(self, part: Part) -> None:
-        """Take `part`'s fields (names of this schema only)."""
+        """Take `part`'s fields (fields the properties own only)."""
         for name, value in part.fields.items():
-            if name not in _NAMES:
+            if name not in self.properties:
                 raise KeyError(f"a property wrote {name!r}, which the result schema does not have")
-            setattr(self, name, value)
+            self.properties[name] = value
 
     @classmethod
-    def merged(cls, schema_version: int, parts: list[Part], **measured) -> "Result":
-        """The result of `parts` (in property order) on top of the `measured` fields."""
-        result = cls(schema_version, **measured)
-        certainty: dict[str, str] = {}
+    def merged(cls, schema_version: int, parts: list[Part], owned: dict | None = None,
+               certainty: dict[str, str] | None = None, **measured) -> "Result":
+        """The result of `parts` (in property order) on top of the `measured` fields. `owned`:
+        the properties' fields with their values for a run not checked (`Properties.fields`);
+        `certainty`: their certainty entries, all unknown (`Properties.certainty`)."""
+        result = cls(schema_version, properties=dict(owned or {}), **measured)
+        said = dict(certainty or {})
         for p in parts:
             result.add(p)
-            certainty.update(p.certainty)
-        result.certainty = {k: certainty[k] for k in CERTAINTY_ORDER if k in certainty} | certainty
+            said.update(p.certainty)
+        result.certainty = said
         for p in parts:
             for w in p.witness:
                 if result.witness is None:
@@ -119,4 +111,3 @@ class Result:
 
 
 _FIELDS = fields(Result)
-_NAMES = frozenset(f.name for f in _FIELDS)

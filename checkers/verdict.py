@@ -25,15 +25,13 @@ raises: a failure becomes valid "unknown" with the error in `reasons` (`failed`:
 """
 from __future__ import annotations
 
-from .claims import FATES
-from .crosscheck import FOUND_NOTHING
 from .digest import SCHEMA_VERSION
 from .errors import HistoryError
 from .history import HistoryStream
 from .audit import open_audit
 from .measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
-from .properties import PROPERTIES
-from .result import Result
+from .properties import PROPERTIES, Properties, name
+from .result import Part, Result
 from .rundir import load_config, load_store_clock
 
 
@@ -56,12 +54,17 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     found = _measured(m)
     judged = []
     for prop in properties:
-        part = prop(m, found)
+        part = prop.check(m, found)
+        strays = [f for f in part.fields if f not in prop.FIELDS]
+        if strays:
+            owners = ", ".join(f"{f} belongs to {properties.owner(f) or 'no property'}" for f in strays)
+            raise KeyError(f"property {name(prop)} wrote fields it does not own ({owners})")
         judged.append(part)
         found.update(part.fields)
         if parts is not None:
-            parts.append((prop.__module__.rsplit(".", 1)[-1], part))
-    return Result.merged(SCHEMA_VERSION, judged, **_measured(m)).to_dict()
+            parts.append((name(prop), part))
+    return Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
+                         **_measured(m)).to_dict()
 
 
 def _measured(m: Measured) -> dict:
@@ -111,13 +114,8 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         return failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}")
 
 
-def failed(reason: str) -> dict:
+def failed(reason: str, properties: Properties = PROPERTIES) -> dict:
     """A result for a run that could not be checked at all: the same schema, nothing measured,
     nothing certain."""
-    return Result(SCHEMA_VERSION, valid="unknown", reasons=[reason],
-                  overlap={"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},
-                           "per_key": {}, "causes": {}},
-                  releases_found_nothing_outcomes={k: 0 for k in FOUND_NOTHING},
-                  claims={fate: 0 for fate in FATES},
-                  certainty={"foreign_releases": "unknown", "overlap": "unknown",
-                             "releases_found_nothing": "unknown", "claims": "unknown"}).to_dict()
+    return Result.merged(SCHEMA_VERSION, [Part(doubts=[reason])], properties.fields(),
+                         properties.certainty()).to_dict()

@@ -1,38 +1,91 @@
 """The checked properties, one module each, composed into the verdict.
 
-Every property is a function with one signature,
+A property is a module of this package that declares
 
-    check(m: measure.Measured, found: Mapping[str, object]) -> result.Part
+    ORDER = 70                  # its place: the order of the reasons and of results.json's fields
+    FIELDS = {"overlap": {...}} # the fields of results.json it owns, with the value each has
+                                # when the run could not be checked (`result.OMITTED`: left out)
+    CERTAINTY = ("overlap",)    # optional: the certainty entries it sets ("unknown" by default)
 
-that reads the measured run `m` (the history's digest, and with an audit the store model's claims,
-the join and the store clock) and returns its share of the result: its fields of `results.json`
-(`result.Result` names them all), its failures (valid False), its doubts (valid "unknown"), the
-notes it says when all is well, its certainty entries and any witness timeline. `found` holds the
-fields of the properties before it (the diagnosis reads them); a property never writes another's
-field. `verdict.check` runs `PROPERTIES` in order and merges the parts (`result.Result.merged`):
+    def check(m: measure.Measured, found: Mapping[str, object]) -> result.Part
+
+`check` reads the measured run `m` (the history's digest, and with an audit the store model's
+claims, the join and the store clock) and returns its share of the result: values for its own
+fields, its failures (valid False), its doubts (valid "unknown"), the notes it says when all is
+well, its certainty entries and any witness timeline. `found` holds the fields of the properties
+before it (the diagnosis reads them); a property never writes another's field (checked).
+`verdict.check` runs the properties in `ORDER` and merges the parts (`result.Result.merged`):
 False beats "unknown" beats True; failures come first, in this order, then doubts.
 
-Adding a property: one module here with its `check`, one line in `PROPERTIES`, its fields in
-`result.Result` if it reports new ones, and its tests (see tests/checkers/test_properties.py).
+The registry is built here and nowhere else: every module of this package is imported, and every
+one with a `check` is a property. Adding a property is one module here and its tests.
 """
 from __future__ import annotations
 
-from . import (diagnosis, early_loss, evidence, fates, fault_doubts, foreign_releases,
-               interruption, overlap, releases_found_nothing, stale_effects, token_reuse)
+import copy
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from types import ModuleType
 
-# The order is the order of the reasons (violations first, then doubts, each in this order).
-PROPERTIES = (
-    foreign_releases.check,        # no attempt removes another's claim
-    token_reuse.check,             # holder tokens are fresh per attempt
-    evidence.check,                # claims were seen; wins were claims
-    fates.check,                   # every claim followed to its end
-    fault_doubts.check,            # the faults acted as asked
-    early_loss.check,              # the store kept claims until their deadline
-    overlap.check,                 # overlap (and its causes) within max_overlap
-    releases_found_nothing.check,  # releases that found nothing (reported)
-    stale_effects.check,           # effects written without a live claim (reported)
-    interruption.check,            # the run was not cut short
-    diagnosis.check,               # why claims were lost, in words (last: reads the others)
-)
 
-__all__ = ["PROPERTIES"]
+@dataclass(frozen=True)
+class Properties:
+    """The properties to check, in order, and the result fields they own."""
+    modules: tuple[ModuleType, ...]
+
+    def __iter__(self):
+        return iter(self.modules)
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
+    @property
+    def names(self) -> list[str]:
+        return [name(p) for p in self.modules]
+
+    def fields(self) -> dict:
+        """Every property's fields with their values for a run that could not be checked, in
+        property order (fresh copies: a result may change them)."""
+        return {k: copy.deepcopy(v) for p in self.modules for k, v in p.FIELDS.items()}
+
+    def certainty(self) -> dict[str, str]:
+        """The certainty entries of a run that could not be checked: all unknown."""
+        return {k: "unknown" for p in self.modules for k in getattr(p, "CERTAINTY", ())}
+
+    def owner(self, field: str) -> str | None:
+        return next((name(p) for p in self.modules if field in p.FIELDS), None)
+
+    def plus(self, *more: ModuleType) -> "Properties":
+        """These properties and `more` (modules, or objects with the same names), in order."""
+        return registry(self.modules + more)
+
+
+def name(prop) -> str:
+    return getattr(prop, "NAME", None) or prop.__name__.rsplit(".", 1)[-1]
+
+
+def registry(modules) -> Properties:
+    """`modules` in `ORDER`; refuses two properties that own the same field."""
+    for p in modules:
+        missing = [attr for attr in ("ORDER", "FIELDS", "check") if not hasattr(p, attr)]
+        if missing:
+            raise RuntimeError(f"property {name(p)} does not declare {', '.join(missing)}")
+    ordered = tuple(sorted(modules, key=lambda p: (p.ORDER, name(p))))
+    owners: dict[str, str] = {}
+    for p in ordered:
+        for field in p.FIELDS:
+            if field in owners:
+                raise RuntimeError(f"properties {owners[field]} and {name(p)} both own the field {field!r}")
+            owners[field] = name(p)
+    return Properties(ordered)
+
+
+def _discover() -> list[ModuleType]:
+    found = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
+    return [m for m in found if hasattr(m, "check")]
+
+
+PROPERTIES = registry(_discover())
+
+__all__ = ["PROPERTIES", "Properties", "registry", "name"]

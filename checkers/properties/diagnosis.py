@@ -7,6 +7,9 @@ from ..diagnosis import diagnose
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 110
+FIELDS = {"diagnosis": []}
+
 
 def check(m: Measured, found) -> Part:
     said = diagnose(found)

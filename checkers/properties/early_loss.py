@@ -7,6 +7,9 @@ from ..early_loss import early_losses, witness_markdown
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 60
+FIELDS = {"early_loss": None}
+
 
 def check(m: Measured, found) -> Part:
     digest = m.digest

@@ -6,6 +6,9 @@ from __future__ import annotations
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 30
+FIELDS = {"claims_seen": None}
+
 
 def check(m: Measured, found) -> Part:
     if m.model is None:

@@ -7,6 +7,10 @@ from ..claims import FATES
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 40
+FIELDS = {"claims": {fate: 0 for fate in FATES}, "expiry_edge": {"count": 0, "examples": []}}
+CERTAINTY = ("claims",)
+
 
 def check(m: Measured, found) -> Part:
     if m.model is None:

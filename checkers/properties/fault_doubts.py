@@ -6,6 +6,9 @@ from ..faults import doubts
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 50
+FIELDS = {"faults": [], "faults_not_fired": []}
+
 
 def check(m: Measured, found) -> Part:
     faults, not_fired = m.faults(), m.digest.faults.not_fired()

@@ -8,8 +8,12 @@ alone proves counts (`history_only`), and nothing else can be said (unknown).
 from __future__ import annotations
 
 from ..measure import Measured
-from ..result import Part
+from ..result import OMITTED, Part
 from ..witness import build_witness, walk_ins
+
+ORDER = 10
+FIELDS = {"foreign_releases": 0, "walk_ins": 0, "witnesses": OMITTED}
+CERTAINTY = ("foreign_releases",)
 
 
 def check(m: Measured, found) -> Part:

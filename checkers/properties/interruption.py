@@ -6,6 +6,9 @@ from ..interruption import sentence
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 100
+FIELDS = {"interrupted": None}
+
 
 def check(m: Measured, found) -> Part:
     digest = m.digest

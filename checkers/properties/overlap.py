@@ -8,6 +8,12 @@ from ..measure import Measured
 from ..overlap import overlap
 from ..result import Part
 
+ORDER = 70
+FIELDS = {"overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},
+                      "per_key": {}, "causes": {}},
+          "lost_while_held": None}
+CERTAINTY = ("overlap",)
+
 
 def check(m: Measured, found) -> Part:
     jobs, end, ttl_ms, claims = m.jobs, m.end, m.digest.ttl_ms, m.claims

@@ -7,6 +7,12 @@ from ..crosscheck import FOUND_NOTHING
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 80
+FIELDS = {"releases_found_nothing": 0, "releases_found_nothing_rate": 0.0,
+          "releases_found_nothing_outcomes": {k: 0 for k in FOUND_NOTHING},
+          "releases_found_nothing_first": [], "releases_unknown": 0}
+CERTAINTY = ("releases_found_nothing",)
+
 
 def check(m: Measured, found) -> Part:
     rel = m.digest.releases

@@ -6,6 +6,9 @@ from ..effects import stale_effects
 from ..measure import Measured
 from ..result import Part
 
+ORDER = 90
+FIELDS = {"stale_effects": None}
+
 
 def check(m: Measured, found) -> Part:
     stale = m.model.stale if m.model is not None else {}

@@ -6,6 +6,9 @@ from ..measure import Measured
 from ..result import Part
 from ..tokens import reuse_markdown, token_reuse
 
+ORDER = 20
+FIELDS = {"token_reuse": None}
+
 
 def check(m: Measured, found) -> Part:
     if m.model is None:

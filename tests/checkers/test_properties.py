@@ -1,7 +1,7 @@
 """Properties compose: each judges its part with its own validity, the verdict merges them (False
 beats "unknown" beats True) into one result schema, on the normal and the failed path alike;
-adding a property is one `check(m, found) -> Part` function."""
-from dataclasses import fields
+adding a property is one module (`ORDER`, `FIELDS`, `check(m, found) -> Part`)."""
+import types
 from pathlib import Path
 
 import pytest
@@ -10,8 +10,8 @@ from checkers import check, check_run
 from checkers.history import HistoryStream
 from checkers.measure import measure
 from checkers.audit import open_audit
-from checkers.properties import PROPERTIES, evidence, foreign_releases, token_reuse
-from checkers.result import Part, Result, merge_validity
+from checkers.properties import PROPERTIES, evidence, foreign_releases, registry, token_reuse
+from checkers.result import OMITTED, Part, Result, merge_validity
 from checkers.rundir import load_config, load_store_clock
 from checkers.verdict import failed
 
@@ -69,37 +69,75 @@ def test_the_verdict_is_the_merge_of_the_parts(name):
     m = measured(name)
     found, parts = {}, []
     for prop in PROPERTIES:
-        parts.append(prop(m, found))
+        parts.append(prop.check(m, found))
         found.update(parts[-1].fields)
     r = check_run(DATA / name)
     assert r["valid"] == merge_validity(parts)
-    assert r["reasons"] == Result.merged(1, parts).reasons
+    assert r["reasons"] == Result.merged(1, parts, PROPERTIES.fields()).reasons
 
 
-def test_adding_a_property_is_one_function():
+def _property(name: str, check, order: int = 200, fields: dict | None = None):
+    """A property module as a new file in checkers/properties/ would be."""
+    mod = types.ModuleType(f"checkers.properties.{name}")
+    mod.ORDER, mod.FIELDS, mod.check = order, fields or {}, check
+    return mod
+
+
+def _check_with(run: Path, properties):
+    history = HistoryStream(run)
+    config, _ = load_config(run, lambda: history.scan(b"run_start")[:1])
+    samples, _ = load_store_clock(run)
+    return check(HistoryStream(run), open_audit(run), config, samples, properties=properties)
+
+
+def test_adding_a_property_is_one_module():
     """A new property composes without touching the others: a violation makes the run invalid,
-    a doubt makes a valid run unknown, and its reason is listed."""
+    a doubt makes a valid run unknown, its reason is listed, and the fields it declares appear
+    in results.json on the checked and the failed path."""
     run = DATA / "incident-token-cas-ok"
     base = check_run(run)
     assert base["valid"] is True
 
     def no_release_found_nothing(m, found):
         n = m.digest.releases.found_nothing
-        return Part(failures=[f"{n} release(s) found nothing"] if n else [])
+        return Part({"found_nothing_seen": n}, failures=[f"{n} release(s) found nothing"] if n else [])
 
     def always_doubtful(m, found):
         return Part(doubts=["cannot tell"])
 
-    history = HistoryStream(run)
-    config, _ = load_config(run, lambda: history.scan(b"run_start")[:1])
-    samples, _ = load_store_clock(run)
-    r = check(HistoryStream(run), open_audit(run), config, samples,
-              properties=PROPERTIES + (no_release_found_nothing,))
+    strict = _property("strict_releases", no_release_found_nothing, fields={"found_nothing_seen": None})
+    r = _check_with(run, PROPERTIES.plus(strict))
     assert r["valid"] is False and r["reasons"] == ["1 release(s) found nothing"]
-    r = check(HistoryStream(run), open_audit(run), config, samples, properties=PROPERTIES + (always_doubtful,))
+    assert r["found_nothing_seen"] == 1
+    assert failed("x", PROPERTIES.plus(strict))["found_nothing_seen"] is None
+    r = _check_with(run, PROPERTIES.plus(_property("doubtful", always_doubtful)))
     assert r["valid"] == "unknown" and r["reasons"] == ["cannot tell"]
     assert {k: v for k, v in r.items() if k not in ("valid", "reasons")} == \
         {k: v for k, v in base.items() if k not in ("valid", "reasons")}
+
+
+def test_the_order_of_properties_is_their_declared_order():
+    first = _property("first", lambda m, found: Part(failures=["first"]), order=1)
+    last = _property("last", lambda m, found: Part(failures=["last"]), order=999)
+    r = _check_with(DATA / "incident-plain-del-bad", PROPERTIES.plus(last, first))
+    assert r["reasons"][0] == "first" and r["reasons"][-1] == "last"
+
+
+def test_a_property_writes_only_its_own_fields():
+    thief = _property("thief", lambda m, found: Part({"foreign_releases": 0}))
+    with pytest.raises(KeyError, match="thief wrote fields it does not own .*foreign_releases belongs to foreign_releases"):
+        _check_with(DATA / "incident-token-cas-ok", PROPERTIES.plus(thief))
+    twin = _property("twin", lambda m, found: Part(), fields={"overlap": None})
+    with pytest.raises(RuntimeError, match="overlap and twin both own the field 'overlap'"):
+        PROPERTIES.plus(twin)
+    with pytest.raises(RuntimeError, match="does not declare ORDER"):
+        registry([types.ModuleType("checkers.properties.bare")])
+
+
+def test_every_module_of_the_package_is_a_property():
+    package = Path(__file__).resolve().parents[2] / "checkers" / "properties"
+    modules = sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+    assert sorted(PROPERTIES.names) == modules
 
 
 def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
@@ -109,5 +147,6 @@ def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
     assert list(broken) == list(checked)                     # same keys, same order
     assert set(broken["certainty"]) == set(checked["certainty"])
     assert set(broken["overlap"]) == set(checked["overlap"])
-    schema = [f.name for f in fields(Result) if f.name != "witnesses"]
-    assert list(checked) == schema
+    owned = [k for k, v in PROPERTIES.fields().items() if v is not OMITTED]
+    assert list(checked) == ["schema_version", "valid", "reasons"] + owned + \
+        ["ops", "duration_s", "audit", "disagreements", "problems", "witness", "certainty"]

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from checkers.properties import PROPERTIES
 from tests.conftest import ROOT
 
-NAMES = [p.__module__.rsplit(".", 1)[-1] for p in PROPERTIES]
+NAMES = PROPERTIES.names
 SHORT = ("--workers", "3", "--time-limit", "2s", "--seed", "7")
 
 
