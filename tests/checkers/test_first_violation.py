@@ -1,0 +1,30 @@
+"""The first violation's kind and time: the earliest of the proven violations, on the history's
+clock; none in a valid run."""
+import re
+from pathlib import Path
+
+from checkers import check_run
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_foreign_release_is_timed_where_the_reasons_place_it():
+    r = check_run(DATA / "incident-plain-del-bad")
+    first = r["first_violation"]
+    assert first["kind"] == "foreign_release"
+    assert f"{first['time_s']:.3f} s)" in r["reasons"][0]
+
+
+def test_a_reused_token_counts_from_the_second_claim_that_carries_it():
+    # Here the reuse comes before the foreign release it makes possible.
+    r = check_run(DATA / "fixed-token-bad")
+    first = r["first_violation"]
+    assert r["token_reuse"]["tokens"] >= 1 and r["foreign_releases"] >= 1
+    assert first["kind"] == "token_reuse"
+    foreign_at = float(re.search(r"audit.log line \d+, ([\d.]+) s\)", r["reasons"][0]).group(1))
+    assert first["time_s"] < foreign_at
+
+
+def test_a_valid_run_has_none():
+    r = check_run(DATA / "incident-token-cas-ok")
+    assert r["valid"] is True and r["first_violation"] is None
