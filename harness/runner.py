@@ -24,7 +24,6 @@ import redis
 
 from checkers.history import write_merged
 from harness.audit import ClockSampler, MonitorRecorder
-from harness.backends.container import DockerStore, remove_leftovers
 from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import StoreError
@@ -38,7 +37,9 @@ from harness.nemesis import Nemesis
 from harness.preflight import Plan
 from harness.proxy_path import ProxyPath
 from harness.replies import Replies
-from harness.store import EmbeddedStore, ExternalStore
+from harness.stores.container import DockerStore, remove_leftovers
+from harness.stores.embedded import EmbeddedStore
+from harness.stores.external import ExternalStore
 from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0

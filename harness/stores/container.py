@@ -19,8 +19,8 @@ from pathlib import Path
 
 import redis
 
-from harness.backends import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
-from harness.backends.image import FAKETIME_LABEL
+from harness.stores.daemon import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.stores.image import FAKETIME_LABEL
 from harness.errors import StoreError
 from harness.heal import undoes
 from harness.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started

@@ -1,7 +1,4 @@
-"""Store backends: an embedded ``redis-server`` child process, or an existing store by URL (the
-container backend is ``harness.backends.container.DockerStore``, with the same interface:
-``start``, ``stop``, ``kill``, ``restart``, ``pause``, ``resume``, ``resume_entry``, ``pid``,
-``host``, ``port``, ``managed``).
+"""The ``embedded`` store kind: a ``redis-server`` child process (the default).
 
 The embedded store listens on 127.0.0.1 only, keeps nothing on disk (no RDB, no AOF), writes
 its log into the run directory, and is stopped by the runner at the end — also on Ctrl-C,
@@ -130,25 +127,3 @@ class EmbeddedStore:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
-
-
-class ExternalStore:
-    """A store the harness does not manage (``--store-url``): it is never started, stopped,
-    flushed or faulted; the run touches only keys under its own prefix."""
-
-    managed = False
-
-    def __init__(self, host: str, port: int, db: int = 0):
-        self.host, self.port, self.db = host, port, db
-
-    def start(self, timeout_s: float = 5.0) -> None:
-        try:
-            redis.Redis(host=self.host, port=self.port, db=self.db, socket_timeout=timeout_s).ping()
-        except redis.RedisError as e:
-            raise StoreError(f"--store-url redis://{self.host}:{self.port}/{self.db} does not answer "
-                             f"({e}); start that store or drop --store-url to use the embedded one") from None
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        pass
-
-    pid = None
