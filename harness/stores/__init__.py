@@ -12,4 +12,8 @@ configuration asks for; a run wraps each store in a ``harness.node.Node``.
 """
 from __future__ import annotations
 
-BACKENDS = ("embedded", "docker", "compose")
+from harness.stores.base import Store
+
+BACKENDS = ("embedded", "docker", "compose")    # --backend; --store-url picks ``external``
+
+__all__ = ["BACKENDS", "Store"]

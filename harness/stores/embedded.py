@@ -18,7 +18,7 @@ from pathlib import Path
 import redis
 
 from harness.errors import StoreError
-from harness.host import free_port, proc_started
+from harness.host import faketime_env, free_port, proc_started
 from harness.procfs import is_stopped
 
 _PR_SET_PDEATHSIG = 1
@@ -34,13 +34,17 @@ def _die_with_parent() -> None:
 class EmbeddedStore:
     """A volatile ``redis-server`` the harness starts and stops itself."""
 
+    kind = "embedded"
     managed = True
 
     def __init__(self, binary: str, run_dir: Path, port: int | None = None,
-                 env: dict[str, str] | None = None):
+                 faketime_file: Path | None = None, log_path: Path | None = None):
         self.binary = binary
-        self.env = env
         self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
+        self.log_path = Path(log_path).resolve() if log_path else self.run_dir / "store.log"
+        # A clock the harness may move: libfaketime reads this file on every clock call.
+        self.faketime_file = Path(faketime_file).resolve() if faketime_file else None
+        self.env = faketime_env(self.faketime_file) if self.faketime_file else None
         self.host = "127.0.0.1"
         self.port = port
         self.proc: subprocess.Popen | None = None
@@ -56,10 +60,10 @@ class EmbeddedStore:
             if self._launch(port, timeout_s):
                 self.port = port
                 return
-        raise StoreError(f"redis-server did not start; see {self.run_dir / 'store.log'}")
+        raise StoreError(f"redis-server did not start; see {self.log_path}")
 
     def _launch(self, port: int, timeout_s: float) -> bool:
-        log = self.run_dir / "store.log"
+        log = self.log_path
         args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
                 "--logfile", str(log), "--dir", str(self.run_dir)]
@@ -104,8 +108,7 @@ class EmbeddedStore:
         if self.port is None:
             raise StoreError("the store was never started, so it has no port to come back on")
         if not self._launch(self.port, timeout_s):
-            raise StoreError(f"redis-server did not come back on port {self.port}; see "
-                             f"{self.run_dir / 'store.log'}")
+            raise StoreError(f"redis-server did not come back on port {self.port}; see {self.log_path}")
 
     def pause(self) -> None:
         """SIGSTOP: a stop-the-world stall (``resume`` or the ledger's ``sigcont`` undoes it)."""
@@ -127,3 +130,7 @@ class EmbeddedStore:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
