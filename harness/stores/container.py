@@ -9,7 +9,7 @@ every capability dropped, ``no-new-privileges`` and the harness's own uid. Its l
 Faults: ``pause()``/``resume()`` use the cgroup freezer (``docker pause``); ``kill()`` sends
 SIGKILL and ``restart()`` starts the same container again (same command, same port, empty); the
 store's clock follows ``run_dir/faketime/store`` through a read-only bind mount of that folder
-and libfaketime inside the image. The container's output becomes ``store.log`` at the end.
+and libfaketime inside the image. The container's output becomes its log (``store.log``) at the end.
 """
 from __future__ import annotations
 
