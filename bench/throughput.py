@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.host import default_store_bin  # noqa: E402
-from harness.store import EmbeddedStore  # noqa: E402
+from harness.stores.embedded import EmbeddedStore  # noqa: E402
 from workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 
 

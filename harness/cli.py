@@ -26,13 +26,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from checkers import check_run
 from checkers.errors import CheckError
 from checkers.fault_report import markdown as faults_markdown
-from harness.backends import DEFAULT_IMAGE
-from harness.backends.container import remove_leftovers
-from harness.backends.image import build_image
+from harness import gc as retention
 from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
-from harness import gc as retention
 from harness.faults import nemesis_help
 from harness.heal import heal_leftovers
 from harness.hunt import Outcome, Tally, check_budget
@@ -44,6 +41,9 @@ from harness.report import print_summary
 from harness.runner import Run
 from harness.runs import list_runs
 from harness.scenario import load_scenario
+from harness.stores.container import remove_leftovers
+from harness.stores.daemon import DEFAULT_IMAGE
+from harness.stores.image import build_image
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped

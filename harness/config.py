@@ -40,7 +40,7 @@ class RunConfig:
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
     toxiproxy_url: str | None = None  # a real Toxiproxy server instead of the embedded proxy
     proxy: bool = False               # route workers through the proxy even without network faults
-    backend: str = "embedded"         # embedded | docker | compose (harness.backends)
+    backend: str = "embedded"         # embedded | docker | compose (harness.stores)
     store_image: str | None = None    # --backend docker: the store image
     sink: bool = False                # effects land in fenced and unfenced sinks in the store
     audit: bool = True                # record the store's MONITOR stream (off: history-only checking)

@@ -18,7 +18,7 @@ its undo with ``@undoes(kind)`` (this module knows only ``sigcont``):
 - ``{"kind": "docker-unpause", "container": ID}`` — unpause a frozen store container.
 
 Store containers (label ``leasecheck=1``) whose harness is gone are removed by the docker
-backend (``harness.backends.container.remove_leftovers``).
+backend (``harness.stores.container.remove_leftovers``).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ store binary and libfaketime that the installed wheels ship, and which allocator
 was built with.
 
 It is a leaf: it imports nothing of the harness but its errors, so the store, the faults, the
-backends and the preflight can all ask it without importing each other.
+store kinds and the preflight can all ask it without importing each other.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ in the run directory before the run starts.
 Each fault appears in the history as ``fault_start`` (fault, target, requested) and
 ``fault_end`` (the same, plus what was measured), or, if its time never came (the run ended
 first) or the nemesis failed before it, as ``fault_not_fired`` (fault, target, at, why); and in
-the store's audit as
+every store node's audit as
 ``ECHO leasecheck:fault:<n>:<fault>:start`` / ``:end`` markers where the store can answer
 (the checker reads the eviction windows from them).
 """
@@ -60,10 +60,10 @@ class Nemesis:
         self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
         self.error: str | None = None
         self._why_stopped = "the run ended"
-        self._marker = redis.Redis(host=ctx.cfg.store_host, port=ctx.cfg.store_port,
-                                   db=ctx.cfg.store_db, socket_timeout=0.5,
-                                   retry=Retry(NoBackoff(), 0)) \
-            if ctx.cfg.store_port else None
+        # Markers go to every node's audit, on connections of their own (never a fault's).
+        self._markers = [redis.Redis(host=node.store.host, port=node.store.port, db=ctx.cfg.store_db,
+                                     socket_timeout=0.5, retry=Retry(NoBackoff(), 0))
+                         for node in ctx.nodes if node.store.port]
 
     def start(self) -> None:
         self._thread.start()
@@ -140,9 +140,8 @@ class Nemesis:
             self._mark(n, step, "end")
 
     def _mark(self, n: int, step: Step, what: str) -> None:
-        if self._marker is None:
-            return
-        try:
-            self._marker.echo(fault_marker(n, step.fault, what))
-        except redis.RedisError:
-            pass  # the store is paused or down: the history still has the event
+        for marker in self._markers:
+            try:
+                marker.echo(fault_marker(n, step.fault, what))
+            except redis.RedisError:
+                pass  # the store is paused or down: the history still has the event

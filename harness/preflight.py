@@ -18,9 +18,6 @@ import subprocess
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from harness.backends import BACKENDS, DEFAULT_IMAGE, DockerUnavailable, connect
-from harness.backends.compose import compose_defaults
-from harness.backends.image import image_exists
 from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import UsageError
@@ -28,6 +25,10 @@ from harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
 from harness.host import default_store_bin, port_is_free
 from harness.nemesis import random_schedule
 from harness.proxy_path import check_toxiproxy_url
+from harness.stores import BACKENDS
+from harness.stores.compose import compose_defaults
+from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.stores.image import image_exists
 from protocol import key_prefix
 from workloads.leases import load_lease
 

@@ -29,9 +29,13 @@ def check_toxiproxy_url(url: str) -> None:
 
 
 class ProxyPath:
-    def __init__(self, run_dir: Path, run_id: str, upstream_port: int, toxiproxy_url: str | None = None):
+    """One proxy between the workers and one store node (``name``: the node's proxy name,
+    ``leasecheck-<run id>`` by default)."""
+
+    def __init__(self, run_dir: Path, run_id: str, upstream_port: int, toxiproxy_url: str | None = None,
+                 name: str | None = None):
         self.run_dir, self.upstream_port = Path(run_dir), upstream_port
-        self.name = f"leasecheck-{run_id}"
+        self.name = name or f"leasecheck-{run_id}"
         self.toxiproxy_url = toxiproxy_url
         self.embedded = None
         self.api_url = ""

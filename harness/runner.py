@@ -1,8 +1,8 @@
-"""One run: store, audit, workers, time limit, stop, merged history, verdict.
+"""One run: store nodes, audit, workers, time limit, stop, merged history, verdict.
 
 The order matters and is always undone in reverse: the run directory and ``config.json`` first,
-then the store, then the audit (before any worker connects, so it sees every command), then the
-workers. Stopping — at the time limit, on Ctrl-C / SIGTERM, when a worker dies, or when our own
+then the store nodes (``harness.node``: one today), then each node's audit (before any worker
+connects, so it sees every command), then the workers. Stopping — at the time limit, on Ctrl-C / SIGTERM, when a worker dies, or when our own
 code raises — lets the workers finish their jobs and releases, drains the audit, stops the store
 and writes the merged history, so a run never loses what it recorded.
 """
@@ -23,8 +23,6 @@ from pathlib import Path
 import redis
 
 from checkers.history import write_merged
-from harness.audit import ClockSampler, MonitorRecorder
-from harness.backends.container import DockerStore, remove_leftovers
 from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import StoreError
@@ -35,10 +33,10 @@ from harness.holders import HolderTable, pump
 from harness.host import faketime_env
 from harness.leftovers import remove_run_keys
 from harness.nemesis import Nemesis
+from harness.node import Node, nodes_for
 from harness.preflight import Plan
-from harness.proxy_path import ProxyPath
 from harness.replies import Replies
-from harness.store import EmbeddedStore, ExternalStore
+from harness.stores.container import remove_leftovers
 from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0
@@ -78,11 +76,8 @@ class Run:
         self.log = log
         self.run_dir = make_run_dir(cfg)
         self.workers: list[subprocess.Popen] = []
-        self.store = None
-        self.audit: MonitorRecorder | None = None
-        self.clock: ClockSampler | None = None
+        self.nodes: list[Node] = []            # the store nodes (one today), in start order
         self.history: HistoryWriter | None = None
-        self.admin: redis.Redis | None = None
         self.end_reason = "time-limit"
         self.end_signal: str | None = None    # SIGINT / SIGTERM when a signal stopped the run
         self.stopped_at: int | None = None    # history ns when stopping began (run_end's stopped_at)
@@ -94,7 +89,6 @@ class Run:
         self._pump: threading.Thread | None = None
         self.nemesis: Nemesis | None = None
         self.faketime_dir = self.run_dir / "faketime"
-        self.proxy = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -136,26 +130,21 @@ class Run:
         skew_workers = "workers" in self.plan.skews
         if skew_store or skew_workers:
             self.faketime_dir.mkdir()
-        if cfg.backend == "docker":
-            self.store = DockerStore(cfg.store_image, self.run_dir, cfg.run_id, cfg.store_port,
-                                     faketime_file=self.faketime_dir / "store" if skew_store else None)
-        elif cfg.store_url:  # --store-url, or the compose stack's store
-            self.store = ExternalStore(cfg.store_host, cfg.store_port, cfg.store_db)
-        else:
-            env = faketime_env(self.faketime_dir / "store") if skew_store else None
-            self.store = EmbeddedStore(cfg.store_bin, self.run_dir, cfg.store_port, env=env)
-        self.store.start()
-        cfg = self.cfg = cfg.with_(store_port=self.store.port)
-        if self.plan.needs_proxy:
-            self.proxy = ProxyPath(self.run_dir, cfg.run_id, cfg.store_port, cfg.toxiproxy_url)
-            self.proxy.start()
-            cfg = self.cfg = cfg.with_(client_port=self.proxy.listen_port)
+        for node in nodes_for(cfg, self.run_dir, skew_store):
+            self.nodes.append(node)    # before it starts: a store that half-started is stopped too
+            node.store.start()
+            if self.plan.needs_proxy:
+                node.start_proxy(self.run_dir, cfg.run_id, cfg.toxiproxy_url)
+        # The workers reach the first node (the only one today), through its proxy if any.
+        first = self.nodes[0]
+        cfg = self.cfg = cfg.with_(store_port=first.store.port)
+        if first.proxy:
+            cfg = self.cfg = cfg.with_(client_port=first.proxy.listen_port)
         cfg.save(self.run_dir / "config.json")
-        self.admin = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db,
-                                 socket_timeout=10)
-        if cfg.audit:
-            self.audit = MonitorRecorder(cfg.store_host, cfg.store_port, self.run_dir / "audit.log")
-            self.audit.start()
+        for node in self.nodes:
+            node.connect(cfg.store_db)
+            if cfg.audit:
+                node.start_audit()
 
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         root = str(Path(__file__).resolve().parent.parent)
@@ -180,18 +169,16 @@ class Run:
 
         t0 = time.monotonic_ns()
         self.history = HistoryWriter(self.run_dir / "history.d" / "harness.jsonl", t0_ns=t0)
-        self.clock = ClockSampler(self.admin, self.run_dir / "store-clock.jsonl", t0)
-        self.clock.start()
+        for node in self.nodes:
+            node.start_clock(t0)
         steps = self._schedule()
         self.history.record("harness", RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
         for w in self.workers:
             w.stdin.write(f"go {t0}\n".encode())
         if steps:
-            ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, store=self.store,
-                               workers=self.workers, holders=self.holders, admin=self.admin,
-                               rng=random.Random(f"{cfg.seed}:nemesis-targets"),
-                               faketime_dir=self.faketime_dir, proxy=self.proxy, audit=self.audit,
-                               replies=self.replies)
+            ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, workers=self.workers,
+                               holders=self.holders, rng=random.Random(f"{cfg.seed}:nemesis-targets"),
+                               nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies)
             self.nemesis = Nemesis(ctx, steps, self.history, t0)
             self.nemesis.start()
         for note in self.plan.notes:
@@ -261,22 +248,23 @@ class Run:
             self.history.record("harness", RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
                                 **extra)
             self.history.close()
-        if self.clock:
-            self.clock.stop()
-        if self.audit:
-            self.audit_complete = self.audit.finish(self.admin) if self.admin else False
-        if self.store and not self.store.managed and self.admin:
-            try:
-                n = remove_run_keys(self.admin, self.cfg.key_prefix, self.cfg.run_id)
-                self.log(f"removed {n} key(s) this run left in the store")
-            except redis.RedisError as e:
-                self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
-        if self.store:
-            self.store.stop()
-        if self.proxy:
-            self.proxy.stop()
+        complete = [node.stop_recorders() for node in self.nodes]
+        self.audit_complete = bool(complete) and all(complete)
+        for node in self.nodes:
+            if not node.store.managed and node.admin:
+                self._remove_run_keys(node)
+            node.stop()
         if (self.run_dir / "history.d" / "harness.jsonl").exists():
             write_merged(self.run_dir, drop_parts=True)   # the history is kept once
+
+
+    def _remove_run_keys(self, node: Node) -> None:
+        """A store the harness did not start keeps nothing of the run."""
+        try:
+            n = remove_run_keys(node.admin, self.cfg.key_prefix, self.cfg.run_id)
+            self.log(f"removed {n} key(s) this run left in the store")
+        except redis.RedisError as e:
+            self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
 
 
 def _grace_s(cfg: RunConfig) -> float:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.host import default_store_bin
-from harness.store import EmbeddedStore
+from harness.stores.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,9 +19,12 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
+
+if TYPE_CHECKING:
+    from harness.node import Node
 
 
 @dataclass
@@ -53,19 +56,33 @@ class Active:
 
 @dataclass
 class FaultContext:
-    """Everything a fault may touch during a run (wired by the runner)."""
+    """Everything a fault may touch during a run (wired by the runner). What belongs to a store
+    node — the store, the admin connection, its audit, the workers' proxy to it — is on that
+    ``Node``; a fault asks ``node_for(step.target)`` for the one it acts on."""
     cfg: Any                 # RunConfig
     run_dir: Path
     ledger: Any              # harness.heal.Ledger
-    store: Any               # EmbeddedStore | ExternalStore
     workers: list            # subprocess.Popen per worker index
     holders: Any             # harness.holders.HolderTable
-    admin: Any               # redis.Redis, direct to the store
     rng: random.Random
-    faketime_dir: Path | None = None
-    proxy: Any = None        # harness.proxy_path.ProxyPath: the workers' way to the store
-    audit: Any = None        # harness.audit.MonitorRecorder
+    nodes: list[Node] = field(default_factory=list)   # the run's store nodes (one today)
+    faketime_dir: Path | None = None                   # the workers' timestamp files (w0, w1, ...)
     replies: Any = None      # harness.replies.Replies: the workers' answers to probes
+
+    @property
+    def node(self) -> Node:
+        """The first node: the only one of a run today."""
+        if not self.nodes:
+            raise LookupError("this run has no store node")
+        return self.nodes[0]
+
+    def node_for(self, target: str) -> Node:
+        """The node a step acts on: the one its target names (``node2``), else the first — a
+        target such as ``store`` or ``workers`` means the run's one node."""
+        for node in self.nodes:
+            if node.name == target:
+                return node
+        return self.node
 
 
 @dataclass(frozen=True)

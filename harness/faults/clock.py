@@ -23,13 +23,13 @@ import threading
 import time
 from pathlib import Path
 
-from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
-from harness.backends.image import image_allocator
 from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Param, Step
 from harness.faults.clock_probe import store_skew, worker_skews
 from harness.heal import undoes
 from harness.host import libfaketime_path, store_allocator
+from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.stores.image import image_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 
@@ -91,6 +91,7 @@ class Clock(Fault):
     def start(self, ctx: FaultContext, step: Step) -> Active:
         offset = step.size if step.size is not None else \
             self.default_size(ctx.cfg, ctx.rng, step.target, step.params.get("direction"))
+        node = ctx.node_for(step.target)
         files = self._files(ctx, step.target)
         offsets = {}
         ids = []
@@ -103,7 +104,7 @@ class Clock(Fault):
         active = Active(step, ids, data={"offsets": offsets, "files": files})
         # The probes come before a strobe starts flipping the files back to zero.
         if "store" in files:
-            active.data["store"] = store_skew(ctx.admin)
+            active.data["store"] = store_skew(node.admin)
         else:
             active.data["workers"] = worker_skews(ctx, list(files))
         if step.params.get("mode") == "strobe":
@@ -119,7 +120,8 @@ class Clock(Fault):
         if strobe:
             strobe[0].set()
             strobe[1].join(2)
-        before_heal = store_skew(ctx.admin) if "store" in active.data else None
+        admin = ctx.node_for(active.step.target).admin
+        before_heal = store_skew(admin) if "store" in active.data else None
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         measured = {"offsets_s": active.data["offsets"], "held_s": round(time.monotonic() - active.started, 4)}
@@ -127,7 +129,7 @@ class Clock(Fault):
             skew, rtt = active.data["store"]
             measured.update(store_skew_s=skew, store_probe_rtt_s=rtt,
                             store_skew_before_heal_s=before_heal[0],
-                            store_skew_after_heal_s=store_skew(ctx.admin)[0])
+                            store_skew_after_heal_s=store_skew(admin)[0])
         else:
             probes = active.data["workers"]
             measured["worker_skew_s"] = {w: p[0] for w, p in probes.items()}
@@ -136,7 +138,7 @@ class Clock(Fault):
 
     def _files(self, ctx: FaultContext, target: str) -> dict[str, Path]:
         if target == "store":
-            return {"store": ctx.faketime_dir / "store"}
+            return {"store": ctx.node_for(target).store.faketime_file}
         return {f"w{i}": ctx.faketime_dir / f"w{i}" for i, w in enumerate(ctx.workers) if w.poll() is None}
 
 

@@ -53,16 +53,17 @@ class Evict(Fault):
     undoes = ("redis-config", "redis-del-prefix")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        admin = ctx.admin
+        node = ctx.node_for(step.target)
+        admin, store = node.admin, node.store
         old = admin.config_get("maxmemory") | admin.config_get("maxmemory-policy") | \
             admin.config_get("notify-keyspace-events")
         old = {_s(k): _s(v) for k, v in old.items()}
         filler = f"leasecheck-filler:{ctx.cfg.run_id}:"
-        ids = [ctx.ledger.add({"kind": "redis-del-prefix", "host": ctx.cfg.store_host,
-                               "port": ctx.cfg.store_port, "prefix": filler}),
-               ctx.ledger.add({"kind": "redis-config", "host": ctx.cfg.store_host,
-                               "port": ctx.cfg.store_port, "settings": old})]
-        watch = EvictedKeys(ctx.cfg, filler, old.get("notify-keyspace-events", ""))
+        ids = [ctx.ledger.add({"kind": "redis-del-prefix", "host": store.host,
+                               "port": store.port, "prefix": filler}),
+               ctx.ledger.add({"kind": "redis-config", "host": store.host,
+                               "port": store.port, "settings": old})]
+        watch = EvictedKeys(store, ctx.cfg.store_db, filler, old.get("notify-keyspace-events", ""))
         before = _evicted(admin)
         used = int(admin.info("memory")["used_memory"])
         headroom = int(step.size) if step.size else 64 * 1024
@@ -91,7 +92,7 @@ class Evict(Fault):
                                        "maxmemory": used + headroom, "watch": watch})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
-        evicted = _evicted(ctx.admin) - active.data["before"]
+        evicted = _evicted(ctx.node_for(active.step.target).admin) - active.data["before"]
         watch = active.data["watch"]
         run_keys, examples = watch.stop()
         for ident in reversed(active.ledger_ids):  # restore the limit, then delete the fillers
@@ -108,12 +109,12 @@ class EvictedKeys:
     ``Ee`` for the fault; the ledger restores the old flags) and counts the evicted keys that are
     not the fault's own fillers."""
 
-    def __init__(self, cfg, filler_prefix: str, old_flags: str):
+    def __init__(self, store, db: int, filler_prefix: str, old_flags: str):
         # The client is kept: collecting it would close the pool, and the subscription with it.
-        self._client = redis.Redis(host=cfg.store_host, port=cfg.store_port, db=cfg.store_db, socket_timeout=5)
+        self._client = redis.Redis(host=store.host, port=store.port, db=db, socket_timeout=5)
         self._client.config_set("notify-keyspace-events", "".join(sorted(set(old_flags) | set("Ee"))))
         self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
-        self._pubsub.subscribe(f"__keyevent@{cfg.store_db}__:evicted")
+        self._pubsub.subscribe(f"__keyevent@{db}__:evicted")
         self.filler = filler_prefix.encode()
         self.count, self.events, self.examples = 0, 0, []
         self.failed = False

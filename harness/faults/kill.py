@@ -45,22 +45,24 @@ class Kill(Fault):
                              "drop --no-audit or the kill fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        ident = ctx.ledger.add({"kind": "proxy-enable", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name})
-        ctx.proxy.proxy().disable()
-        drained = ctx.audit.drain(ctx.admin)
-        ctx.audit.expect_restart("store killed by the harness (SIGKILL); it restarts empty")
-        run_id = _run_id(ctx.admin)
+        node = ctx.node_for(step.target)
+        ident = ctx.ledger.add({"kind": "proxy-enable", "api": node.proxy.api_url, "proxy": node.proxy.name})
+        node.proxy.proxy().disable()
+        drained = node.audit.drain(node.admin)
+        node.audit.expect_restart("store killed by the harness (SIGKILL); it restarts empty")
+        run_id = _run_id(node.admin)
         t = time.monotonic()
-        ctx.store.kill()
+        node.store.kill()
         return Active(step, [ident], data={"drained": drained, "killed_at": t, "run_id": run_id})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
+        node = ctx.node_for(active.step.target)
         try:
-            ctx.store.restart()
-            ctx.audit.resume()
+            node.store.restart()
+            node.audit.resume()
             down = time.monotonic() - active.data["killed_at"]
-            keys = ctx.admin.dbsize()          # before any worker gets back in
-            run_id = _run_id(ctx.admin)
+            keys = node.admin.dbsize()          # before any worker gets back in
+            run_id = _run_id(node.admin)
         finally:
             for ident in active.ledger_ids:
                 ctx.ledger.heal(ident)  # let the workers back in

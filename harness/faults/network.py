@@ -35,10 +35,12 @@ class _ProxyFault(Fault):
     needs_proxy = True
     undoes = ("toxic",)
 
-    def _add(self, ctx: FaultContext, name: str, type_: str, stream: str, attributes: dict) -> int:
-        ident = ctx.ledger.add({"kind": "toxic", "api": ctx.proxy.api_url, "proxy": ctx.proxy.name,
+    def _add(self, ctx: FaultContext, step: Step, name: str, type_: str, stream: str, attributes: dict) -> int:
+        """A toxic on the proxy to the step's node, its undo written to the ledger first."""
+        proxy = ctx.node_for(step.target).proxy
+        ident = ctx.ledger.add({"kind": "toxic", "api": proxy.api_url, "proxy": proxy.name,
                                 "toxic": name})
-        ctx.proxy.proxy().add_toxic(type=type_, stream=stream, name=name, toxicity=1.0,
+        proxy.proxy().add_toxic(type=type_, stream=stream, name=name, toxicity=1.0,
                                     attributes=attributes)
         return ident
 
@@ -58,17 +60,18 @@ class Latency(_ProxyFault):
     def start(self, ctx: FaultContext, step: Step) -> Active:
         ms = int(step.size if step.size is not None else self.default_size(ctx.cfg, ctx.rng))
         jitter = int(step.params.get("jitter_ms", ms // 10))
-        ident = self._add(ctx, f"lc-latency-{id(step)}", "latency", "downstream",
+        ident = self._add(ctx, step, f"lc-latency-{id(step)}", "latency", "downstream",
                           {"latency": ms, "jitter": jitter})
         active = Active(step, [ident], data={"latency_ms": ms, "jitter_ms": jitter})
-        active.data["probe"] = _probe_rtt(ctx, samples=3)
+        active.data["probe"] = _probe_rtt(ctx.node_for(step.target), samples=3)
         return active
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         return {"latency_ms": active.data["latency_ms"], "jitter_ms": active.data["jitter_ms"],
-                "probe_rtt_ms": active.data["probe"], "after_heal_probe_rtt_ms": _probe_rtt(ctx, 3),
+                "probe_rtt_ms": active.data["probe"],
+                "after_heal_probe_rtt_ms": _probe_rtt(ctx.node_for(active.step.target), 3),
                 "held_s": round(time.monotonic() - active.started, 4)}
 
 
@@ -79,21 +82,22 @@ class Partition(_ProxyFault):
     measures = ("probe_answered_during", "probe_rtt_after_heal_ms", "held_s")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        ids = [self._add(ctx, f"lc-partition-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
+        ids = [self._add(ctx, step, f"lc-partition-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
                for stream in ("upstream", "downstream")]
-        return Active(step, ids, data={"probe_answered": _probe_rtt(ctx, 1, timeout_s=0.5) is not None})
+        answered = _probe_rtt(ctx.node_for(step.target), 1, timeout_s=0.5) is not None
+        return Active(step, ids, data={"probe_answered": answered})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         return {"probe_answered_during": active.data["probe_answered"],
-                "probe_rtt_after_heal_ms": _probe_rtt(ctx, 3),
+                "probe_rtt_after_heal_ms": _probe_rtt(ctx.node_for(active.step.target), 3),
                 "held_s": round(time.monotonic() - active.started, 4)}
 
 
-def _probe_rtt(ctx: FaultContext, samples: int, timeout_s: float = 5.0) -> float | None:
-    """Median PING round trip through the proxy in ms; None when it did not answer."""
-    client = redis.Redis(host="127.0.0.1", port=ctx.proxy.listen_port, socket_timeout=timeout_s,
+def _probe_rtt(node, samples: int, timeout_s: float = 5.0) -> float | None:
+    """Median PING round trip through the proxy to ``node`` in ms; None when it did not answer."""
+    client = redis.Redis(host="127.0.0.1", port=node.proxy.listen_port, socket_timeout=timeout_s,
                          socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
     rtts = []
     try:

@@ -39,8 +39,9 @@ class OneWay(_ProxyFault):
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         stream = STREAMS[step.target]
-        ident = self._add(ctx, f"lc-oneway-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
-        answered, applied = _probe(ctx, f"leasecheck-probe:{ctx.cfg.run_id}:oneway:{id(step)}")
+        ident = self._add(ctx, step, f"lc-oneway-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
+        key = f"leasecheck-probe:{ctx.cfg.run_id}:oneway:{id(step)}"
+        answered, applied = _probe(ctx.node_for(step.target), key)
         return Active(step, [ident], data={"stream": stream, "answered": answered, "applied": applied})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
@@ -66,22 +67,22 @@ def judge(target: str, answered: bool, applied: bool | None) -> tuple[bool | Non
         (False, "a probe's SET ran on the store (the requests got through)")
 
 
-def _probe(ctx: FaultContext, key: str) -> tuple[bool, bool | None]:
+def _probe(node, key: str) -> tuple[bool, bool | None]:
     """(answered through the proxy, applied on the store) for one ``SET key 1 PX 10000``, sent
     on a bare socket: a client library's handshake (``HELLO``, ``CLIENT SETINFO``) would wait for
     its own answer first and never send the probe."""
     command = [b"SET", key.encode(), b"1", b"PX", b"10000"]
     wire = b"*%d\r\n" % len(command) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in command)
     try:
-        with socket.create_connection(("127.0.0.1", ctx.proxy.listen_port), timeout=0.5) as sock:
+        with socket.create_connection(("127.0.0.1", node.proxy.listen_port), timeout=0.5) as sock:
             sock.sendall(wire)
             answered = sock.recv(64).startswith(b"+OK")
     except OSError:   # a timeout: no answer
         answered = False
     try:
         time.sleep(0.05)   # a command that got through is run by now
-        applied = bool(ctx.admin.exists(key))
-        ctx.admin.delete(key)
+        applied = bool(node.admin.exists(key))
+        node.admin.delete(key)
     except redis.RedisError:
         applied = None
     return answered, applied

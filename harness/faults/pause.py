@@ -50,11 +50,12 @@ class Pause(Fault):
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         if step.target == "store":
-            ids = [ctx.ledger.add(ctx.store.resume_entry())]
-            ctx.store.pause()
-            period = 0.1 if getattr(ctx.cfg, "backend", "embedded") == "docker" else 0.02  # an API call vs /proc
+            store = ctx.node_for(step.target).store
+            ids = [ctx.ledger.add(store.resume_entry())]
+            store.pause()
+            period = 0.1 if store.kind == "docker" else 0.02  # an API call vs /proc
             return Active(step, ids, data={"pids": [], "names": ["store"],
-                                           "watch": Watch(ctx.store.is_paused, period).start()})
+                                           "watch": Watch(store.is_paused, period).start()})
         aimed = None
         if step.target in AIMED:
             aimed, pids, names = self._pick_caller(ctx, AIMED[step.target])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
 
 REQUIRE = os.environ.get("LEASECHECK_REQUIRE_DOCKER") == "1"
 
@@ -33,7 +33,7 @@ def docker_client():
 @pytest.fixture(scope="session")
 def store_image(docker_client):
     """The default store image (``.ci/run`` builds it first; building again reuses it)."""
-    from harness.backends.image import build_image
+    from harness.stores.image import build_image
 
     build_image(DEFAULT_IMAGE, log=lambda *_: None)
     return DEFAULT_IMAGE
@@ -50,7 +50,7 @@ def compose_like_stack(store_image, tmp_path_factory):
     """What `docker compose up` gives, on free ports: the store in a container (this image, host
     network, 127.0.0.1) and a Toxiproxy API (the harness's Toxiproxy-compatible proxy standing in
     for ghcr.io/shopify/toxiproxy, which cannot be pulled offline). Yields (store URL, API URL)."""
-    from harness.backends.container import DockerStore
+    from harness.stores.container import DockerStore
     from harness.proxy.embedded import EmbeddedProxy
 
     d = tmp_path_factory.mktemp("stack")

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from harness.backends import DEFAULT_IMAGE
-from harness.backends.image import ldd, rootfs_tar
+from harness.stores.daemon import DEFAULT_IMAGE
+from harness.stores.image import ldd, rootfs_tar
 
 
 def _one_line_usage(r, tmp_path, *words):

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import tarfile
 
-from harness.backends.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
+from harness.stores.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
 from harness.host import default_store_bin
 
 

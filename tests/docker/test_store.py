@@ -6,7 +6,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.backends.container import DockerStore
+from harness.stores.container import DockerStore
 from harness.faults.clock import write_offset
 from harness.heal import Ledger
 

@@ -88,7 +88,7 @@ def _ctx(tmp_path, table, workers):
     from harness.faults import FaultContext
     from harness.heal import Ledger
     return FaultContext(cfg=SimpleNamespace(backend="embedded"), run_dir=tmp_path, ledger=Ledger(tmp_path),
-                        store=None, workers=workers, holders=table, admin=None, rng=random.Random(1))
+                        workers=workers, holders=table, rng=random.Random(1))
 
 
 @pytest.fixture

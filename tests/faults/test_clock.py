@@ -7,15 +7,18 @@ from harness.faults import FAULTS, FaultContext, Step
 from harness.faults.clock import write_offset
 from harness.host import faketime_env, libfaketime_path
 from harness.heal import Ledger
+from harness.node import Node, NodeFiles
 
 
 def _ctx(tmp_path):
     cfg = SimpleNamespace(ttl_s=1.0, store_url=None)
     admin = SimpleNamespace(time=lambda: (_ for _ in ()).throw(RuntimeError("no store")))
     (tmp_path / "faketime").mkdir()
-    faketime_env(tmp_path / "faketime" / "store")
-    return FaultContext(cfg=cfg, run_dir=tmp_path, ledger=Ledger(tmp_path), store=None, workers=[],
-                        holders=None, admin=admin, rng=random.Random(1), faketime_dir=tmp_path / "faketime")
+    files = NodeFiles.of(tmp_path, "node1", alone=True)
+    faketime_env(files.faketime)
+    node = Node("node1", SimpleNamespace(faketime_file=files.faketime), files, admin=admin)
+    return FaultContext(cfg=cfg, run_dir=tmp_path, ledger=Ledger(tmp_path), workers=[], holders=None,
+                        rng=random.Random(1), nodes=[node], faketime_dir=tmp_path / "faketime")
 
 
 def test_libfaketime_ships_with_the_wheel():

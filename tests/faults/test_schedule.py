@@ -96,7 +96,7 @@ def test_a_step_whose_time_never_came_is_recorded_with_why(tmp_path):
     import time
 
     ctx = FaultContext(cfg=SimpleNamespace(store_port=None), run_dir=tmp_path, ledger=Ledger(tmp_path),
-                       store=None, workers=[], holders=None, admin=None, rng=random.Random(1))
+                       workers=[], holders=None, rng=random.Random(1))
     history = _History()
     steps = [Step(0.0, "pause", "worker", 0.05), Step(30.0, "pause", "worker", 1.0)]
     nemesis = Nemesis(ctx, steps, history, time.monotonic_ns())

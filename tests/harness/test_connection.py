@@ -90,7 +90,7 @@ def test_a_planned_store_restart_is_recorded_without_a_gap(tmp_path):
     import redis
 
     from harness.host import default_store_bin
-    from harness.store import EmbeddedStore
+    from harness.stores.embedded import EmbeddedStore
 
     store = EmbeddedStore(default_store_bin(), tmp_path)
     store.start()

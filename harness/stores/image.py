@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from harness.backends import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
 from harness.errors import LeasecheckError, UsageError
 from harness.host import default_store_bin, libfaketime_path
 

@@ -1,9 +1,5 @@
-"""Where the store runs: ``embedded`` (a child process, the default), ``docker`` (a container the
-harness creates, faults and removes itself) or ``compose`` (the stack in ``docker-compose.yml``,
-already up).
-
-Every backend keeps the store on 127.0.0.1: containers use the host's network namespace and bind
-loopback, and the harness never addresses a container IP.
+"""The Docker daemon, as the ``docker`` store kind and the image builder reach it: a client whose
+daemon answered, the labels every container of the harness carries, the default image.
 """
 from __future__ import annotations
 
@@ -11,7 +7,6 @@ import os
 
 from harness.errors import LeasecheckError
 
-BACKENDS = ("embedded", "docker", "compose")
 DEFAULT_IMAGE = "leasecheck/redis-store:6.2"
 LABEL = "leasecheck"                    # every container the harness creates: leasecheck=1
 RUN_LABEL = "leasecheck.run"            # ... and the run id

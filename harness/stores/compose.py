@@ -17,6 +17,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import UsageError
+from harness.stores.external import ExternalStore
 
 COMPOSE_STORE_URL = "redis://127.0.0.1:16379/0"
 COMPOSE_TOXIPROXY_URL = "http://127.0.0.1:8474"
@@ -60,3 +61,12 @@ def toxiproxy_up(url: str) -> None:
     except requests.RequestException as e:
         raise UsageError(f"--backend compose: the stack's Toxiproxy at {url} does not answer "
                          f"({type(e).__name__}); {UP_HINT}") from None
+
+
+class ComposeStore(ExternalStore):
+    """The compose stack's store: external to the harness (never faulted), only the stack's."""
+
+    kind = "compose"
+
+    def _not_answering(self, e: Exception) -> str:
+        return f"--backend compose: the stack's store at {self.address} does not answer ({e}); {UP_HINT}"

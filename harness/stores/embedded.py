@@ -1,7 +1,4 @@
-"""Store backends: an embedded ``redis-server`` child process, or an existing store by URL (the
-container backend is ``harness.backends.container.DockerStore``, with the same interface:
-``start``, ``stop``, ``kill``, ``restart``, ``pause``, ``resume``, ``resume_entry``, ``pid``,
-``host``, ``port``, ``managed``).
+"""The ``embedded`` store kind: a ``redis-server`` child process (the default).
 
 The embedded store listens on 127.0.0.1 only, keeps nothing on disk (no RDB, no AOF), writes
 its log into the run directory, and is stopped by the runner at the end — also on Ctrl-C,
@@ -21,7 +18,7 @@ from pathlib import Path
 import redis
 
 from harness.errors import StoreError
-from harness.host import free_port, proc_started
+from harness.host import faketime_env, free_port, proc_started
 from harness.procfs import is_stopped
 
 _PR_SET_PDEATHSIG = 1
@@ -37,13 +34,17 @@ def _die_with_parent() -> None:
 class EmbeddedStore:
     """A volatile ``redis-server`` the harness starts and stops itself."""
 
+    kind = "embedded"
     managed = True
 
     def __init__(self, binary: str, run_dir: Path, port: int | None = None,
-                 env: dict[str, str] | None = None):
+                 faketime_file: Path | None = None, log_path: Path | None = None):
         self.binary = binary
-        self.env = env
         self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
+        self.log_path = Path(log_path).resolve() if log_path else self.run_dir / "store.log"
+        # A clock the harness may move: libfaketime reads this file on every clock call.
+        self.faketime_file = Path(faketime_file).resolve() if faketime_file else None
+        self.env = faketime_env(self.faketime_file) if self.faketime_file else None
         self.host = "127.0.0.1"
         self.port = port
         self.proc: subprocess.Popen | None = None
@@ -59,10 +60,10 @@ class EmbeddedStore:
             if self._launch(port, timeout_s):
                 self.port = port
                 return
-        raise StoreError(f"redis-server did not start; see {self.run_dir / 'store.log'}")
+        raise StoreError(f"redis-server did not start; see {self.log_path}")
 
     def _launch(self, port: int, timeout_s: float) -> bool:
-        log = self.run_dir / "store.log"
+        log = self.log_path
         args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
                 "--logfile", str(log), "--dir", str(self.run_dir)]
@@ -107,8 +108,7 @@ class EmbeddedStore:
         if self.port is None:
             raise StoreError("the store was never started, so it has no port to come back on")
         if not self._launch(self.port, timeout_s):
-            raise StoreError(f"redis-server did not come back on port {self.port}; see "
-                             f"{self.run_dir / 'store.log'}")
+            raise StoreError(f"redis-server did not come back on port {self.port}; see {self.log_path}")
 
     def pause(self) -> None:
         """SIGSTOP: a stop-the-world stall (``resume`` or the ledger's ``sigcont`` undoes it)."""
@@ -131,24 +131,6 @@ class EmbeddedStore:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-
-class ExternalStore:
-    """A store the harness does not manage (``--store-url``): it is never started, stopped,
-    flushed or faulted; the run touches only keys under its own prefix."""
-
-    managed = False
-
-    def __init__(self, host: str, port: int, db: int = 0):
-        self.host, self.port, self.db = host, port, db
-
-    def start(self, timeout_s: float = 5.0) -> None:
-        try:
-            redis.Redis(host=self.host, port=self.port, db=self.db, socket_timeout=timeout_s).ping()
-        except redis.RedisError as e:
-            raise StoreError(f"--store-url redis://{self.host}:{self.port}/{self.db} does not answer "
-                             f"({e}); start that store or drop --store-url to use the embedded one") from None
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        pass
-
-    pid = None
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"

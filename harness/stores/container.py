@@ -9,7 +9,7 @@ every capability dropped, ``no-new-privileges`` and the harness's own uid. Its l
 Faults: ``pause()``/``resume()`` use the cgroup freezer (``docker pause``); ``kill()`` sends
 SIGKILL and ``restart()`` starts the same container again (same command, same port, empty); the
 store's clock follows ``run_dir/faketime/store`` through a read-only bind mount of that folder
-and libfaketime inside the image. The container's output becomes ``store.log`` at the end.
+and libfaketime inside the image. The container's output becomes its log (``store.log``) at the end.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import redis
 
-from harness.backends import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
-from harness.backends.image import FAKETIME_LABEL
+from harness.stores.daemon import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.stores.image import FAKETIME_LABEL
 from harness.errors import StoreError
 from harness.heal import undoes
 from harness.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started
@@ -30,11 +30,13 @@ FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"
 
 
 class DockerStore:
+    kind = "docker"
     managed = True
 
     def __init__(self, image: str, run_dir: Path, run_id: str, port: int | None = None,
-                 faketime_file: Path | None = None):
+                 faketime_file: Path | None = None, log_path: Path | None = None):
         self.image, self.run_dir, self.run_id = image, Path(run_dir), run_id
+        self.log_path = Path(log_path) if log_path else self.run_dir / "store.log"
         self.port = port
         self.host = "127.0.0.1"
         self.faketime_file = Path(faketime_file) if faketime_file else None
@@ -59,7 +61,7 @@ class DockerStore:
                 return
             self._remove(self.container)   # e.g. the port was taken between our probe and its bind
             self.container = None
-        raise StoreError(f"the store container ({self.image}) did not answer; see {self.run_dir / 'store.log'}")
+        raise StoreError(f"the store container ({self.image}) did not answer; see {self.log_path}")
 
     def _spec(self, name: str, port: int) -> dict:
         labels = {LABEL: "1", RUN_LABEL: self.run_id, RUN_DIR_LABEL: str(self.run_dir.resolve()),
@@ -122,7 +124,7 @@ class DockerStore:
             pass
 
     def _remove(self, container, timeout_s: float = 5.0) -> None:
-        remove_container(container, self.run_dir / "store.log", timeout_s)
+        remove_container(container, self.log_path, timeout_s)
 
     # -- faults ----------------------------------------------------------------------------
     def kill(self) -> None:
@@ -152,6 +154,10 @@ class DockerStore:
         """The daemon's own word that the cgroup freezer holds the container (its processes do
         not show as stopped in /proc: the freezer is not a signal)."""
         return bool(self.client.api.inspect_container(self.container.id)["State"].get("Paused"))
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
 
     @property
     def pid(self) -> int | None:
