@@ -27,7 +27,7 @@ from checkers import check_run
 from checkers.errors import CheckError
 from checkers.fault_report import markdown as faults_markdown
 from harness import gc as retention
-from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig
+from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, replayed_fields
 from harness.durations import parse_duration
 from harness.errors import LeasecheckError, UsageError
 from harness.faults import nemesis_help
@@ -297,10 +297,7 @@ def _replayed(run_dir: Path) -> dict:
         steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
     except ValueError as e:
         raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
-    keep = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay",
-            "time_limit_s", "seed", "max_overlap", "client_timeout_s", "client_retries", "name",
-            "nemesis", "nemesis_interval_s", "store_bin", "store_url", "backend", "store_image",
-            "proxy", "sink", "audit", "toxiproxy_url")
+    keep = replayed_fields()
     base = {k: old[k] for k in keep if k in old}
     base["schedule"] = steps  # the exact fault timeline, not a new draw
     return base

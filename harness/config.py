@@ -9,41 +9,47 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
 DEFAULT_RETRY_DELAY = "5ms..20ms"
 
 
+def _setting(default, scenario: str | None = None, kind=str):
+    """A field a user sets: repeated by ``--replay``; ``scenario``: its key in a scenario file's
+    ``[run]`` table (read as ``kind``: str, int, float, bool or "duration")."""
+    return field(default=default, metadata={"replay": True, "scenario": scenario, "kind": kind})
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    lease: str = "token-cas"
-    workers: int = 8
-    slots: int = 1
-    jobs: int = 1
-    ttl_s: float = 1.0
-    job_duration: str = DEFAULT_JOB_DURATION
-    retry_delay: str = DEFAULT_RETRY_DELAY
-    time_limit_s: float = 30.0
-    seed: int | None = None
-    max_overlap: float | None = None
-    store_bin: str | None = None
-    store_url: str | None = None
+    lease: str = _setting("token-cas", "lease")
+    workers: int = _setting(8, "workers", int)
+    slots: int = _setting(1, "slots", int)
+    jobs: int = _setting(1, "jobs", int)
+    ttl_s: float = _setting(1.0, "ttl", "duration")
+    job_duration: str = _setting(DEFAULT_JOB_DURATION, "job_duration")
+    retry_delay: str = _setting(DEFAULT_RETRY_DELAY, "retry_delay")
+    time_limit_s: float = _setting(30.0, "time_limit", "duration")
+    seed: int | None = _setting(None, "seed", int)
+    max_overlap: float | None = _setting(None, "max_overlap", float)
+    store_bin: str | None = _setting(None)
+    store_url: str | None = _setting(None)
     store_port: int | None = None
-    client_timeout_s: float | None = None
-    client_retries: int | None = None
+    client_timeout_s: float | None = _setting(None, "client_timeout", "duration")
+    client_retries: int | None = _setting(None, "client_retries", int)
     results_dir: str = "results"
-    name: str | None = None
-    nemesis: str | None = None
-    nemesis_interval_s: float = 10.0
+    name: str | None = _setting(None, "name")
+    nemesis: str | None = _setting(None, "nemesis")
+    nemesis_interval_s: float = _setting(10.0, "nemesis_interval", "duration")
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
-    toxiproxy_url: str | None = None  # a real Toxiproxy server instead of the embedded proxy
-    proxy: bool = False               # route workers through the proxy even without network faults
-    backend: str = "embedded"         # embedded | docker | compose (harness.stores)
-    store_image: str | None = None    # --backend docker: the store image
-    sink: bool = False                # effects land in fenced and unfenced sinks in the store
-    audit: bool = True                # record the store's MONITOR stream (off: history-only checking)
+    toxiproxy_url: str | None = _setting(None)  # a real Toxiproxy server instead of the embedded proxy
+    proxy: bool = _setting(False)     # route workers through the proxy even without network faults
+    backend: str = _setting("embedded")   # embedded | docker | compose (harness.stores)
+    store_image: str | None = _setting(None)  # --backend docker: the store image
+    sink: bool = _setting(False, "sink", bool)  # effects land in fenced and unfenced sinks in the store
+    audit: bool = _setting(True)      # record the store's MONITOR stream (off: history-only checking)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""
@@ -99,3 +105,15 @@ def short_lease_name(lease: str) -> str:
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "lease"
+
+
+def scenario_keys() -> dict[str, tuple[str, object]]:
+    """A scenario file's ``[run]`` keys: key -> (field, kind), from the fields that declare one."""
+    return {f.metadata["scenario"]: (f.name, f.metadata["kind"]) for f in fields(RunConfig)
+            if f.metadata.get("scenario")}
+
+
+def replayed_fields() -> tuple[str, ...]:
+    """The fields ``--replay`` repeats from a run's config.json: every setting a user made."""
+    return tuple(f.name for f in fields(RunConfig) if f.metadata.get("replay"))
+

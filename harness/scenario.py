@@ -25,20 +25,13 @@ import re
 import tomllib
 from pathlib import Path
 
+from harness.config import scenario_keys
 from harness.durations import parse_duration
 from harness.errors import UsageError
 from harness.faults import FAULTS, Param, unknown_fault
 
 # [run] key -> (RunConfig field, kind)
-RUN_KEYS = {
-    "lease": ("lease", str), "workers": ("workers", int), "slots": ("slots", int),
-    "jobs": ("jobs", int), "ttl": ("ttl_s", "duration"), "job_duration": ("job_duration", str),
-    "retry_delay": ("retry_delay", str), "time_limit": ("time_limit_s", "duration"),
-    "seed": ("seed", int), "max_overlap": ("max_overlap", float), "nemesis": ("nemesis", str),
-    "nemesis_interval": ("nemesis_interval_s", "duration"),
-    "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
-    "name": ("name", str), "sink": ("sink", bool),
-}
+RUN_KEYS = scenario_keys()   # [run] key -> (RunConfig field, kind), declared by RunConfig
 EVENT_KEYS = ("at", "fault", "target", "duration")   # every event; the rest are the fault's own
 
 
