@@ -30,6 +30,7 @@ from harness.faults import FaultContext
 from harness.heal import Ledger, heal_leftovers
 from harness.history import HistoryWriter
 from harness.holders import HolderTable, pump
+from harness.slot_board import FILE as SLOT_BOARD, SlotBoard
 from harness.host import faketime_env
 from harness.leftovers import remove_run_keys
 from harness.nemesis import Nemesis
@@ -149,6 +150,7 @@ class Run:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, cfg.workers, cfg.slots, create=True)
         errlog = open(self.run_dir / "workers.log", "ab")
         for i in range(cfg.workers):
             wenv = dict(env, **faketime_env(self.faketime_dir / f"w{i}")) if skew_workers else env
@@ -163,7 +165,7 @@ class Run:
             if line.strip() != b"ready":
                 raise StoreError(f"worker {i} did not start (see {self.run_dir / 'workers.log'})")
         self._pump = threading.Thread(target=pump, args=([w.stdout for w in self.workers],
-                                                         self.holders, self._pump_stop, self.replies),
+                                                         self._pump_stop, self.replies),
                                       name="holders", daemon=True)
         self._pump.start()
 
@@ -242,6 +244,9 @@ class Run:
         self._pump_stop.set()
         if self._pump:
             self._pump.join(2)
+        if self.holders.board is not None:      # only the workers and the faults read it
+            self.holders.board.close()
+            (self.run_dir / SLOT_BOARD).unlink(missing_ok=True)
         if self.history:
             self._stopping()
             extra = {"signal": self.end_signal} if self.end_signal else {}

@@ -4,7 +4,8 @@ Started by the runner as ``python -m harness.worker RUN_DIR INDEX``. Protocol on
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
-(the clock probe of ``clock:workers``) and reports ``hold``/``free`` and ``in``/``out`` lines (whom to pause: ``harness.holders``).
+(the clock probe of ``clock:workers``). Which slot holds a claim and which lease call it is
+inside go to the run's slot board in shared memory (``harness.slot_board``: whom to pause).
 Each slot finishes its current job and releases before it exits, so the history ends with
 complete operations.
 """
@@ -22,6 +23,7 @@ from harness.config import RunConfig
 from harness.connection import SendTracker, make_client
 from harness.durations import parse_distribution
 from harness.history import HistoryWriter
+from harness.slot_board import FILE as SLOT_BOARD, SlotBoard
 from workloads.claim_loop import Slot
 from workloads.sink import Sink
 from workloads.leases import load_lease
@@ -51,11 +53,18 @@ def main(argv: list[str]) -> int:
             except (BrokenPipeError, OSError):
                 pass
 
+    # Whom to aim `pause:holder` / `pause:releaser` at: a few bytes in shared memory per call.
+    board = SlotBoard(run_dir / SLOT_BOARD, cfg.workers, cfg.slots)
+    record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
+
     def on_hold(process: str, holding: bool) -> None:
-        say(("hold " if holding else "free ") + process)  # whom to aim `pause:holder` at
+        board.hold(record[process], holding)
 
     def on_call(process: str, call: str | None) -> None:
-        say(f"in {call} {process}" if call else f"out {process}")  # whom to aim `pause:releaser` at
+        if call:
+            board.enter(record[process], call)
+        else:
+            board.leave(record[process])
 
     slots = []
     for s in range(cfg.slots):

@@ -1,4 +1,4 @@
-"""Pauses aimed at lease calls: the slots' ``in``/``out`` lines tell the holder table who is inside
+"""Pauses aimed at lease calls: the slots' shared board tells the holder table who is inside
 which call, and ``pause:releaser`` stops that worker while its release is in flight."""
 import threading
 import time
@@ -10,6 +10,7 @@ from harness.errors import UsageError
 from harness.faults import FAULTS, nemesis_entries
 from harness.faults.pause import AIMED
 from harness.holders import HolderTable, worker_index
+from harness.slot_board import SlotBoard
 from workloads.claim_loop import Slot
 
 
@@ -29,31 +30,43 @@ def test_the_pause_module_declares_the_aimed_targets():
         nemesis_entries("pause:deleter", _cfg())
 
 
-def test_the_table_knows_who_is_inside_which_call():
-    t = HolderTable()
-    t.update("in acquire w1.s0")
-    t.update("in release w3.s1")
-    t.update("in release w2.s0")
+def test_the_table_knows_who_is_inside_which_call(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=4, slots=2, create=True)
+    worker_side = SlotBoard(tmp_path / "slots.bin", workers=4, slots=2)   # another mapping
+    t = HolderTable(board)
+    for process, call in (("w1.s0", "acquire"), ("w3.s1", "release"), ("w2.s0", "release")):
+        worker_side.enter(worker_side.index(process), call)
     found = t.wait_for_call("release", timeout_s=0.1)
     assert found[0] == "w2.s0"                       # the one that entered last
     assert worker_index(found[0]) == 2
     assert t.still_in(*found)
-    t.update("out w2.s0")
+    worker_side.leave(worker_side.index("w2.s0"))
     assert not t.still_in(*found)
-    t.update("in release w2.s0")                     # the slot's next release is another call
+    worker_side.enter(worker_side.index("w2.s0"), "release")   # the slot's next release is another call
     assert not t.still_in(*found)
     assert t.wait_for_call("renew", timeout_s=0.05) is None
     assert t.wait_for_call("acquire", timeout_s=0.05)[0] == "w1.s0"
-    t.update("hold w1.s0")                           # the old lines still work alongside
+    assert t.holders() == [] and t.wait_for_holder(0.01) is None
+    worker_side.hold(worker_side.index("w1.s0"), True)
+    worker_side.hold(worker_side.index("w3.s1"), True)
+    assert t.holders() == [1, 3]
+    assert t.wait_for_holder(0.01) == 3              # the most recent claimer
+    worker_side.hold(worker_side.index("w3.s1"), False)
     assert t.holders() == [1]
 
 
-def test_waiting_for_a_call_wakes_when_one_starts():
-    t = HolderTable()
-    threading.Timer(0.05, t.update, ["in renew w5.s0"]).start()
+def test_waiting_for_a_call_wakes_when_one_starts(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=6, slots=1, create=True)
+    t = HolderTable(board)
+    threading.Timer(0.05, board.enter, [5, "renew"]).start()
     start = time.monotonic()
     assert t.wait_for_call("renew", timeout_s=2.0)[0] == "w5.s0"
     assert time.monotonic() - start < 1.0
+
+
+def test_a_table_without_a_board_knows_nobody():
+    t = HolderTable()
+    assert t.holders() == [] and t.wait_for_call("release", 0.01) is None and not t.still_in("w0.s0", 1)
 
 
 def test_a_slot_reports_entering_and_leaving_each_call():
@@ -105,8 +118,9 @@ def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_th
     from harness.faults.base import Step
     from harness.procfs import is_stopped
     pause = FAULTS["pause"]
-    table = HolderTable()
-    table.update("in release w1.s0")
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    table = HolderTable(board)
+    board.enter(1, "release")
     ctx = _ctx(tmp_path, table, two_workers)
     act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
     time.sleep(0.1)
@@ -115,8 +129,9 @@ def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_th
     assert not is_stopped(two_workers[1].pid)
     assert m["processes"] == ["w1"] and m["slot"] == "w1.s0" and m["in_call"] is True
 
-    table.update("in release w0.s0")
+    board.leave(1)
+    board.enter(0, "release")
     act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
-    table.update("out w0.s0")          # it had left the call before the stop took hold
+    board.leave(0)                     # it had left the call before the stop took hold
     m = pause.stop(ctx, act)
     assert m["processes"] == ["w0"] and m["in_call"] is False

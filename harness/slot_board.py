@@ -1,0 +1,86 @@
+"""Which lease call each slot is inside and whether it holds a claim, on a board in shared memory.
+
+Aiming a fault (``pause:holder``, ``pause:releaser`` ...) needs to know, at any moment, who holds
+a claim and who is inside which lease call. Telling the harness over a pipe costs a write and a
+flush per lease call in every worker and a parse per line in the harness; on two cores that was
+the largest cost the harness added to a bare client loop. So each slot writes a small record into
+a file both sides map into memory (``RUN_DIR/slots.bin``): a few bytes stored per call, no system
+call, nothing to read until a fault asks.
+
+One record per slot (index: worker × slots + slot), written only by that slot's thread:
+
+    call      u8   0 none, 1 acquire, 2 release, 3 renew   (written last on entry, first on exit)
+    holding   u8   1 while the slot holds a claim
+    number    u32  how many calls the slot has entered (tells one release from the next)
+    entered   i64  CLOCK_MONOTONIC ns when it entered its current call
+    since     i64  CLOCK_MONOTONIC ns when it began holding
+
+A reader may see a record mid-update; the worst it does is aim a pause at a slot that just left
+its call, which the pause measures (``in_call``). The checker never reads the board.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import time
+from pathlib import Path
+
+FILE = "slots.bin"                # in the run directory, removed when the workers have stopped
+RECORD = struct.Struct("<BBxxIqq")
+CALLS = ("", "acquire", "release", "renew")
+_CODE = {name: i for i, name in enumerate(CALLS) if name}
+_ENTRY = struct.Struct("<Iq")     # number, entered: at offset 4
+_SINCE = struct.Struct("<q")      # since: at offset 16
+
+
+class SlotBoard:
+    """The shared records of ``slots`` slots per worker, ``workers`` workers."""
+
+    def __init__(self, path: Path, workers: int, slots: int, create: bool = False):
+        self.path, self.workers, self.slots = Path(path), workers, slots
+        size = RECORD.size * workers * slots
+        if create:
+            self.path.write_bytes(bytes(size))
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            self._mm = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        self._numbers = [0] * (workers * slots)
+
+    # -- a worker's slots write ----------------------------------------------------------------
+    def index(self, process: str) -> int:
+        """``"w3.s1"`` -> its record number."""
+        worker, slot = process.split(".")
+        return int(worker[1:]) * self.slots + int(slot[1:])
+
+    def enter(self, i: int, call: str) -> None:
+        self._numbers[i] += 1
+        off = i * RECORD.size
+        _ENTRY.pack_into(self._mm, off + 4, self._numbers[i], time.monotonic_ns())
+        self._mm[off] = _CODE[call]
+
+    def leave(self, i: int) -> None:
+        self._mm[i * RECORD.size] = 0
+
+    def hold(self, i: int, holding: bool) -> None:
+        off = i * RECORD.size
+        if holding:
+            _SINCE.pack_into(self._mm, off + 16, time.monotonic_ns())
+        self._mm[off + 1] = 1 if holding else 0
+
+    # -- the harness reads ----------------------------------------------------------------------
+    def records(self) -> list[tuple[str, str, bool, int, int, int]]:
+        """(process, call or "", holding, number, entered_ns, since_ns) of every slot."""
+        out = []
+        for i, (code, holding, number, entered, since) in enumerate(RECORD.iter_unpack(self._mm)):
+            process = f"w{i // self.slots}.s{i % self.slots}"
+            out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since))
+        return out
+
+    def close(self) -> None:
+        try:
+            self._mm.close()
+        except (BufferError, ValueError):
+            pass
