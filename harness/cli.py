@@ -41,6 +41,7 @@ from harness.hunt_progress import HuntProgress
 from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
+from harness.run_progress import RunProgress
 from harness.runner import Run
 from harness.runs import list_runs
 from harness.scenario import load_scenario
@@ -151,9 +152,13 @@ def cli():
 @click.option("--results-dir", default="results", help="Where run directories go.")
 @click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the verdict as JUnit XML here: one test case per checked property.")
+@click.option("--quiet", is_flag=True, default=False,
+              help="No progress while the run goes (by default a status block on a terminal, a plain line "
+                   "every few seconds otherwise).")
 @click.pass_context
 def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run workers against a store and check the history."""
+    quiet = opts.pop("quiet")
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
@@ -162,7 +167,8 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         _usage_exit(e)
     runner = Run(plan, log=console.print)
     try:
-        run_dir = runner.execute()
+        with RunProgress(console, runner, quiet=quiet):
+            run_dir = runner.execute()
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
         _junit_crash(junit, plan.cfg.scenario, str(e))
@@ -188,6 +194,7 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
          junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
     until the first violation or the budget; print the failing run and the command that replays it."""
+    opts.pop("quiet")   # each run of a hunt is silent; the hunt's own line says how far it got
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
