@@ -320,7 +320,7 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     header = matrix_table.Header(command="leasecheck " + shlex.join(sys.argv[1:]),
                                  when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                 machine=_machine(), seed=seed, exit_code=code)
+                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
     md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir), stamp)
     console.print(matrix_table.rich_table(cells))
     console.print(f"table: {_shown(md)} and {_shown(page)}", markup=False, soft_wrap=True)
@@ -340,11 +340,6 @@ def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
         return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir,
                                  reason=f"{type(e).__name__}: {e}"), False
     return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
-
-
-def _machine() -> str:
-    import platform
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
