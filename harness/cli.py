@@ -196,7 +196,7 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
          junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
     until the first violation or the budget; print the failing run and the command that replays it."""
-    opts.pop("quiet")   # each run of a hunt is silent; the hunt's own line says how far it got
+    quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
@@ -223,7 +223,8 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
 
     tally = Tally()
     try:
-        with HuntProgress(console, budget_s, tally) as show:
+        with (contextlib.nullcontext(lambda _tally: None) if quiet
+              else HuntProgress(console, budget_s, tally)) as show:
             hunt_loop(cfg, budget_s, run_once, on_run=show, tally=tally)
     except (LeasecheckError, CheckError) as e:
         err_console.print(f"leasecheck: {e}")
