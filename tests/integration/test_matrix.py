@@ -2,8 +2,10 @@
 off a terminal; bad input refused before any run; the nightly CI example's command is valid."""
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -63,3 +65,31 @@ def test_the_nightly_example_runs_a_valid_matrix_command(tmp_path):
     assert re.search(r"matrix: 8 lease\(s\) x 4 fault mix\(es\) = 32 run\(s\)", p.stdout)
     for step in ("actions/upload-artifact", "path: results/", "GITHUB_STEP_SUMMARY", "1) echo \"::error::"):
         assert step in text
+
+
+def test_ctrl_c_stops_the_matrix_and_still_writes_the_table(tmp_path):
+    """SIGINT during the first cell: that run ends interrupted (checked, inconclusive), the other
+    cells never start and say so, the table is written, and the exit code is 2, not 0."""
+    results = tmp_path / "results"
+    p = subprocess.Popen([sys.executable, "-m", "harness", "matrix", "--lease", "token-cas,token-cas-renew",
+                          "--nemesis", "none", "--workers", "2", "--time-limit", "30s", "--results-dir", str(results)],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            started = list(results.glob("*/*/history.d/harness.jsonl"))
+            if started and "run_start" in started[0].read_text():
+                break
+            time.sleep(0.05)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 2, out + err
+    table = next(results.glob("matrix-*.md")).read_text()
+    assert re.search(r"^\| `token-cas` \| \*\*INCONCLUSIVE\*\*: .*SIGINT", table, re.M), table
+    assert "| `token-cas-renew` | **NOT RUN**: the matrix stopped first |" in table
+    assert not (results / "token-cas-renew").exists()
