@@ -42,7 +42,7 @@ def what(cell: Cell) -> str:
                                                     ("early_loss", "early loss(es)")) if n.get(k)]
         return ", ".join(found) or _short(cell.reason)
     if cell.verdict == VALID:
-        return f"overlap {n.get('overlap', 0)}, found nothing {n.get('found_nothing', 0)}"
+        return f"overlap {n.get('overlap', 0)}, {n.get('found_nothing', 0)} release(s) found nothing"
     if cell.verdict == NOT_RUN:
         return "the matrix stopped first"
     return _short(cell.reason)

@@ -63,7 +63,7 @@ def test_markdown_table_rows_columns_and_relative_links(tmp_path):
     lines = md.splitlines()
     assert lines[0] == "| lease | `none` | `pause:holder` |" and lines[1] == "|---|---|---|"
     naive, token = lines[2], lines[3]
-    assert naive.startswith("| `naive-del` | **VALID**: overlap 0, found nothing 1 ([run](naive-del/A/), "
+    assert naive.startswith("| `naive-del` | **VALID**: overlap 0, 1 release(s) found nothing ([run](naive-del/A/), "
                             "[report](naive-del/A/report.html)) | **INVALID**: 4 foreign release(s)")
     assert "[report](naive-del/B/report.html)" in naive
     assert "**INCONCLUSIVE**: fault 1 pause:holder did not take effect \\| measured 0 s" in token
