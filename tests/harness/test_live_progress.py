@@ -27,13 +27,13 @@ def _append(path: Path, text: str):
 
 def test_counts_calls_acquires_found_nothing_and_faults(tmp_path):
     w0, h = tmp_path / "w0.jsonl", tmp_path / "harness.jsonl"
-    _append(w0, _line(1, "w0.s0", "invoke", f="acquire", attempt="a", key="k")
-            + _line(2, "w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[])
-            + _line(3, "w0.s0", "fail", f="acquire", attempt="b", key="k", value=False, sent=[])
-            + _line(4, "w0.s0", "info", f="acquire", attempt="c", key="k", error="TimeoutError")
-            + _line(5, "w0.s0", "ok", f="release", attempt="a", key="k", value=False, sent=[])
-            + _line(6, "w0.s0", "ok", f="release", attempt="d", key="k", value=True, sent=[])
-            + _line(7, "w0.s0", "ok", f="renew", attempt="d", key="k", value=True, sent=[]))
+    calls = [("acquire", "ok", {"value": True}), ("acquire", "fail", {"value": False}),
+             ("acquire", "info", {"error": "TimeoutError"}), ("release", "ok", {"value": False}),
+             ("release", "ok", {"value": True}), ("renew", "ok", {"value": True}),
+             ("effect", "ok", {"value": True})]          # --sink's effect write is not a lease call
+    _append(w0, "".join(_line(2 * i, "w0.s0", "invoke", f=f, attempt="a", key="k")
+                        + _line(2 * i + 1, "w0.s0", kind, f=f, attempt="a", key="k", **rest, sent=[[3, "EVALSHA"]])
+                        for i, (f, kind, rest) in enumerate(calls)))
     _append(h, _line(8, "nemesis", "fault_start", fault="pause", target="holder", n=0, requested={})
             + _line(9, "nemesis", "fault_start", fault="clock", target="store", n=1, requested={})
             + _line(10, "nemesis", "fault_end", fault="pause", target="holder", n=0, measured={}))
@@ -42,10 +42,11 @@ def test_counts_calls_acquires_found_nothing_and_faults(tmp_path):
     assert (s.calls, s.acquires_won, s.acquires_lost, s.acquires_unknown) == (6, 1, 1, 1)
     assert s.found_nothing == 1 and s.faults_active == ["clock:store"] and s.faults_done == 1
     # only what was appended since is read: a half-written line waits for its end
-    half = _line(30, "w0.s0", "ok", f="release", attempt="e", key="k", value=False, sent=[])
-    _append(w0, half[:25])
+    half = (_line(29, "w0.s0", "invoke", f="release", attempt="e", key="k")
+            + _line(30, "w0.s0", "ok", f="release", attempt="e", key="k", value=False, sent=[]))
+    _append(w0, half[:-25])
     assert stats.sample(40).found_nothing == 1
-    _append(w0, half[25:])
+    _append(w0, half[-25:])
     s = stats.sample(50)
     assert s.found_nothing == 2 and s.calls == 7
     stats.close()
