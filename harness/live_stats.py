@@ -116,12 +116,9 @@ class LiveStats:
             if b'"value":false' in line:     # the release deleted nothing
                 s.found_nothing += 1
         for line in _lines_with(chunk, _JOB):
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            heapq.heappush(self._jobs, (int(event.get("time", 0)), 1 if event.get("type") == "job_start" else -1,
-                                        str(event.get("key"))))
+            job = _job(line)
+            if job is not None:
+                heapq.heappush(self._jobs, job)
         for line in _lines_with(chunk, _FAULT):
             self._fault(line)
 
@@ -156,3 +153,18 @@ def _lines_with(chunk: bytes, needle: bytes):
         end = len(chunk) if end < 0 else end
         yield chunk[start:end]
         at = chunk.find(needle, end)
+
+
+def _job(line: bytes) -> tuple[int, int, str] | None:
+    """``(time, +1 for a start / -1 for an end, key)`` of a job line, read at the fields' fixed
+    places (``{"time":N,...,"type":"job_start",...,"key":"K"...}``); as many job lines as acquires
+    won, so no JSON parsing. A line of another shape is left out."""
+    comma, at = line.find(b","), line.find(b'"key":"')
+    if not line.startswith(b'{"time":') or comma < 0 or at < 0:
+        return None
+    end = line.find(b'"', at + 7)
+    try:
+        t = int(line[8:comma])
+    except ValueError:
+        return None
+    return t, 1 if b'"type":"job_start"' in line else -1, line[at + 7:end].decode(errors="replace")
