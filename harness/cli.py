@@ -332,7 +332,7 @@ def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
     """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
     runner = Run(plan, log=console.print)
     try:
-        with RunProgress(console, runner, quiet=quiet, title=title):
+        with RunProgress(console, runner, quiet=quiet, title=title, transient=True):
             run_dir = runner.execute()
         result = _checked(run_dir)
     except KeyboardInterrupt:

@@ -92,8 +92,11 @@ def block(s: Snapshot, time_limit_s: float, rate: float, stopping: bool, title: 
 class RunProgress:
     """Shows a ``harness.runner.Run``'s progress while ``runner.execute()`` runs in the block."""
 
-    def __init__(self, console: Console, runner, quiet: bool = False, title: str = ""):
+    def __init__(self, console: Console, runner, quiet: bool = False, title: str = "", transient: bool = False):
+        """``transient``: on a terminal the block goes away when the run ends (a matrix prints
+        one line per cell instead); otherwise its last state stays on the screen."""
         self.console, self.runner, self.quiet, self.title = console, runner, quiet, title
+        self.transient = transient
         self.time_limit_s = runner.cfg.time_limit_s
         self._stats: LiveStats | None = None
         self._rate = Rate()
@@ -142,7 +145,7 @@ class RunProgress:
             return self
         if self.console.is_terminal:
             self._live = Live(console=self.console, refresh_per_second=REFRESH_PER_SECOND,
-                              get_renderable=self._renderable, transient=False)
+                              get_renderable=self._renderable, transient=self.transient)
             self._live.__enter__()
         else:
             self._thread = threading.Thread(target=self._log_loop, name="progress", daemon=True)
