@@ -8,6 +8,7 @@ anything starts. Every option also reads an environment variable ``LEASECHECK_<O
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -288,6 +289,9 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
     """Run every lease under every fault mix (each cell an ordinary run, all with one seed) and
     write a table of verdicts: results/matrix-<time>.md and .html, linking each run and its
     report. Exit 1 if any cell is INVALID, else 2 if any is not VALID, else 0."""
+    # `run`'s options are copied onto this command; only those that configure a run reach the cells
+    # (an option `run` handles itself, like --quiet or --junit, has no RunConfig field).
+    opts = {k: v for k, v in opts.items() if k in RUN_FIELDS}
     try:
         rows = matrix_cells.split_list(leases, "--lease") or list(matrix_cells.DEFAULT_LEASES)
         columns = matrix_cells.mixes(mixes) or list(matrix_cells.DEFAULT_MIXES)
@@ -343,6 +347,7 @@ def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
     return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
 
 
+RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
 matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
 env_vars(matrix)
 
