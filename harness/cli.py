@@ -1,5 +1,5 @@
 """The ``leasecheck`` command line: ``run`` a scenario, ``hunt`` with fresh seeds until one fails,
-``check`` a stored run.
+``matrix`` of leases x fault mixes, ``check`` a stored run.
 
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before

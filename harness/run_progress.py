@@ -162,6 +162,8 @@ class RunProgress:
         if self._live is not None:
             if final is not None:
                 self._live.get_renderable = lambda: block(final[0], self.time_limit_s, final[1], False, self.title)
+            else:   # the run never started (its error follows): leave no "starting" line behind
+                self._live.get_renderable = lambda: Text("")
             self._live.__exit__(*exc)
         elif final is not None:
             self._print(final)
