@@ -1,5 +1,5 @@
 """The ``leasecheck`` command line: ``run`` a scenario, ``hunt`` with fresh seeds until one fails,
-``matrix`` of leases x fault mixes, ``check`` a stored run.
+``check`` a stored run.
 
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
@@ -275,83 +275,6 @@ hunt.params[:0] = list(run.params)   # every option of `run`, then --budget
 env_vars(hunt)
 
 
-@cli.command()
-@click.option("--lease", "leases", multiple=True,
-              help="The rows: leases, comma-separated or the option repeated "
-                   f"[default: {','.join(matrix_cells.DEFAULT_LEASES)}].")
-@click.option("--nemesis", "mixes", multiple=True,
-              help="A column: one fault mix as --nemesis of `run` takes it (e.g. \"latency,pause\"), or "
-                   f"\"none\"; repeat for more columns [default: {' '.join(matrix_cells.DEFAULT_MIXES)}].")
-@click.option("--dry-run", is_flag=True, default=False,
-              help="Check every cell's settings and list the cells; run nothing.")
-@click.pass_context
-def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet: bool, **opts):
-    """Run every lease under every fault mix (each cell an ordinary run, all with one seed) and
-    write a table of verdicts: results/matrix-<time>.md and .html, linking each run and its
-    report. Exit 1 if any cell is INVALID, else 2 if any is not VALID, else 0."""
-    # `run`'s options are copied onto this command; only those that configure a run reach the cells
-    # (an option `run` handles itself, like --quiet or --junit, has no RunConfig field).
-    opts = {k: v for k, v in opts.items() if k in RUN_FIELDS}
-    try:
-        rows = matrix_cells.split_list(leases, "--lease") or list(matrix_cells.DEFAULT_LEASES)
-        columns = matrix_cells.mixes(mixes) or list(matrix_cells.DEFAULT_MIXES)
-        plans = []
-        for lease in rows:
-            for mix in columns:
-                given: dict[str, str] = {}
-                cell_opts = dict(opts, lease=lease, nemesis=matrix_cells.nemesis_of(mix))
-                plan = preflight(_build_config(ctx, None, None, cell_opts, given), given=given)
-                opts["seed"] = plan.cfg.seed      # drawn once, then the same in every cell
-                plans.append((lease, mix, plan))
-    except UsageError as e:
-        _usage_exit(e)
-    seed = plans[0][2].cfg.seed
-    console.print(f"matrix: {len(rows)} lease(s) x {len(columns)} fault mix(es) = {len(plans)} run(s) of "
-                  f"{plans[0][2].cfg.time_limit_s:g} s, seed {seed}", markup=False)
-    if dry_run:
-        for lease, mix, plan in plans:
-            console.print(f"  {lease} x {mix}: {len(plan.steps)} fault step(s)", markup=False)
-        return
-    cells = []
-    for n, (lease, mix, plan) in enumerate(plans, 1):
-        cell, stop = _matrix_cell(lease, mix, plan, f"[{n}/{len(plans)}] {lease} x {mix}", quiet)
-        cells.append(cell)
-        console.print(f"[{n}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
-                      + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
-        if stop:
-            cells += [matrix_cells.Cell(le, mx, matrix_cells.NOT_RUN) for le, mx, _ in plans[n:]]
-            break
-    code = matrix_cells.exit_code(cells)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    header = matrix_table.Header(command="leasecheck " + shlex.join(sys.argv[1:]),
-                                 when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
-    md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir), stamp)
-    console.print(matrix_table.rich_table(cells))
-    console.print(f"table: {_shown(md)} and {_shown(page)}", markup=False, soft_wrap=True)
-    sys.exit(code)
-
-
-def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
-    """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
-    runner = Run(plan, log=console.print)
-    try:
-        with RunProgress(console, runner, quiet=quiet, title=title, transient=True):
-            run_dir = runner.execute()
-        result = _checked(run_dir)
-    except KeyboardInterrupt:
-        return matrix_cells.Cell(lease, mix, matrix_cells.NOT_RUN, runner.run_dir), True
-    except Exception as e:   # one cell's harness failing does not lose the others
-        return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir,
-                                 reason=f"{type(e).__name__}: {e}"), False
-    return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
-
-
-RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
-matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
-env_vars(matrix)
-
-
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
                   given: dict | None = None) -> RunConfig:
     """Defaults < scenario file or replayed run < flags (or their environment variables).
@@ -544,6 +467,83 @@ def _check_progress():
 def _usage_exit(e: Exception) -> None:
     err_console.print(f"leasecheck: {e}", soft_wrap=True, markup=False)  # "[libs]" is text
     sys.exit(EXIT_USAGE)
+
+
+@cli.command()
+@click.option("--lease", "leases", multiple=True,
+              help="The rows: leases, comma-separated or the option repeated "
+                   f"[default: {','.join(matrix_cells.DEFAULT_LEASES)}].")
+@click.option("--nemesis", "mixes", multiple=True,
+              help="A column: one fault mix as --nemesis of `run` takes it (e.g. \"latency,pause\"), or "
+                   f"\"none\"; repeat for more columns [default: {' '.join(matrix_cells.DEFAULT_MIXES)}].")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Check every cell's settings and list the cells; run nothing.")
+@click.pass_context
+def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet: bool, **opts):
+    """Run every lease under every fault mix (each cell an ordinary run, all with one seed) and
+    write a table of verdicts: results/matrix-<time>.md and .html, linking each run and its
+    report. Exit 1 if any cell is INVALID, else 2 if any is not VALID, else 0."""
+    # `run`'s options are copied onto this command; only those that configure a run reach the cells
+    # (an option `run` handles itself, like --quiet or --junit, has no RunConfig field).
+    opts = {k: v for k, v in opts.items() if k in RUN_FIELDS}
+    try:
+        rows = matrix_cells.split_list(leases, "--lease") or list(matrix_cells.DEFAULT_LEASES)
+        columns = matrix_cells.mixes(mixes) or list(matrix_cells.DEFAULT_MIXES)
+        plans = []
+        for lease in rows:
+            for mix in columns:
+                given: dict[str, str] = {}
+                cell_opts = dict(opts, lease=lease, nemesis=matrix_cells.nemesis_of(mix))
+                plan = preflight(_build_config(ctx, None, None, cell_opts, given), given=given)
+                opts["seed"] = plan.cfg.seed      # drawn once, then the same in every cell
+                plans.append((lease, mix, plan))
+    except UsageError as e:
+        _usage_exit(e)
+    seed = plans[0][2].cfg.seed
+    console.print(f"matrix: {len(rows)} lease(s) x {len(columns)} fault mix(es) = {len(plans)} run(s) of "
+                  f"{plans[0][2].cfg.time_limit_s:g} s, seed {seed}", markup=False)
+    if dry_run:
+        for lease, mix, plan in plans:
+            console.print(f"  {lease} x {mix}: {len(plan.steps)} fault step(s)", markup=False)
+        return
+    cells = []
+    for n, (lease, mix, plan) in enumerate(plans, 1):
+        cell, stop = _matrix_cell(lease, mix, plan, f"[{n}/{len(plans)}] {lease} x {mix}", quiet)
+        cells.append(cell)
+        console.print(f"[{n}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
+                      + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
+        if stop:
+            cells += [matrix_cells.Cell(le, mx, matrix_cells.NOT_RUN) for le, mx, _ in plans[n:]]
+            break
+    code = matrix_cells.exit_code(cells)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    header = matrix_table.Header(command="leasecheck " + shlex.join(sys.argv[1:]),
+                                 when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
+    md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir), stamp)
+    console.print(matrix_table.rich_table(cells))
+    console.print(f"table: {_shown(md)} and {_shown(page)}", markup=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
+    """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
+    runner = Run(plan, log=console.print)
+    try:
+        with RunProgress(console, runner, quiet=quiet, title=title, transient=True):
+            run_dir = runner.execute()
+        result = _checked(run_dir)
+    except KeyboardInterrupt:
+        return matrix_cells.Cell(lease, mix, matrix_cells.NOT_RUN, runner.run_dir), True
+    except Exception as e:   # one cell's harness failing does not lose the others
+        return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir,
+                                 reason=f"{type(e).__name__}: {e}"), False
+    return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
+
+
+RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
+matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
+env_vars(matrix)
 
 
 def main() -> None:
