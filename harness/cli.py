@@ -8,6 +8,7 @@ anything starts. Every option also reads an environment variable ``LEASECHECK_<O
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -38,6 +39,9 @@ from harness.hunt_progress import HuntProgress
 from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
+from harness import matrix as matrix_cells
+from harness import matrix_table
+from harness.run_progress import RunProgress
 from harness.runner import Run
 from harness.runs import list_runs
 from harness.scenario import load_scenario
@@ -151,9 +155,13 @@ def cli():
 @click.option("--results-dir", default="results", help="Where run directories go.")
 @click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the verdict as JUnit XML here: one test case per checked property.")
+@click.option("--quiet", is_flag=True, default=False,
+              help="No progress while the run goes (by default a status block on a terminal, a plain line "
+                   "every few seconds otherwise).")
 @click.pass_context
 def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run workers against a store and check the history."""
+    quiet = opts.pop("quiet")
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
@@ -162,7 +170,8 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         _usage_exit(e)
     runner = Run(plan, log=console.print)
     try:
-        run_dir = runner.execute()
+        with RunProgress(console, runner, quiet=quiet):
+            run_dir = runner.execute()
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
         _junit_crash(junit, plan.cfg.scenario, str(e))
@@ -188,6 +197,7 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
          junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
     until the first violation or the budget; print the failing run and the command that replays it."""
+    quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
@@ -214,7 +224,8 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
 
     tally = Tally()
     try:
-        with HuntProgress(console, budget_s, tally) as show:
+        with (contextlib.nullcontext(lambda _tally: None) if quiet
+              else HuntProgress(console, budget_s, tally)) as show:
             hunt_loop(cfg, budget_s, run_once, on_run=show, tally=tally)
     except (LeasecheckError, CheckError) as e:
         err_console.print(f"leasecheck: {e}")
@@ -453,6 +464,83 @@ def _check_progress():
 def _usage_exit(e: Exception) -> None:
     err_console.print(f"leasecheck: {e}", soft_wrap=True, markup=False)  # "[libs]" is text
     sys.exit(EXIT_USAGE)
+
+
+@cli.command()
+@click.option("--lease", "leases", multiple=True,
+              help="The rows: leases, comma-separated or the option repeated "
+                   f"[default: {','.join(matrix_cells.DEFAULT_LEASES)}].")
+@click.option("--nemesis", "mixes", multiple=True,
+              help="A column: one fault mix as --nemesis of `run` takes it (e.g. \"latency,pause\"), or "
+                   f"\"none\"; repeat for more columns [default: {' '.join(matrix_cells.DEFAULT_MIXES)}].")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Check every cell's settings and list the cells; run nothing.")
+@click.pass_context
+def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet: bool, **opts):
+    """Run every lease under every fault mix (each cell an ordinary run, all with one seed) and
+    write a table of verdicts: results/matrix-<time>.md and .html, linking each run and its
+    report. Exit 1 if any cell is INVALID, else 2 if any is not VALID, else 0."""
+    # `run`'s options are copied onto this command; only those that configure a run reach the cells
+    # (an option `run` handles itself, like --quiet or --junit, has no RunConfig field).
+    opts = {k: v for k, v in opts.items() if k in RUN_FIELDS}
+    try:
+        rows = matrix_cells.split_list(leases, "--lease") or list(matrix_cells.DEFAULT_LEASES)
+        columns = matrix_cells.mixes(mixes) or list(matrix_cells.DEFAULT_MIXES)
+        plans = []
+        for lease in rows:
+            for mix in columns:
+                given: dict[str, str] = {}
+                cell_opts = dict(opts, lease=lease, nemesis=matrix_cells.nemesis_of(mix))
+                plan = preflight(_build_config(ctx, None, None, cell_opts, given), given=given)
+                opts["seed"] = plan.cfg.seed      # drawn once, then the same in every cell
+                plans.append((lease, mix, plan))
+    except UsageError as e:
+        _usage_exit(e)
+    seed = plans[0][2].cfg.seed
+    console.print(f"matrix: {len(rows)} lease(s) x {len(columns)} fault mix(es) = {len(plans)} run(s) of "
+                  f"{plans[0][2].cfg.time_limit_s:g} s, seed {seed}", markup=False)
+    if dry_run:
+        for lease, mix, plan in plans:
+            console.print(f"  {lease} x {mix}: {len(plan.steps)} fault step(s)", markup=False)
+        return
+    cells = []
+    for n, (lease, mix, plan) in enumerate(plans, 1):
+        cell, stop = _matrix_cell(lease, mix, plan, f"[{n}/{len(plans)}] {lease} x {mix}", quiet)
+        cells.append(cell)
+        console.print(f"[{n}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
+                      + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
+        if stop:
+            cells += [matrix_cells.Cell(le, mx, matrix_cells.NOT_RUN) for le, mx, _ in plans[n:]]
+            break
+    code = matrix_cells.exit_code(cells)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    header = matrix_table.Header(command="leasecheck " + shlex.join(sys.argv[1:]),
+                                 when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
+    md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir), stamp)
+    console.print(matrix_table.rich_table(cells))
+    console.print(f"table: {_shown(md)} and {_shown(page)}", markup=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
+    """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
+    runner = Run(plan, log=console.print)
+    try:
+        with RunProgress(console, runner, quiet=quiet, title=title, transient=True):
+            run_dir = runner.execute()
+        result = _checked(run_dir)
+    except KeyboardInterrupt:
+        return matrix_cells.Cell(lease, mix, matrix_cells.NOT_RUN, runner.run_dir), True
+    except Exception as e:   # one cell's harness failing does not lose the others
+        return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir,
+                                 reason=f"{type(e).__name__}: {e}"), False
+    return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
+
+
+RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
+matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
+env_vars(matrix)
 
 
 def main() -> None:

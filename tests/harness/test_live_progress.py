@@ -1,0 +1,161 @@
+"""The live counts of a run, read from history files as they grow, and how they are shown: a plain
+line per interval when the output is not a terminal (no escape codes), a redrawn block on one,
+nothing with --quiet."""
+import json
+import threading
+import time
+from io import StringIO
+from pathlib import Path
+
+from rich.console import Console
+
+from harness.history import HistoryWriter
+from harness.live_stats import ORDER_DELAY_NS, LiveStats
+from harness.run_progress import Rate, RunProgress, log_interval_s, plain_line
+
+MS = 1_000_000
+
+
+def _line(t, process, type, **fields):
+    return json.dumps({"time": t, "process": process, "type": type, **fields}, separators=(",", ":")) + "\n"
+
+
+def _append(path: Path, text: str):
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def test_counts_calls_acquires_found_nothing_and_faults(tmp_path):
+    w0, h = tmp_path / "w0.jsonl", tmp_path / "harness.jsonl"
+    calls = [("acquire", "ok", {"value": True}), ("acquire", "fail", {"value": False}),
+             ("acquire", "info", {"error": "TimeoutError"}), ("release", "ok", {"value": False}),
+             ("release", "ok", {"value": True}), ("renew", "ok", {"value": True}),
+             ("effect", "ok", {"value": True})]          # --sink's effect write is not a lease call
+    _append(w0, "".join(_line(2 * i, "w0.s0", "invoke", f=f, attempt="a", key="k")
+                        + _line(2 * i + 1, "w0.s0", kind, f=f, attempt="a", key="k", **rest, sent=[[3, "EVALSHA"]])
+                        for i, (f, kind, rest) in enumerate(calls)))
+    _append(h, _line(8, "nemesis", "fault_start", fault="pause", target="holder", n=0, requested={})
+            + _line(9, "nemesis", "fault_start", fault="clock", target="store", n=1, requested={})
+            + _line(10, "nemesis", "fault_end", fault="pause", target="holder", n=0, measured={}))
+    stats = LiveStats(tmp_path)
+    s = stats.sample(20)
+    assert (s.calls, s.acquires_won, s.acquires_lost, s.acquires_unknown) == (6, 1, 1, 1)
+    assert s.found_nothing == 1 and s.faults_active == ["clock:store"] and s.faults_done == 1
+    # only what was appended since is read: a half-written line waits for its end
+    half = (_line(29, "w0.s0", "invoke", f="release", attempt="e", key="k")
+            + _line(30, "w0.s0", "ok", f="release", attempt="e", key="k", value=False, sent=[]))
+    _append(w0, half[:-25])
+    assert stats.sample(40).found_nothing == 1
+    _append(w0, half[-25:])
+    s = stats.sample(50)
+    assert s.found_nothing == 2 and s.calls == 7
+    stats.close()
+
+
+def test_overlaps_put_job_events_of_all_files_in_time_order(tmp_path):
+    # w0 runs k from 0 to 100 ms; w1 starts k at 50 ms (an overlap) and j at 60 ms (no overlap);
+    # w2 starts k at 100 ms exactly as w0's run ends (an end before a start: no overlap).
+    _append(tmp_path / "w1.jsonl", _line(50 * MS, "w1.s0", "job_start", attempt="x", key="k")
+            + _line(60 * MS, "w1.s1", "job_start", attempt="y", key="j")
+            + _line(150 * MS, "w1.s0", "job_end", attempt="x", key="k", aborted=False))
+    _append(tmp_path / "w0.jsonl", _line(0, "w0.s0", "job_start", attempt="a", key="k")
+            + _line(100 * MS, "w0.s0", "job_end", attempt="a", key="k", aborted=False))
+    _append(tmp_path / "w2.jsonl", _line(100 * MS, "w2.s0", "job_start", attempt="z", key="k"))
+    stats = LiveStats(tmp_path)
+    # events younger than the ordering delay wait: another file may still hold earlier ones
+    assert stats.sample(ORDER_DELAY_NS + 40 * MS).overlaps == 0
+    s = stats.sample(ORDER_DELAY_NS + 200 * MS)
+    assert s.overlaps == 2          # w1's k at 50 ms (w0 running), w2's k at 100 ms (w1 still running)
+    stats.close()
+
+
+def test_counts_a_real_history_writer_and_survives_the_directory_going(tmp_path):
+    parts = tmp_path / "history.d"
+    parts.mkdir()
+    w = HistoryWriter(parts / "w0.jsonl", t0_ns=0)
+    stats = LiveStats(parts)
+    for _ in range(3):
+        w.record("w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[[1, "SET"]])
+    w.close()
+    assert stats.sample(1).acquires_won == 3
+    for p in parts.iterdir():       # the run merges and removes history.d at its end
+        p.unlink()
+    parts.rmdir()
+    assert stats.sample(2, final=True).acquires_won == 3
+    stats.close()
+
+
+def test_rate_over_the_last_two_seconds():
+    r = Rate()
+    assert r.add(0.0, 0) == 0.0
+    assert r.add(1.0, 100) == 100.0
+    r.add(2.0, 300)
+    assert r.add(4.0, 1300) == 500.0    # (1300 - 300) / 2: older samples left the window
+
+
+class _FakeRun:
+    """What RunProgress reads of a runner: its history clock, run directory, limit and state."""
+
+    def __init__(self, run_dir: Path, time_limit_s: float):
+        self.run_dir, self.stopped_at = run_dir, None
+        (run_dir / "history.d").mkdir(parents=True)
+        self.history = HistoryWriter(run_dir / "history.d" / "w0.jsonl")
+        self.cfg = type("Cfg", (), {"time_limit_s": time_limit_s})()
+
+
+def _claims(run: _FakeRun, seconds: float):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        run.history.record("w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[])
+        run.history.record("w0.s0", "ok", f="release", attempt="a", key="k", value=False, sent=[])
+        time.sleep(0.01)
+    run.history.close()
+
+
+def test_not_a_terminal_plain_lines_without_escape_codes(tmp_path):
+    out = StringIO()
+    console = Console(file=out, width=4096)            # a file: not a terminal
+    run = _FakeRun(tmp_path, time_limit_s=2)           # a line a second (log_interval_s)
+    with RunProgress(console, run):
+        _claims(run, 2.3)
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert "\x1b" not in text and "\r" not in text
+    assert len(lines) >= 3                             # two periodic lines and the final one
+    assert all(line.startswith("progress: ") and "s of 2 s" in line for line in lines)
+    assert "the checker's verdict comes after the run" in lines[-1]
+    won = [int(x) for x in __import__("re").findall(r"acquires won (\d+)", text)]
+    assert won == sorted(won) and won[-1] > 50 and f"{won[-1]} release(s) found nothing" in lines[-1]
+
+
+def test_quiet_prints_nothing(tmp_path):
+    out = StringIO()
+    run = _FakeRun(tmp_path, time_limit_s=1)
+    with RunProgress(Console(file=out), run, quiet=True):
+        _claims(run, 1.2)
+    assert out.getvalue() == ""
+
+
+def test_a_terminal_gets_a_redrawn_block(tmp_path):
+    out = StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    run = _FakeRun(tmp_path, time_limit_s=1)
+    with RunProgress(console, run, title="naive-del x pause:holder"):
+        t = threading.Thread(target=_claims, args=(run, 0.8))
+        t.start()
+        t.join()
+    text = out.getvalue()
+    assert "\x1b[" in text and "progress: " not in text          # a live block, not log lines
+    assert text.count("naive-del x pause:holder") >= 2             # redrawn
+    assert "lease calls" in text and "release(s) found nothing" in text
+
+
+def test_plain_line_and_interval():
+    from harness.live_stats import Snapshot
+    s = Snapshot(elapsed_s=12.04, calls=900, acquires_won=61, acquires_lost=5702, found_nothing=3, overlaps=4,
+                 faults_active=["pause:holder"], faults_done=1)
+    assert plain_line(s, 30, 1520.4, False) == (
+        "progress: 12.0 s of 30 s, 1520 calls/s, acquires won 61 lost 5702 unknown 0, faults: pause:holder "
+        "(1 done), so far 3 release(s) found nothing, 4 job run(s) overlapped another on their key "
+        "(the checker's verdict comes after the run)")
+    assert (log_interval_s(4), log_interval_s(30), log_interval_s(3600)) == (1.0, 7.5, 10.0)
