@@ -24,6 +24,12 @@ limit, so dropping the late faults also makes the replays shorter. The whole sea
 ``budget_s``: no replay starts that could not end within it (judged by the replays so far), and
 the smallest failing candidate found by then is the result.
 
+The smallest candidate is then voted on again, all ``replays`` of it: shrinking walks to the
+edge of failing (the shortest pause that still breaks the lease), where a candidate can win its
+vote by luck. The confirmed rate is the one printed; a candidate that fails its confirmation
+gives way to the one before it, and in the end to the recorded run itself. The search keeps
+room in the budget for that confirmation.
+
 This module runs nothing: ``replay(candidate)`` carries out one run and says whether it failed
 (``harness.shrink_run`` does it with real processes), ``on_replay`` hears about each one (the
 progress line). So the search is tested with a fake ``replay``.
@@ -94,7 +100,7 @@ class Replayed:
 class Trial:
     """One candidate and its vote."""
     candidate: Candidate
-    stage: str                              # faults, earlier, shorter, workers, time limit, recorded
+    stage: str          # faults, earlier, shorter, workers, time limit; confirm, recorded (full votes)
     replays: list[Replayed] = field(default_factory=list)
     failing: bool | None = None             # None: the vote was cut short (budget, interruption)
 
@@ -132,12 +138,15 @@ class Search:
     on_replay: Callable[["Search"], None] = lambda search: None
     clock: Callable[[], float] = time.monotonic
     trials: list[Trial] = field(default_factory=list)
-    best: Candidate | None = None           # the smallest candidate that failed the vote
-    best_trial: Trial | None = None
+    accepted: list[Trial] = field(default_factory=list)   # each smaller candidate that failed its vote
+    chosen: Trial | None = None              # the confirmed result (``stage`` confirm or recorded)
     ended: str = ""                          # done, budget, interrupted
     started: float = 0.0
     _overhead_s: float = 0.0                 # the longest replay beyond its time limit so far
     _seen: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
 
     @property
     def elapsed_s(self) -> float:
@@ -151,9 +160,31 @@ class Search:
     def replay_count(self) -> int:
         return sum(len(t.replays) for t in self.trials)
 
+    @property
+    def best_trial(self) -> Trial | None:
+        return self.accepted[-1] if self.accepted else None
+
+    @property
+    def best(self) -> Candidate | None:
+        """The smallest candidate that failed its vote so far."""
+        return self.accepted[-1].candidate if self.accepted else None
+
     # -- the vote ----------------------------------------------------------------------------
+    def _replay(self, cand: Candidate, trial: Trial, reserve_s: float = 0.0) -> None:
+        """One replay into ``trial``, if the budget can still hold it and ``reserve_s`` after it."""
+        if self.elapsed_s + cand.time_limit_s + self._overhead_s + reserve_s > self.policy.budget_s:
+            raise _Stop("budget")
+        t = self.clock()
+        r = self.replay(cand)
+        self._overhead_s = max(self._overhead_s, self.clock() - t - cand.time_limit_s)
+        trial.replays.append(r)
+        self.on_replay(self)
+        if r.interrupted:
+            raise _Stop("interrupted")
+
     def fails(self, cand: Candidate, stage: str) -> bool:
-        """Replay ``cand`` until the vote is decided; keep it as the best when it fails."""
+        """Replay ``cand`` until the vote is decided (k failures, or too many passes for k); a
+        failing candidate becomes the best. The budget always keeps room to confirm the best."""
         if cand.key() in self._seen:
             return self._seen[cand.key()]
         trial = Trial(cand, stage)
@@ -166,19 +197,30 @@ class Search:
             elif passed > p.replays - p.must_fail:
                 trial.failing = False
             else:
-                if self.elapsed_s + cand.time_limit_s + self._overhead_s > p.budget_s:
-                    raise _Stop("budget")
-                t = self.clock()
-                r = self.replay(cand)
-                self._overhead_s = max(self._overhead_s, self.clock() - t - cand.time_limit_s)
-                trial.replays.append(r)
-                self.on_replay(self)
-                if r.interrupted:
-                    raise _Stop("interrupted")
+                # room to confirm whichever is the best after this vote: this one or the last
+                widest = max(cand.time_limit_s, self.best.time_limit_s if self.best else 0.0)
+                self._replay(cand, trial, p.replays * (widest + self._overhead_s))
         self._seen[cand.key()] = trial.failing
-        if trial.failing and stage != "recorded":
-            self.best, self.best_trial = cand, trial
+        if trial.failing:
+            self.accepted.append(trial)
         return trial.failing
+
+    def _confirm(self) -> None:
+        """Vote again on the result, all ``replays`` of it, so the rate printed is measured and
+        not the lucky streak that chose it (shrinking walks to the edge of failing, where luck
+        decides votes). If the smallest fails this, the one before it is tried, then the
+        recorded run itself."""
+        for cand in [t.candidate for t in reversed(self.accepted)] + [self.recorded]:
+            trial = Trial(cand, "recorded" if cand is self.recorded else "confirm")
+            self.trials.append(trial)
+            for _ in range(self.policy.replays):
+                self._replay(cand, trial)
+            trial.failing = trial.failed >= self.policy.must_fail
+            if trial.failing:
+                self.chosen = trial
+                return
+            if self.accepted and cand is self.accepted[-1].candidate:
+                self.accepted.pop()          # refuted: never the result, even unconfirmed
 
     # -- the passes --------------------------------------------------------------------------
     def run(self) -> "Search":
@@ -187,11 +229,14 @@ class Search:
             for stage in (self._fewer_faults, self._earlier, self._shorter, self._fewer_workers,
                           self._shorter_limit):
                 stage()
-            if self.best is None:      # nothing smaller failed: does the recorded run itself?
-                self.fails(self.recorded, "recorded")
-            self.ended = "done"
         except _Stop as e:
             self.ended = str(e)
+        if self.ended != "interrupted":      # the budget kept room for this
+            try:
+                self._confirm()
+            except _Stop as e:
+                self.ended = self.ended or str(e)
+        self.ended = self.ended or "done"
         return self
 
     @property
@@ -285,19 +330,25 @@ class Search:
 
     # -- the outcome -------------------------------------------------------------------------
     @property
-    def exit_code(self) -> int:
-        if self.best is not None:
-            return EXIT_SMALLER
-        recorded = next((t for t in self.trials if t.stage == "recorded"), None)
-        return EXIT_NOT_SMALLER if recorded is not None and recorded.failing else EXIT_UNKNOWN
+    def result(self) -> Trial | None:
+        """The candidate to write, with its vote: the confirmed one; if the budget or an
+        interruption stopped the search first, the smallest that failed its vote (unconfirmed)."""
+        if self.chosen is not None:
+            return self.chosen
+        if self.ended != "done" and self.accepted:
+            return self.accepted[-1]
+        return None
 
     @property
-    def result(self) -> tuple[Candidate, Trial] | None:
-        """The candidate to write and its vote: the best, else the recorded run if it failed."""
-        if self.best is not None:
-            return self.best, self.best_trial
-        recorded = next((t for t in self.trials if t.stage == "recorded" and t.failing), None)
-        return (recorded.candidate, recorded) if recorded else None
+    def confirmed(self) -> bool:
+        return self.chosen is not None
+
+    @property
+    def exit_code(self) -> int:
+        found = self.result
+        if found is None:
+            return EXIT_UNKNOWN
+        return EXIT_NOT_SMALLER if found.stage == "recorded" else EXIT_SMALLER
 
 
 def _split(items: tuple, n: int) -> list[tuple]:

@@ -62,8 +62,11 @@ def test_finds_the_one_fault_that_matters_and_makes_it_small():
 def test_a_clearly_failing_candidate_costs_two_replays_and_a_clearly_passing_one_two():
     fake = Fake(lambda c: has(c, 0))
     s = Search(recorded(n_faults=2), Policy(), fake).run()
-    assert all(len(t.replays) == 2 for t in s.trials)    # 2 failures decide it, or 2 passes
+    votes = [t for t in s.trials if t.stage not in ("confirm", "recorded")]
+    assert votes and all(len(t.replays) == 2 for t in votes)   # 2 failures decide it, or 2 passes
     assert s.best_trial.rate() == "2 of 2"
+    assert s.trials[-1].stage == "confirm" and s.result is s.trials[-1]
+    assert s.result.rate() == "3 of 3"                  # the result's rate: a full vote, not the lucky streak
 
 
 def test_finds_a_pair_of_faults_needed_together():
@@ -98,8 +101,7 @@ def test_only_the_whole_recorded_run_fails_exit_1_with_the_recorded_run_as_resul
     fake = Fake(lambda c: c.key() == rec.key())
     s = Search(rec, Policy(), fake).run()
     assert s.exit_code == EXIT_NOT_SMALLER
-    cand, trial = s.result
-    assert cand == rec and trial.rate() == "2 of 2"
+    assert s.result.candidate == rec and s.result.stage == "recorded" and s.result.rate() == "3 of 3"
 
 
 def test_no_replay_starts_that_the_budget_cannot_finish():
@@ -108,12 +110,14 @@ def test_no_replay_starts_that_the_budget_cannot_finish():
     def replay(cand):
         now[0] += cand.time_limit_s + 4.0                # each replay: its time limit and 4 s of overhead
         return Replayed(failed=has(cand, 2), exit_code=1)
-    s = Search(recorded(), Policy(budget_s=120.0), replay, clock=lambda: now[0]).run()
+    s = Search(recorded(), Policy(budget_s=250.0), replay, clock=lambda: now[0]).run()
     assert s.ended == "budget"
-    # no fault (3 s runs, 14 s), faults 0-3 (28 s runs, 64 s), faults 0-1 (14 s runs, 36 s): 114 s;
-    # faults 2-3 would take 28 + 4 s more
-    assert now[0] == 114.0
-    assert [f.n for f in s.best.faults] == [0, 1, 2, 3]
+    # no fault (3 s runs: 14 s), faults 0-3 (28 s runs: 64 s, kept), faults 0-1 (14 s runs: 36 s),
+    # one run of faults 2-3 (32 s): 146 s; a second would leave less than the 3 x 32 s that
+    # confirming the best takes, so the search stops and confirms faults 0-3
+    assert now[0] == 146.0 + 96.0
+    assert [f.n for f in s.result.candidate.faults] == [0, 1, 2, 3]
+    assert s.result.stage == "confirm" and s.confirmed and s.exit_code == EXIT_SMALLER
     assert s.exit_code == EXIT_SMALLER
 
 
@@ -137,3 +141,25 @@ def test_every_candidate_time_limit_leaves_the_tail_after_its_last_fault():
         if t.stage in ("faults", "shorter"):
             assert c.time_limit_s == min(60.0, round(c.last_end + 3.0, 3))
         assert c.time_limit_s >= c.last_end
+
+
+def test_a_candidate_that_won_its_vote_by_luck_is_refuted_and_the_one_before_it_is_the_result():
+    # fault 5 at full strength (1 s or more) always fails; at 0.5 s it fails twice, then never:
+    # it wins its vote (2 of 2) and every candidate built on it does, but none survives a full vote
+    def needed(c):
+        return has(c, 5, min_duration=1.0)
+
+    class Lucky(Fake):
+        def __call__(self, cand):
+            if not needed(cand) and has(cand, 5, min_duration=0.5):
+                it = self._cycles.setdefault(cand.key(), iter([True, True] + [False] * 10))
+                return Replayed(failed=next(it), exit_code=1)
+            return super().__call__(cand)
+
+    s = Search(recorded(), Policy(), Lucky(needed)).run()
+    refuted = [t for t in s.trials if t.stage == "confirm" and not t.failing]
+    assert refuted and all(t.rate() == "0 of 3" for t in refuted)
+    result = s.result
+    assert result.stage == "confirm" and result.rate() == "3 of 3"
+    assert [(f.n, f.step.duration) for f in result.candidate.faults] == [(5, 1.0)]
+    assert s.exit_code == EXIT_SMALLER
