@@ -279,7 +279,9 @@ env_vars(hunt)
               help="Count a replay violating any property as failing (default: one the recorded run violated).")
 @click.option("--out", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the scenario (default RUN_DIR/shrunk.toml).")
-def shrink(run_dir: Path, budget_s: float, replays: int, must_fail: int, any_violation: bool, out: Path | None):
+@click.pass_context
+def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, must_fail: int, any_violation: bool,
+           out: Path | None):
     """From a failing run's recorded configuration and faults, search for a smaller one that still
     fails: fewer faults (delta debugging), earlier and shorter faults, fewer workers, a shorter time
     limit. Each candidate is replayed up to --replays times and fails when --must-fail of them do.
@@ -289,7 +291,8 @@ def shrink(run_dir: Path, budget_s: float, replays: int, must_fail: int, any_vio
     failure did not reproduce, or the budget ran out first); 64: bad input; 255: the harness failed."""
     try:
         if not budget_s > 0:
-            raise UsageError(f"--budget {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
+            said = said_as(next(p for p in ctx.command.params if p.name == "budget_s"), ctx)
+            raise UsageError(f"{said} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
         if replays < 1:
             raise UsageError(f"--replays {replays}: replay each candidate at least once (e.g. --replays 3)")
         if not 1 <= must_fail <= replays:
@@ -310,6 +313,9 @@ def shrink(run_dir: Path, budget_s: float, replays: int, must_fail: int, any_vio
         with ShrinkProgress(console, search) as show:
             search.on_replay = show
             search.run()
+    except KeyboardInterrupt:          # between two replays (a replay itself stops cleanly)
+        err_console.print("leasecheck: shrink interrupted")
+        search.ended = "interrupted"
     except (LeasecheckError, CheckError) as e:
         err_console.print(f"leasecheck: {e}")
         sys.exit(EXIT_CRASH)
