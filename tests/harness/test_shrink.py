@@ -163,3 +163,20 @@ def test_a_candidate_that_won_its_vote_by_luck_is_refuted_and_the_one_before_it_
     assert result.stage == "confirm" and result.rate() == "3 of 3"
     assert [(f.n, f.step.duration) for f in result.candidate.faults] == [(5, 1.0)]
     assert s.exit_code == EXIT_SMALLER
+
+
+def test_the_progress_line_says_the_counts_the_candidate_and_the_smallest_so_far():
+    from harness.shrink_progress import line
+    now = [0.0]
+    seen = []
+
+    def replay(cand):
+        now[0] += 5.0
+        return Replayed(failed=has(cand, 0), exit_code=1)
+    s = Search(recorded(n_faults=2), Policy(budget_s=600.0), replay, clock=lambda: now[0],
+               on_replay=lambda search: seen.append(line(search)))
+    s.run()
+    assert seen[0] == ("shrink: 1 candidate(s), 1 replay(s), 5 s of 600 s; trying (faults) 0 fault(s), "
+                       "8 worker(s), 3 s: 0 of 1 failed; smallest failing: none yet")
+    assert seen[-1] == ("shrink: 11 candidate(s), 23 replay(s), 115 s of 600 s; trying (confirm) 1 fault(s), "
+                        "2 worker(s), 2 s: 3 of 3 failed; smallest failing: 1 fault(s), 2 worker(s), 2 s (2 of 2)")
