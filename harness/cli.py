@@ -328,6 +328,10 @@ def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, mus
 def _shrink_report(search: Search, rec, out: Path, policy_text: str, flags: list[str]) -> int:
     """The end of a shrink: the scenario written, what was removed, the rate, the command."""
     ended = {"budget": " (the budget ended the search)", "interrupted": " (interrupted)"}.get(search.ended, "")
+    crashed = [r for t in search.trials for r in t.replays if r.exit_code == EXIT_CRASH]
+    if crashed:
+        console.print(f"[yellow]note:[/] {len(crashed)} replay(s) could not run and counted as not failing; "
+                      f"the first: {escape(crashed[0].reason)}", soft_wrap=True)
     found = search.result
     if found is None:
         console.print(f"[yellow]no candidate failed[/] ({policy_text}) in {search.replay_count} replay(s), "

@@ -18,7 +18,8 @@ from typing import Callable
 
 from harness.config import RunConfig
 from harness.durations import parse_distribution
-from harness.errors import LeasecheckError, UsageError
+from checkers.errors import CheckError
+from harness.errors import LeasecheckError, StoreError, UsageError
 from harness.faults import Step
 from harness.host import default_store_bin
 from harness.preflight import preflight
@@ -35,6 +36,7 @@ KEEP = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_del
 SCENARIO_FIELDS = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay", "time_limit_s",
                    "seed", "max_overlap", "client_timeout_s", "client_retries", "sink")
 WORDS = {True: "VALID", False: "INVALID"}
+CRASHED = 255      # a replay's exit code when the harness could not carry it out (the store did not start)
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,13 @@ def replayer(rec: Recorded, check: Callable[[Path, list], dict], any_violation: 
         t = time.monotonic()
         plan = preflight(candidate_config(rec, cand, results_dir), schedule_from=f"the shrink of {rec.run_dir}")
         runner = Run(plan, log=lambda *a, **k: None)
-        run_dir = runner.execute()
         parts: list = []
-        result = check(run_dir, parts)
+        try:
+            run_dir = runner.execute()
+            result = check(run_dir, parts)
+        except (StoreError, CheckError) as e:   # one replay that could not run is not a verdict
+            return Replayed(failed=False, exit_code=CRASHED, run_dir=runner.run_dir,
+                            elapsed_s=time.monotonic() - t, reason=f"could not run: {e}")
         code = {True: 0, False: 1}.get(result.get("valid"), 2)
         violated = {name for name, part in parts if part.valid is False}
         failed = code == 1 and (any_violation or bool(violated & rec.violated))

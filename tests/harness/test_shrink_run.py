@@ -85,3 +85,44 @@ def test_the_scenario_written_reads_back_and_says_what_was_removed(tmp_path):
 def test_the_command_carries_what_a_scenario_cannot_say(tmp_path):
     rec = read_run(run_dir(tmp_path, backend="docker", store_image="img:1", audit=False, proxy=True), check())
     assert command_flags(rec) == ["--backend", "docker", "--store-image", "img:1", "--proxy", "--no-audit"]
+
+
+def test_a_replay_that_could_not_run_counts_as_not_failing_and_says_why(tmp_path, monkeypatch):
+    import harness.shrink_run as sr
+    from harness.errors import StoreError
+    seen = []
+
+    class Broken:
+        def __init__(self, plan, log):
+            seen.append(plan)
+            self.run_dir, self.end_reason = tmp_path / "r", "error"
+
+        def execute(self):
+            raise StoreError("redis-server did not start")
+    monkeypatch.setattr(sr, "preflight", lambda cfg, schedule_from: cfg)
+    monkeypatch.setattr(sr, "Run", Broken)
+    rec = read_run(run_dir(tmp_path), check())
+    r = sr.replayer(rec, check())(Candidate(rec.faults[1:2], 2, 4.2))
+    assert not r.failed and r.exit_code == 255 and r.reason == "could not run: redis-server did not start"
+    cfg = seen[0]   # what the replay asked for: the candidate's faults as an explicit schedule, no nemesis
+    assert cfg.workers == 2 and cfg.time_limit_s == 4.2 and cfg.nemesis is None and cfg.seed == 12
+    assert cfg.schedule == [STEPS[1].to_json()] and cfg.results_dir == str(rec.run_dir / "shrink")
+
+
+def test_a_replay_fails_only_with_a_property_the_recorded_run_violated(tmp_path, monkeypatch):
+    import harness.shrink_run as sr
+
+    class Done:
+        def __init__(self, plan, log):
+            self.run_dir, self.end_reason = tmp_path / "r", "time-limit"
+
+        def execute(self):
+            return self.run_dir
+    monkeypatch.setattr(sr, "preflight", lambda cfg, schedule_from: cfg)
+    monkeypatch.setattr(sr, "Run", Done)
+    rec = read_run(run_dir(tmp_path), check(violated=("foreign_releases",)))
+    other = check(violated=("token_reuse",))
+    cand = rec.candidate
+    assert sr.replayer(rec, check(violated=("foreign_releases",)))(cand).failed
+    assert not sr.replayer(rec, other)(cand).failed                    # another bug: not this one made small
+    assert sr.replayer(rec, other, any_violation=True)(cand).failed
