@@ -1,5 +1,5 @@
 """The ``leasecheck`` command line: ``run`` a scenario, ``hunt`` with fresh seeds until one fails,
-``check`` a stored run.
+``shrink`` a failing run to a smaller scenario, ``check`` a stored run.
 
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
@@ -48,6 +48,9 @@ from harness.scenario import load_scenario
 from harness.stores.container import remove_leftovers
 from harness.stores.daemon import DEFAULT_IMAGE
 from harness.stores.image import build_image
+from harness.shrink import Policy, Search
+from harness.shrink_progress import ShrinkProgress
+from harness.shrink_run import command_flags, read_run, replayer, write_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
@@ -273,6 +276,99 @@ def _shown(path: Path) -> Path:
 
 hunt.params[:0] = list(run.params)   # every option of `run`, then --budget
 env_vars(hunt)
+
+
+@env_vars
+@cli.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--budget", "budget_s", default="10m", type=DURATION,
+              help="How long to search: no replay starts that could not finish within it.")
+@click.option("--replays", default=3, type=int, help="Replays of each candidate, at most (n).")
+@click.option("--must-fail", default=2, type=int,
+              help="A candidate still fails when this many of its replays fail (k of n); the vote stops once decided.")
+@click.option("--any-violation", is_flag=True, default=False,
+              help="Count a replay violating any property as failing (default: one the recorded run violated).")
+@click.option("--out", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the scenario (default RUN_DIR/shrunk.toml).")
+@click.pass_context
+def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, must_fail: int, any_violation: bool,
+           out: Path | None):
+    """From a failing run's recorded configuration and faults, search for a smaller one that still
+    fails: fewer faults (delta debugging), earlier and shorter faults, fewer workers, a shorter time
+    limit. Each candidate is replayed up to --replays times and fails when --must-fail of them do.
+    Writes the smallest as a scenario file and prints what was removed, its reproduction rate and
+    the command that runs it. Exit 0: a smaller failing scenario was written; 1: the recorded run
+    still fails but nothing smaller does (it is written as it was); 2: nothing failed the vote (the
+    failure did not reproduce, or the budget ran out first); 64: bad input; 255: the harness failed."""
+    try:
+        if not budget_s > 0:
+            said = said_as(next(p for p in ctx.command.params if p.name == "budget_s"), ctx)
+            raise UsageError(f"{said} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
+        if replays < 1:
+            raise UsageError(f"--replays {replays}: replay each candidate at least once (e.g. --replays 3)")
+        if not 1 <= must_fail <= replays:
+            raise UsageError(f"--must-fail {must_fail}: between 1 and --replays {replays} (e.g. --must-fail 2)")
+        rec = read_run(run_dir, lambda d, parts: check_run(d, strict=True, parts=parts))
+    except (UsageError, CheckError) as e:
+        _usage_exit(e)
+    kinds = ", ".join(f.step.fault for f in rec.faults) or "none"
+    what = "any violation" if any_violation else f"INVALID with {' or '.join(sorted(rec.violated))}"
+    policy_text = f"{what} in {must_fail} of {replays} replays"
+    console.print(f"shrinking {_shown(run_dir)}: {len(rec.faults)} fault(s) fired ({kinds}), "
+                  f"{rec.cfg.workers} worker(s), {rec.cfg.time_limit_s:g} s; a candidate fails with "
+                  f"{policy_text}; budget {budget_s:g} s", markup=False, soft_wrap=True, highlight=False)
+    policy = Policy(replays=replays, must_fail=must_fail, budget_s=budget_s, tail_s=rec.tail_s, slots=rec.cfg.slots)
+    search = Search(rec.candidate, policy,
+                    replayer(rec, lambda d, parts: _checked(d, parts=parts), any_violation))
+    try:
+        with ShrinkProgress(console, search) as show:
+            search.on_replay = show
+            search.run()
+    except KeyboardInterrupt:          # between two replays (a replay itself stops cleanly)
+        err_console.print("leasecheck: shrink interrupted")
+        search.ended = "interrupted"
+    except (LeasecheckError, CheckError) as e:
+        err_console.print(f"leasecheck: {e}")
+        sys.exit(EXIT_CRASH)
+    except Exception:
+        err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+        sys.exit(EXIT_CRASH)
+    sys.exit(_shrink_report(search, rec, out or run_dir / "shrunk.toml", policy_text, command_flags(rec)))
+
+
+def _shrink_report(search: Search, rec, out: Path, policy_text: str, flags: list[str]) -> int:
+    """The end of a shrink: the scenario written, what was removed, the rate, the command."""
+    ended = {"budget": " (the budget ended the search)", "interrupted": " (interrupted)"}.get(search.ended, "")
+    crashed = [r for t in search.trials for r in t.replays if r.exit_code == EXIT_CRASH]
+    if crashed:
+        console.print(f"[yellow]note:[/] {len(crashed)} replay(s) could not run and counted as not failing; "
+                      f"the first: {escape(crashed[0].reason)}", soft_wrap=True)
+    found = search.result
+    if found is None:
+        console.print(f"[yellow]no candidate failed[/] ({policy_text}) in {search.replay_count} replay(s), "
+                      f"{search.elapsed_s:.0f} s{ended}; nothing written", soft_wrap=True)
+        return search.exit_code
+    cand = found.candidate
+    removed = write_scenario(rec, cand, found, out, policy_text)
+    rate = (f"failed in {found.rate()} replays" if search.confirmed else
+            f"failed in {found.rate()} replays of its vote, not confirmed")
+    if found.stage == "recorded":
+        console.print(f"nothing smaller failed{ended}; the recorded run {rate}", soft_wrap=True)
+    else:
+        console.print(f"[bold]smaller:[/] {cand.describe()} (was {rec.candidate.describe()}), {rate}"
+                      f"{ended}; {search.replay_count} replays in {search.elapsed_s:.0f} s", soft_wrap=True)
+    for line in removed:
+        console.print(f"  {line}", markup=False, soft_wrap=True, highlight=False)
+    kept = ", ".join(f.label() for f in cand.faults) or "no fault"
+    console.print(f"kept: {kept}", markup=False, soft_wrap=True, highlight=False)
+    if found.replays and found.replays[-1].run_dir:
+        console.print(f"its last replay: {_shown(found.replays[-1].run_dir)}", markup=False, soft_wrap=True,
+                      highlight=False)
+    shown = _shown(Path(out).resolve())
+    console.print(f"scenario: {shown}", markup=False, soft_wrap=True, highlight=False)
+    command = " ".join(["leasecheck run --scenario", shlex.quote(str(shown))] + [shlex.quote(f) for f in flags])
+    console.print(f"run it: {command}", markup=False, soft_wrap=True, highlight=False)
+    return search.exit_code
 
 
 def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None, opts: dict,
