@@ -55,6 +55,8 @@ class Result:
     valid: Validity = "unknown"
     reasons: list[str] = field(default_factory=list)
     foreign_releases: int = 0
+    # each foreign release (the first FOREIGN_LISTED): who removed whose claim, when (the report's lanes)
+    foreign_releases_first: list[dict] = field(default_factory=list)
     overlap: dict | None = None
     releases_found_nothing: int = 0
     releases_found_nothing_rate: float = 0.0
