@@ -33,6 +33,8 @@ class Lane:
     overdue: list     # ... held it past its TTL (the store may have dropped it)
     job: list         # ... ran the job
     releases: list    # releases that found their claim, per bucket
+    nothing: list     # releases that found nothing of their own, per bucket
+    unknown: list     # releases whose outcome is unknown, per bucket
     open_at_end: int = 0
 
 
@@ -48,7 +50,7 @@ class Claim:
 @dataclass
 class Digest:
     lanes: list[Lane] = field(default_factory=list)
-    marks: list[dict] = field(default_factory=list)        # {lane, t, kind, text}
+    marks: list[dict] = field(default_factory=list)        # {lane, t, kind, text}: the first MAX_MARKS
     marks_dropped: int = 0
     keys: list[dict] = field(default_factory=list)
     faults: list[dict] = field(default_factory=list)
@@ -101,8 +103,7 @@ class _Reader:
         if i is None:
             g = self.d.lane_grid
             i = self.lane_of[process] = len(self.d.lanes)
-            self.d.lanes.append(Lane(process, g.array(int, add), g.array(int, add), g.array(int, add),
-                                     g.array(int, add)))
+            self.d.lanes.append(Lane(process, *(g.array(int, add) for _ in range(6))))
         return i
 
     def _key(self, key: str) -> dict | None:
@@ -115,6 +116,8 @@ class _Reader:
         return k
 
     def _mark(self, lane: int, t: int, kind: str, text: str) -> None:
+        """Count it in its bucket (every one is drawn there); the first MAX_MARKS also say what they were."""
+        getattr(self.d.lanes[lane], kind)[self.d.lane_grid.index(t)] += 1
         if len(self.d.marks) < MAX_MARKS:
             self.d.marks.append({"lane": lane, "t": t, "kind": kind, "text": text})
         else:

@@ -116,6 +116,8 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
                    "overdue": _runs(_levels(lane.overdue, lw, n_lane)),
                    "job": _runs(_levels(lane.job, lw, n_lane)),
                    "rel": [[i, c] for i, c in enumerate(lane.releases[:n_lane]) if c],
+                   "nothing": [[i, c] for i, c in enumerate(lane.nothing[:n_lane]) if c],
+                   "unknown": [[i, c] for i, c in enumerate(lane.unknown[:n_lane]) if c],
                    "open": lane.open_at_end} for lane in d.lanes],
         "marks": marks,
         "marks_dropped": d.marks_dropped,

@@ -104,6 +104,12 @@
       var ticks = "";
       lane.rel.forEach(function (r) { ticks += "M" + xb(r[0] + 0.5, b).toFixed(1) + " " + (y + 2) + "v" + (LH - 4); });
       if (ticks) el("path", { d: ticks, stroke: "#868e96", "stroke-width": 1, "class": "lane-release" }, svg);
+      [["nothing", "#f59f00"], ["unknown", "#9c36b5"]].forEach(function (kc) {
+        var dots = "";   // every such release, at its bucket (the first ones also as marks, below)
+        lane[kc[0]].forEach(function (r) { dots += "M" + xb(r[0] + 0.5, b).toFixed(1) + " " + (y + LH / 2) + "h0"; });
+        if (dots) el("path", { d: dots, stroke: kc[1], "stroke-width": 8, "stroke-linecap": "round",
+          "class": "lane-" + kc[0] }, svg);
+      });
       var worker = lane.name.split(".")[0];
       (paused[worker] || []).forEach(function (f) {
         el("rect", { x: x(f.t0), y: y + 1, width: Math.max(1, x(f.t1) - x(f.t0)), height: LH - 2,
