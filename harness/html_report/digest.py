@@ -254,10 +254,9 @@ class _Reader:
         g = self.d.plot_grid
         i = g.index(t)
         series = self.d.latency.get((f, outcome))
-        if series is None:
+        if series is None:   # made after the grid fits t: same width, no re-index needed
             series = self.d.latency[(f, outcome)] = g.array(Samples, Samples.merge)
             self.d.rate[(f, outcome)] = g.array(int, add)
-        i = g.index(t)   # the grid may have widened while the arrays were made
         series[i].add(t, ms)
         self.d.rate[(f, outcome)][i] += 1
 
