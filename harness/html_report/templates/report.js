@@ -19,7 +19,7 @@
     return e;
   }
   function laneColor(i, light) {
-    var hue = (i * 137.508) % 360;
+    var hue = 60 + (i * 137.508) % 270;   // no reds or oranges: those mark trouble
     return "hsl(" + hue.toFixed(0) + "," + (light ? "60%,75%" : "62%,48%") + ")";
   }
   var end = Math.max(D.end_s, 0.001);
@@ -166,7 +166,8 @@
       ["fail", "ok", "info"].forEach(function (o) {
         var d = "";
         (D.latency[k + ":" + o] || []).forEach(function (p) { d += "M" + x(p[0]).toFixed(1) + " " + y(p[1]).toFixed(1) + "h0"; });
-        if (d) el("path", { d: d, stroke: OUT[o], "stroke-width": 3.2, "stroke-linecap": "round", "stroke-opacity": 0.75,
+        if (d) el("path", { d: d, stroke: OUT[o], "stroke-width": o === "fail" ? 3.2 : 4.5, "stroke-linecap": "round",
+          "stroke-opacity": o === "fail" ? 0.6 : 0.9,
           "class": "latency-" + o }, svg);
       });
       var step = niceStep(end, 12);
@@ -203,9 +204,26 @@
     });
   }
 
+  // A vertical line and the time under the pointer, on every plot.
+  function crosshair(svg) {
+    var h = +svg.getAttribute("height");
+    var line = el("line", { y1: 0, y2: h, stroke: "#343a40", "stroke-width": 0.7, visibility: "hidden" }, svg);
+    var label = el("text", { y: 10, visibility: "hidden", "font-weight": "bold" }, svg);
+    svg.addEventListener("mousemove", function (ev) {
+      var px = ev.clientX - svg.getBoundingClientRect().left;
+      var vis = px >= LEFT && px <= LEFT + plotW ? "visible" : "hidden";
+      line.setAttribute("visibility", vis); label.setAttribute("visibility", vis);
+      line.setAttribute("x1", px); line.setAttribute("x2", px);
+      label.setAttribute("x", px + 4);
+      label.textContent = ((px - LEFT) / plotW * end).toFixed(3) + " s";
+    });
+    svg.addEventListener("mouseleave", function () { line.setAttribute("visibility", "hidden"); label.setAttribute("visibility", "hidden"); });
+  }
+
   var foreign = timeline();
   latency();
   rate();
+  Array.prototype.forEach.call(document.querySelectorAll(".plot svg"), crosshair);
   document.documentElement.setAttribute("data-rendered", "lanes=" + D.lanes.length + " faults=" + D.faults.length +
     " foreign=" + foreign + " shapes=" + shapes);
 })();
