@@ -5,7 +5,11 @@ the drawing data are inline; no network)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from checkers.history import HistoryStream
 from checkers.rundir import load_config
@@ -14,6 +18,11 @@ from .digest import KINDS, OUTCOMES, Digest, digest
 from .render import render
 
 REPORT = "report.html"
+_MD = MarkdownIt("js-default")        # tables on, raw HTML off: the witness text is escaped
+_REMOVER = re.compile(r"Worker A \(([^,)]+)")
+# which witness heading shows the violation a reason names
+_REASON_WORDS = {"Foreign release": "foreign release", "Reused holder token": "token",
+                 "Early loss": "lost before the lease's deadline"}
 VERDICT = {True: "VALID", False: "INVALID", "unknown": "INCONCLUSIVE"}
 
 
@@ -23,9 +32,10 @@ def write_report(run_dir) -> Path:
     run = Path(run_dir)
     config, _ = load_config(run, lambda: HistoryStream(run).scan(b"run_start")[:1])
     results = _json(run / "results.json")
-    witnesses = _witnesses(run, results)
+    witnesses = _sections(_witnesses(run, results))
     d = digest(run, config, (results or {}).get("foreign_releases_first") or [])
-    html = render("report.html.j2", run=run, config=config, results=results,
+    reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
+    html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
                   data=json.dumps(_data(d, results, witnesses), separators=(",", ":")).replace("</", "<\\/"),
                   digest=d)
@@ -49,6 +59,30 @@ def _witnesses(run: Path, results: dict | None) -> list[dict]:
         return [w for w in stored if isinstance(w, dict)]
     results = results or {}
     return [w for w in [results.get("witness")] + (results.get("witnesses") or []) if isinstance(w, dict)]
+
+
+def _sections(witnesses: list[dict]) -> list[dict]:
+    """Each witness timeline (one per "## " heading of the checker's Markdown) as HTML, with the
+    attempt whose command removed a claim when it is a foreign release (to link its mark)."""
+    out = []
+    for w in witnesses:
+        for part in re.split(r"(?m)^## ", w.get("markdown") or ""):
+            if not part.strip():
+                continue
+            title, _, body = part.partition("\n")
+            remover = _REMOVER.search(body) if title.startswith("Foreign release") else None
+            out.append({"title": Markup(_MD.renderInline(title.strip())), "body": Markup(_MD.render(body)),
+                        "remover": remover.group(1).strip() if remover else None})
+    return out
+
+
+def _witness_of(reason: str, sections: list[dict]) -> int | None:
+    """The index of the witness timeline that shows the violation `reason` names, if any."""
+    for i, w in enumerate(sections):
+        words = next((v for k, v in _REASON_WORDS.items() if str(w["title"]).startswith(k)), None)
+        if words and words in reason:
+            return i
+    return None
 
 
 def _summary(results: dict | None) -> list[tuple[str, str, str]]:
@@ -95,7 +129,8 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
     n_plot = min(d.plot_grid.n, d.end_ns // pw + 1)
     linked: dict[str, int] = {}
     for i, w in enumerate(witnesses):
-        linked.setdefault(_remover(w) or "", i)
+        if w["remover"]:
+            linked.setdefault(w["remover"], i)
     marks = [dict(m, t=m["t"] / 1e9) for m in d.marks]
     lane_of = {lane.name: i for i, lane in enumerate(d.lanes)}
     for f in (results or {}).get("foreign_releases_first") or []:
@@ -136,15 +171,6 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
                  for k in KINDS for o in OUTCOMES if (k, o) in d.rate},
         "run_end": d.run_end and {"reason": d.run_end["reason"], "t": d.run_end["t"] / 1e9},
     }
-
-
-def _remover(w: dict) -> str | None:
-    """The attempt whose command removed the victim's claim in a foreign-release witness
-    (its column header reads 'Worker A (w4.s0.155)')."""
-    for col in w.get("columns") or []:
-        if col.startswith("Worker A (") and col.endswith(")"):
-            return col[len("Worker A ("):-1].split(",")[0]
-    return None
 
 
 def _levels(values: list, width: int, n: int) -> list[int]:

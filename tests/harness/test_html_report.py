@@ -68,7 +68,11 @@ RESULTS = {"valid": False, "reasons": ["1 foreign release(s): the first is attem
                                        "time_s": 2.025, "line": 9}],
            "witness": {"kind": "foreign_release", "key": KEY, "summary": "A deleted B's claim",
                        "columns": ["Time (s)", "Worker A (w0.s0.0)", "Worker B (w1.s0.0)", "The key in the store"],
-                       "rows": [{"time_s": 2.025, "cells": ["DEL deletes B's claim", "still working", "absent"]}]}}
+                       "rows": [{"time_s": 2.025, "cells": ["DEL deletes B's claim", "still working", "absent"]}],
+                       "markdown": f"## Foreign release on `{KEY}`\n\nA deleted B's claim <b>\n\n"
+                                   "| Time (s) | Worker A (w0.s0.0) | Worker B (w1.s0.0) | The key in the store |\n"
+                                   "|---|---|---|---|\n| 2.025 | DEL deletes B's claim | still working | absent |\n"
+                                   "\n## Reused holder token\n\nw0.s0.0 and w1.s0.0 used one token\n"}}
 
 
 def test_the_page_draws_lanes_holders_faults_and_marks_each_release_kind(tmp_path):
@@ -95,6 +99,9 @@ def test_the_page_draws_lanes_holders_faults_and_marks_each_release_kind(tmp_pat
     assert max(r[2] for r in key["jobs"]) == 2            # both jobs ran at once
     assert set(data["latency"]) == {"acquire:ok", "acquire:fail", "release:ok"}
     assert 'id="witness-0"' in html and "INVALID" in html and "<script src" not in html
+    assert "<td>DEL deletes B's claim</td>" in html and 'id="witness-1"' in html   # tables, each heading
+    assert "A deleted B's claim &lt;b&gt;" in html                                  # escaped
+    assert "witness-0\">witness timeline</a>" in html                              # from the reason
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")   # nothing to fetch
 
 
