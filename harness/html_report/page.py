@@ -29,7 +29,7 @@ VERDICT = {True: "VALID", False: "INVALID", "unknown": "INCONCLUSIVE"}
 def write_report(run_dir) -> Path:
     """Write ``run_dir/report.html`` (atomically) and return its path. Raises `HistoryError`
     when the run has no history at all."""
-    run = Path(run_dir)
+    run = Path(run_dir).resolve()          # results/latest: named by the run it points to
     config, _ = load_config(run, lambda: HistoryStream(run).scan(b"run_start")[:1])
     results = _json(run / "results.json")
     witnesses = _sections(_witnesses(run, results))
@@ -37,7 +37,8 @@ def write_report(run_dir) -> Path:
     reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
     html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
-                  data=json.dumps(_data(d, results, witnesses), separators=(",", ":")).replace("</", "<\\/"),
+                  data=json.dumps(_data(d, results, witnesses, str(config.get("key_prefix") or "")),
+                    separators=(",", ":")).replace("</", "<\\/"),
                   digest=d)
     out = run / REPORT
     tmp = run / (REPORT + ".tmp")
@@ -122,8 +123,11 @@ def _summary(results: dict | None) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
-    """What the page's script draws, bounded: runs of buckets, marks, plot points."""
+def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: str = "") -> dict:
+    """What the page's script draws, bounded: runs of buckets, marks, plot points. Lanes in
+    name order (w2.s0 before w10.s0)."""
+    order = sorted(range(len(d.lanes)), key=lambda i: _natural(d.lanes[i].name))
+    pos = {old: new for new, old in enumerate(order)}
     lw, pw = d.lane_grid.width, d.plot_grid.width
     n_lane = min(d.lane_grid.n, d.end_ns // lw + 1)
     n_plot = min(d.plot_grid.n, d.end_ns // pw + 1)
@@ -131,8 +135,8 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
     for i, w in enumerate(witnesses):
         if w["remover"]:
             linked.setdefault(w["remover"], i)
-    marks = [dict(m, t=m["t"] / 1e9) for m in d.marks]
-    lane_of = {lane.name: i for i, lane in enumerate(d.lanes)}
+    marks = [dict(m, t=m["t"] / 1e9, lane=pos[m["lane"]]) for m in d.marks]
+    lane_of = {lane.name: pos[i] for i, lane in enumerate(d.lanes)}
     for f in (results or {}).get("foreign_releases_first") or []:
         lane = lane_of.get(str(f.get("attempt", "")).rsplit(".", 1)[0])
         if lane is None:
@@ -153,10 +157,11 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
                    "rel": [[i, c] for i, c in enumerate(lane.releases[:n_lane]) if c],
                    "nothing": [[i, c] for i, c in enumerate(lane.nothing[:n_lane]) if c],
                    "unknown": [[i, c] for i, c in enumerate(lane.unknown[:n_lane]) if c],
-                   "open": lane.open_at_end} for lane in d.lanes],
+                   "open": lane.open_at_end} for lane in (d.lanes[i] for i in order)],
         "marks": marks,
         "marks_dropped": d.marks_dropped,
-        "keys": [{"key": k["key"], "holder": _runs(k["who"][:n_lane], empty=-1),
+        "keys": [{"key": k["key"], "short": k["key"][len(key_prefix):] if k["key"].startswith(key_prefix) else k["key"],
+                  "holder": [[a, b, pos[v]] for a, b, v in _runs(k["who"][:n_lane], empty=-1)],
                   "jobs": _runs([3 if c3 else 2 if c2 else 1 if c1 else 0
                                  for c1, c2, c3 in zip(k["c1"][:n_lane], k["c2"][:n_lane], k["c3"][:n_lane])])}
                  for k in d.keys],
@@ -171,6 +176,10 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict]) -> dict:
                  for k in KINDS for o in OUTCOMES if (k, o) in d.rate},
         "run_end": d.run_end and {"reason": d.run_end["reason"], "t": d.run_end["t"] / 1e9},
     }
+
+
+def _natural(name: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
 def _levels(values: list, width: int, n: int) -> list[int]:

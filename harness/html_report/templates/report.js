@@ -18,9 +18,12 @@
     shapes++;
     return e;
   }
-  function laneColor(i, light) {
-    var hue = 60 + (i * 137.508) % 270;   // no reds or oranges: those mark trouble
-    return "hsl(" + hue.toFixed(0) + "," + (light ? "60%,75%" : "62%,48%") + ")";
+  // Distinct lane colours without reds or oranges (those mark trouble); past 12 lanes, darker again.
+  var PALETTE = ["#1f77b4", "#2ca02c", "#9467bd", "#bcbd22", "#17becf", "#8c564b", "#e377c2", "#393b79",
+                 "#637939", "#7f7f7f", "#5ab4ac", "#b294c7"];
+  function laneColor(i) {
+    var c = PALETTE[i % PALETTE.length];
+    return i < PALETTE.length ? c : "color-mix(in srgb, " + c + " 70%, black)";
   }
   var end = Math.max(D.end_s, 0.001);
   var width = Math.max(900, (document.getElementById("timeline").clientWidth || 1200) - 4);
@@ -78,7 +81,8 @@
     var b = D.lane_s;
     D.keys.forEach(function (k, i) {
       var y = top + i * (KH * 2 + 6);
-      el("text", { x: 4, y: y + 10 }, svg, "holder").appendChild(document.createElementNS(NS, "title")).textContent = k.key;
+      var name = (k.short.length > 7 ? "…" + k.short.slice(-6) : k.short) + " holder";
+      el("text", { x: 4, y: y + 10, "font-weight": "bold" }, svg, name).appendChild(document.createElementNS(NS, "title")).textContent = k.key;
       var colors = {};
       k.holder.forEach(function (r) { colors[r[2]] = true; });
       Object.keys(colors).forEach(function (lane) {
@@ -94,7 +98,8 @@
     D.lanes.forEach(function (lane, i) {
       var y = lanesTop + i * LH;
       if (i % 2) el("rect", { x: LEFT, y: y, width: plotW, height: LH, fill: "#f8f9fa" }, svg);
-      el("text", { x: 4, y: y + 13, fill: laneColor(i) }, svg, lane.name + (lane.open ? " …" : ""));
+      el("text", { x: 4, y: y + 13 }, svg, lane.name + (lane.open ? " …" : ""));
+      el("rect", { x: LEFT - 14, y: y + 5, width: 9, height: LH - 10, fill: laneColor(i) }, svg);
       [1, 2, 3].forEach(function (s) {
         fill(svg, runsPath(lane.held, b, y + 3, LH - 6, function (v) { return v === s; }), laneColor(i), SHADE[s], "lane-held");
         fill(svg, runsPath(lane.overdue, b, y + 3, LH - 6, function (v) { return v === s; }), "#ff922b", SHADE[s], "lane-overdue");
