@@ -44,14 +44,18 @@
     }
   }
   function faultBands(svg, y0, y1, labels) {
+    var free = 0;   // a label is drawn only where it does not run into the previous one
     D.faults.forEach(function (f) {
       var r = el("rect", { x: x(f.t0), y: y0, width: Math.max(1, x(f.t1) - x(f.t0)), height: y1 - y0,
         fill: f.healed ? "rgba(250,82,82,0.16)" : "rgba(250,82,82,0.30)", "class": "fault-band" }, svg);
       el("title", {}, r, "fault " + f.n + ": " + f.fault + ":" + f.target + " " + f.t0.toFixed(3) + "–" +
         f.t1.toFixed(3) + " s" + (f.processes.length ? " (" + f.processes.join(", ") + ")" : "") +
         (f.healed ? "" : " — no fault_end in the history"));
-      if (labels) el("text", { x: x(f.t0) + 2, y: y0 + 10, fill: "#c92a2a", "font-size": 10 }, svg,
-        f.fault + (f.processes.length ? " " + f.processes.join(",") : ""));
+      var text = f.fault + (f.processes.length ? " " + f.processes.join(",") : "");
+      if (labels && x(f.t0) >= free) {
+        el("text", { x: x(f.t0) + 2, y: y0 + 10, fill: "#c92a2a", "font-size": 10 }, svg, text);
+        free = x(f.t0) + 6 * text.length + 8;
+      }
     });
   }
   // One path of rectangles [i0, i1) for each value of `runs` accepted by `pick`.
@@ -107,7 +111,8 @@
       fill(svg, runsPath(lane.job, b, y + 7, 4, function (v) { return v >= 2; }), "#212529", 1, "lane-job");
       fill(svg, runsPath(lane.job, b, y + 7, 4, function (v) { return v === 1; }), "#212529", 0.4, "lane-job");
       var ticks = "";
-      lane.rel.forEach(function (r) { ticks += "M" + xb(r[0] + 0.5, b).toFixed(1) + " " + (y + 2) + "v" + (LH - 4); });
+      // a tick in nearly every bucket says nothing (an hour-long run): then the held spans' ends show the releases
+      if (lane.rel.length <= plotW / 6) lane.rel.forEach(function (r) { ticks += "M" + xb(r[0] + 0.5, b).toFixed(1) + " " + (y + 2) + "v" + (LH - 4); });
       if (ticks) el("path", { d: ticks, stroke: "#868e96", "stroke-width": 1, "class": "lane-release" }, svg);
       [["nothing", "#f59f00"], ["unknown", "#9c36b5"]].forEach(function (kc) {
         var dots = "";   // every such release, at its bucket (the first ones also as marks, below)
