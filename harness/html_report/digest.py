@@ -24,6 +24,7 @@ MAX_MARKS = 2000         # releases that found nothing / ended unknown, each dra
 MAX_FAULTS = 2000
 KINDS = ("acquire", "release", "renew", "effect")
 OUTCOMES = ("ok", "fail", "info")
+_EVENT_TYPES = {"invoke", "ok", "fail", "info", "job_start", "job_end", "fault_start", "fault_end", "run_end"}
 
 
 @dataclass
@@ -86,13 +87,18 @@ class _Reader:
 
     def read(self, run_dir) -> Digest:
         stream = HistoryStream(run_dir)
-        t = 0
+        handlers = {name[1:]: getattr(self, name) for name in dir(self)
+                    if name[1:] in _EVENT_TYPES and name.startswith("_")}
+        t, n = 0, 0
         for e in stream:
-            t = max(t, int(e.get("time", 0)))
-            self.d.events += 1
-            handler = getattr(self, "_" + str(e.get("type")), None)
+            n += 1
+            handler = handlers.get(e.get("type"))
             if handler is not None:
-                handler(e, int(e.get("time", 0)))
+                now = int(e.get("time", 0))
+                if now > t:
+                    t = now
+                handler(e, now)
+        self.d.events = n
         self.d.problems = list(stream.problems)
         self._close(t)
         return self.d

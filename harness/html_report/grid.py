@@ -72,10 +72,8 @@ class Samples:
             self.hi = (t, ms)
         if len(self.picks) < SAMPLES:
             self.picks.append((t, ms))
-        else:
-            j = self._rng.randrange(self.count)
-            if j < SAMPLES:
-                self.picks[j] = (t, ms)
+        elif self._rng.random() * self.count < SAMPLES:   # reservoir sampling: each kept with SAMPLES/count
+            self.picks[int(self._rng.random() * SAMPLES)] = (t, ms)
 
     def points(self) -> list[tuple[int, float]]:
         return sorted({p for p in self.picks + [self.lo, self.hi] if p is not None})
