@@ -197,3 +197,19 @@ def test_leasecheck_report_rewrites_the_page_and_the_index_and_refuses_bad_input
     assert p.returncode == 64 and p.stderr.count("\n") == 1 and "no such run directory" in p.stderr
     p = _cli("report", str(tmp_path), cwd=tmp_path)
     assert p.returncode == 64 and "no history.jsonl" in p.stderr
+
+
+def test_check_writes_the_report_and_the_index_and_gc_keeps_the_index_true(tmp_path):
+    root = tmp_path / "results"
+    old = _write(root / "hand" / "20261201T000000.000000Z", _history())
+    new = _write(root / "hand" / "20261201T000001.000000Z", _history())
+    for run in (old, new):
+        p = _cli("check", str(run), cwd=tmp_path)
+        assert p.returncode in (0, 1, 2), p.stderr
+        assert (run / "report.html").is_file() and f"report: {run / 'report.html'}" in p.stdout
+    index = (root / "index.html").read_text()
+    assert old.name in index and new.name in index
+    p = _cli("gc", "--keep", "1", "--results-dir", str(root), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    index = (root / "index.html").read_text()
+    assert old.name not in index and f"hand/{new.name}/report.html" in index
