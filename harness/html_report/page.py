@@ -38,7 +38,7 @@ def write_report(run_dir) -> Path:
     html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
                   data=json.dumps(_data(d, results, witnesses, str(config.get("key_prefix") or "")),
-                    separators=(",", ":")).replace("</", "<\\/"),
+                    separators=(",", ":")).replace("<", "\\u003c"),   # no "</script>" or "<!--" inside
                   digest=d)
     out = run / REPORT
     tmp = run / (REPORT + ".tmp")

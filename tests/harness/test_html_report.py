@@ -213,3 +213,14 @@ def test_check_writes_the_report_and_the_index_and_gc_keeps_the_index_true(tmp_p
     assert p.returncode == 0, p.stderr
     index = (root / "index.html").read_text()
     assert old.name not in index and f"hand/{new.name}/report.html" in index
+
+
+def test_text_from_the_history_cannot_end_the_page_script(tmp_path):
+    e = _history()
+    evil = "</script><script>document.title='owned'</script><!--"
+    e.insert(-1, _ev(4.0, "w1.s0", "invoke", f="release", attempt="w1.s0.2", key=KEY))
+    e.insert(-1, _ev(4.1, "w1.s0", "info", f="release", attempt="w1.s0.2", key=KEY, error=evil))
+    html = write_report(_write(tmp_path / "run", e)).read_text()
+    assert evil not in html
+    [mark] = [m for m in _page_data(html)["marks"] if m["kind"] == "unknown"]
+    assert evil in mark["text"]
