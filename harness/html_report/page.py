@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from checkers.history import HistoryStream
 from checkers.rundir import load_config
+from harness.runs import VERDICTS
 
 from .digest import KINDS, OUTCOMES, Digest, digest
 from .render import render
@@ -23,7 +24,6 @@ _REMOVER = re.compile(r"Worker A \(([^,)]+)")
 # which witness heading shows the violation a reason names
 _REASON_WORDS = {"Foreign release": "foreign release", "Reused holder token": "token",
                  "Early loss": "lost before the lease's deadline"}
-VERDICT = {True: "VALID", False: "INVALID", "unknown": "INCONCLUSIVE"}
 
 
 def write_report(run_dir) -> Path:
@@ -50,7 +50,7 @@ def write_report(run_dir) -> Path:
 def _verdict(results: dict | None) -> str:
     if results is None:
         return "NOT CHECKED"
-    return VERDICT.get(results.get("valid"), "INCONCLUSIVE")
+    return VERDICTS.get(results.get("valid"), "INCONCLUSIVE")
 
 
 def _witnesses(run: Path, results: dict | None) -> list[dict]:
