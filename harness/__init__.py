@@ -5,7 +5,8 @@ machine and returns the run's ``Plan``) -> ``runner`` (one run's lifecycle), whi
 ``store`` backend, the ``audit`` recorder, ``worker`` processes and the ``nemesis`` (``faults``,
 healed through the ``heal`` ledger); workers record ``history`` through audited ``connection``s.
 ``host`` holds the machine's facts (ports, processes, binaries), ``durations`` parses the duration
-formats, ``report`` prints results, ``errors`` is the exception family. docs/architecture.md
+formats, ``report`` prints results, ``html_report`` draws them as ``report.html`` and
+``index.html``, ``errors`` is the exception family. docs/architecture.md
 draws the whole.
 
 This package's ``__init__`` imports only leaves: ``workloads`` and ``checkers`` import the errors

@@ -36,6 +36,7 @@ from harness.heal import heal_leftovers
 from harness.hunt import Outcome, Tally, check_budget
 from harness.hunt import hunt as hunt_loop
 from harness.hunt_progress import HuntProgress
+from harness.html_report import refresh_index, results_dir_of, write_index, write_pages
 from harness.junit import write_junit
 from harness.preflight import preflight
 from harness.report import print_summary
@@ -443,6 +444,7 @@ def gc(keep: int, results_dir: Path, dry_run: bool):
     verb = "would remove" if dry_run else "removed"
     if not dry_run:
         retention.remove(doomed)
+        refresh_index(results_dir)
     for d in doomed:
         console.print(f"{verb} {d.path} ({d.bytes / 1e6:.1f} MB)", markup=False, soft_wrap=True)
     for line in notes:
@@ -523,6 +525,8 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
     if junit is not None:
         write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
     print_summary(console, result, Path(run_dir))
+    if (Path(run_dir) / "report.html").is_file():
+        console.print(f"report: {Path(run_dir) / 'report.html'}", markup=False, soft_wrap=True, highlight=False)
     return _exit_code(result)
 
 
@@ -540,7 +544,41 @@ def _checked(run_dir: Path, all_witnesses: bool = False, progress=None, parts: l
         (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
                                                              + [faults_markdown(result)]).rstrip("\n") + "\n")
         (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
+    _, why_not = write_pages(run_dir)      # report.html, and the results directory's index.html
+    if why_not:
+        err_console.print(f"leasecheck: {why_not}", markup=False, soft_wrap=True)
     return result
+
+
+@env_vars
+@cli.command()
+@click.argument("run_dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
+              help="Without RUN_DIR: the results directory whose index.html to write.")
+def report(run_dirs: tuple[Path, ...], results_dir: Path):
+    """Write report.html of each RUN_DIR again from its stored files (history, results.json,
+    witness.json; nothing is checked again), and the index.html of its results directory.
+    Without RUN_DIR, write results/index.html (the runs, with links to their reports)."""
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
+        if not (run_dir / "history.jsonl").is_file() and not (run_dir / "history.d").is_dir():
+            _usage_exit(UsageError(f"{run_dir}: no history.jsonl or history.d/ there; pass a run directory "
+                                   "such as results/latest"))
+    if not run_dirs and not results_dir.is_dir():
+        _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR or a RUN_DIR"))
+    failed = False
+    for run_dir in run_dirs:
+        path, why_not = write_pages(run_dir)
+        if why_not:
+            err_console.print(f"leasecheck: {run_dir}: {why_not}", markup=False, soft_wrap=True)
+            failed = True
+        else:
+            console.print(f"report: {path}", markup=False, soft_wrap=True, highlight=False)
+    roots = {results_dir_of(r) for r in run_dirs} - {None} if run_dirs else {write_index(results_dir).parent}
+    for root in sorted(roots):
+        console.print(f"index: {root / 'index.html'}", markup=False, soft_wrap=True, highlight=False)
+    sys.exit(EXIT_CRASH if failed else 0)
 
 
 @contextlib.contextmanager

@@ -11,8 +11,12 @@ from ..measure import Measured
 from ..result import OMITTED, Part
 from ..witness import build_witness, walk_ins
 
+FOREIGN_LISTED = 1000   # results.json lists this many foreign releases, enough to draw; the count is exact
+
 ORDER = 10
-FIELDS = {"foreign_releases": 0, "walk_ins": 0, "witnesses": OMITTED}
+FIELDS = {"foreign_releases": 0, "walk_ins": 0, "witnesses": OMITTED,
+          # each foreign release (the first FOREIGN_LISTED): who removed whose claim, when (the report's lanes)
+          "foreign_releases_first": []}
 CERTAINTY = ("foreign_releases",)
 
 
@@ -20,7 +24,11 @@ def check(m: Measured, found) -> Part:
     if m.model is None:
         return _history_only(m)
     sim, jobs, clock = m.model, m.jobs, m.clock
-    part = Part({"foreign_releases": len(sim.foreign), "walk_ins": walk_ins(sim, jobs, clock)},
+    listed = [{"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "command": fr.command,
+               "time_s": round(clock.to_history_ns(fr.time) / 1e9, 3), "line": fr.line}
+              for fr in sim.foreign[:FOREIGN_LISTED]]
+    part = Part({"foreign_releases": len(sim.foreign), "foreign_releases_first": listed,
+                 "walk_ins": walk_ins(sim, jobs, clock)},
                 certainty={"foreign_releases": "certain (store audit)"})
     windows = m.windows()
     witness = build_witness(sim, jobs, clock, faults=windows)

@@ -8,7 +8,7 @@ import pytest
 from checkers import check, check_run, load_history
 
 DATA = Path(__file__).parent / "data"
-KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "overlap", "releases_found_nothing",
+KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "foreign_releases_first", "overlap", "releases_found_nothing",
         "releases_found_nothing_rate", "releases_found_nothing_outcomes", "releases_found_nothing_first", "releases_unknown", "claims", "ops", "duration_s", "audit",
         "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation"}
 
@@ -31,6 +31,8 @@ def test_incident_timeline_with_plain_delete_is_a_foreign_release():
                            "foreign_release": 1, "evicted": 0, "lost_in_restart": 0, "still_held": 0, "unknown": 0}
     assert r["releases_found_nothing"] == 1                      # B's release came too late
     assert "w0.s0.0's DEL" in r["reasons"][0] and "w1.s0.0" in r["reasons"][0]
+    [listed] = r["foreign_releases_first"]                      # each one, for the report's lanes
+    assert (listed["attempt"], listed["victim"], listed["command"]) == ("w0.s0.0", "w1.s0.0", "DEL")
     assert r["disagreements"] == [] and r["problems"] == []
 
 
