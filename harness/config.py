@@ -50,6 +50,8 @@ class RunConfig:
     store_image: str | None = _setting(None)  # --backend docker: the store image
     sink: bool = _setting(False, "sink", bool)  # effects land in fenced and unfenced sinks in the store
     audit: bool = _setting(True)      # record the store's MONITOR stream (off: history-only checking)
+    # A drawn (random) schedule plays one fault at a time, and so does its --replay.
+    faults_in_turn: bool = _setting(False)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""

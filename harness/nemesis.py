@@ -54,8 +54,11 @@ def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: fl
 
 
 class Nemesis:
-    def __init__(self, ctx: FaultContext, steps: list[Step], history, t0_ns: int):
+    def __init__(self, ctx: FaultContext, steps: list[Step], history, t0_ns: int, in_turn: bool = False):
+        """``in_turn``: one fault at a time (a drawn schedule promises it): a step whose time
+        comes while another is still in place starts when that one has been healed."""
         self.ctx, self.steps, self.history, self.t0_ns = ctx, steps, history, t0_ns
+        self.in_turn = in_turn
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
         self.error: str | None = None
@@ -81,21 +84,27 @@ class Nemesis:
 
     def _run(self) -> None:
         """Start and stop steps in time order; steps may overlap (a scenario can pause the
-        holder while the store's clock is skewed). A step lasts ``duration`` from when its fault
-        is in place (a pause of the holder may first wait for one)."""
+        holder while the store's clock is skewed) unless ``in_turn``. A step lasts ``duration``
+        from when its fault is in place (a pause of the holder may first wait for one; the
+        probes that measure a fault run while it is in place and do not lengthen it)."""
         agenda = [(st.at, 0, n) for n, st in enumerate(self.steps)]
         heapq.heapify(agenda)
         active: dict[int, object] = {}
+        ends: dict[int, float] = {}
         begun: set[int] = set()
         try:
             while agenda:
                 at, phase, n = heapq.heappop(agenda)
                 if self._stop.wait(max(0.0, at - self._now_s())):
                     return
-                if phase == 0:
+                if phase != 1:         # 0: a start; 2: a start put off until a heal (sorts after it)
+                    if self.in_turn and active:
+                        heapq.heappush(agenda, (max(ends[a] for a in active), 2, n))
+                        continue
                     begun.add(n)
-                    active[n] = self._begin(n, self.steps[n])
-                    heapq.heappush(agenda, (self._now_s() + self.steps[n].duration, 1, n))
+                    act = active[n] = self._begin(n, self.steps[n])
+                    ends[n] = self._in_place_s(act) + self.steps[n].duration
+                    heapq.heappush(agenda, (ends[n], 1, n))
                 else:
                     self._end(n, self.steps[n], active.pop(n, None))
         except Exception:
@@ -106,6 +115,11 @@ class Nemesis:
             for n, step in enumerate(self.steps):
                 if n not in begun:
                     self._not_fired(n, step)
+
+    def _in_place_s(self, act) -> float:
+        """Run seconds when the fault took hold (``Active.started``), or now."""
+        started = getattr(act, "started", None)
+        return (started - self.t0_ns / 1e9) if started is not None else self._now_s()
 
     def _begin(self, n: int, step: Step):
         self._mark(n, step, "start")

@@ -236,6 +236,7 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
         steps = given
     elif entries:
         steps = random_schedule(entries, cfg, random.Random(f"{cfg.seed}:nemesis"), cfg.nemesis_interval_s)
+        cfg = cfg.with_(faults_in_turn=True)
         if not steps:
             raise UsageError(f"{say('nemesis', f'{cfg.nemesis}')}: no fault fits in --time-limit {cfg.time_limit_s:g}s with "
                              f"{say('nemesis_interval_s', f'{cfg.nemesis_interval_s:g}s')} and --ttl {cfg.ttl_s:g}s; raise "

@@ -181,7 +181,7 @@ class Run:
             ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, workers=self.workers,
                                holders=self.holders, rng=random.Random(f"{cfg.seed}:nemesis-targets"),
                                nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies)
-            self.nemesis = Nemesis(ctx, steps, self.history, t0)
+            self.nemesis = Nemesis(ctx, steps, self.history, t0, in_turn=cfg.faults_in_turn)
             self.nemesis.start()
         for note in self.plan.notes:
             self.log(f"[yellow]note:[/] {note}")

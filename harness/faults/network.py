@@ -69,10 +69,11 @@ class Latency(_ProxyFault):
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
+        held = round(time.monotonic() - active.started, 4)
         return {"latency_ms": active.data["latency_ms"], "jitter_ms": active.data["jitter_ms"],
                 "probe_rtt_ms": active.data["probe"],
                 "after_heal_probe_rtt_ms": _probe_rtt(ctx.node_for(active.step.target), 3),
-                "held_s": round(time.monotonic() - active.started, 4)}
+                "held_s": held}
 
 
 class Partition(_ProxyFault):
@@ -84,15 +85,17 @@ class Partition(_ProxyFault):
     def start(self, ctx: FaultContext, step: Step) -> Active:
         ids = [self._add(ctx, step, f"lc-partition-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
                for stream in ("upstream", "downstream")]
-        answered = _probe_rtt(ctx.node_for(step.target), 1, timeout_s=0.5) is not None
-        return Active(step, ids, data={"probe_answered": answered})
+        active = Active(step, ids)     # in place now: its duration runs from here, not after the probe
+        active.data["probe_answered"] = _probe_rtt(ctx.node_for(step.target), 1, timeout_s=0.5) is not None
+        return active
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
+        held = round(time.monotonic() - active.started, 4)
         return {"probe_answered_during": active.data["probe_answered"],
                 "probe_rtt_after_heal_ms": _probe_rtt(ctx.node_for(active.step.target), 3),
-                "held_s": round(time.monotonic() - active.started, 4)}
+                "held_s": held}
 
 
 def _probe_rtt(node, samples: int, timeout_s: float = 5.0) -> float | None:

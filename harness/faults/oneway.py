@@ -41,8 +41,10 @@ class OneWay(_ProxyFault):
         stream = STREAMS[step.target]
         ident = self._add(ctx, step, f"lc-oneway-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
         key = f"leasecheck-probe:{ctx.cfg.run_id}:oneway:{id(step)}"
+        active = Active(step, [ident])  # in place now: its duration runs from here, not after the probe
         answered, applied = _probe(ctx.node_for(step.target), key)
-        return Active(step, [ident], data={"stream": stream, "answered": answered, "applied": applied})
+        active.data.update(stream=stream, answered=answered, applied=applied)
+        return active
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         for ident in active.ledger_ids:

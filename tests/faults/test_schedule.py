@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig
+from harness.config import RunConfig, replayed_fields
 from harness.host import default_store_bin
 from harness.preflight import late_steps, validate
 from harness.errors import UsageError
@@ -108,3 +108,70 @@ def test_a_step_whose_time_never_came_is_recorded_with_why(tmp_path):
     end, missed = history.events[1], history.events[2]
     assert end["measured"]["stopped_s"] == 0.0 and end["measured"]["processes"] == []  # no worker to stop
     assert missed["at"] == 30.0 and missed["why"].startswith("the run ended (interrupted) at 0.")
+
+
+class _Slow:
+    """A fault that waits ``wait_s`` for its target before it takes hold, then probes for
+    ``probe_s`` while in place (as pause:holder waits for a holder and latency probes)."""
+    name, lasts_ttls = "slow", False
+
+    def __init__(self, wait_s: float, probe_s: float, log: list):
+        self.wait_s, self.probe_s, self.log = wait_s, probe_s, log
+
+    def start(self, ctx, step):
+        import time
+        from harness.faults.base import Active
+        time.sleep(self.wait_s)
+        active = Active(step, [])
+        self.log.append(("in", step.at, time.monotonic()))
+        time.sleep(self.probe_s)
+        return active
+
+    def stop(self, ctx, active):
+        import time
+        self.log.append(("out", active.step.at, time.monotonic()))
+        return {"held_s": time.monotonic() - active.started}
+
+
+def _play(tmp_path, monkeypatch, fault, steps, in_turn):
+    import time
+    from harness import nemesis as nemesis_module
+    monkeypatch.setitem(nemesis_module.FAULTS, "slow", fault)
+    ctx = FaultContext(cfg=SimpleNamespace(store_port=None), run_dir=tmp_path, ledger=Ledger(tmp_path),
+                       workers=[], holders=None, rng=random.Random(1))
+    history = _History()
+    t0 = time.monotonic_ns()
+    nemesis = Nemesis(ctx, steps, history, t0, in_turn=in_turn)
+    nemesis.start()
+    time.sleep(sum(s.duration for s in steps) + 1.2)
+    nemesis.stop("time-limit")
+    return [(what, at, t - t0 / 1e9) for what, at, t in fault.log], history
+
+
+def test_a_fault_lasts_its_duration_from_when_it_took_hold_not_after_its_probes(tmp_path, monkeypatch):
+    log, history = _play(tmp_path, monkeypatch, _Slow(0.0, 0.3, []), [Step(0.0, "slow", "x", 0.4)], False)
+    (_, _, t_in), (_, _, t_out) = log
+    assert 0.35 <= t_out - t_in < 0.55, log          # 0.4 s, not 0.4 s after the 0.3 s probe
+    assert history.events[-1]["type"] == "fault_end"
+
+
+def test_a_drawn_schedule_plays_one_fault_at_a_time(tmp_path, monkeypatch):
+    # The first fault waits 0.3 s for its target, so it is in place until about 0.7 s, past the
+    # second's time (0.5 s). In turn, the second starts after the first's heal; a scenario's
+    # steps may overlap.
+    steps = [Step(0.0, "slow", "x", 0.4), Step(0.5, "slow", "x", 0.2)]
+    log, _ = _play(tmp_path, monkeypatch, _Slow(0.3, 0.0, []), steps, in_turn=True)
+    times = {(what, at): t for what, at, t in log}
+    assert times[("in", 0.5)] >= times[("out", 0.0)], log
+    log, _ = _play(tmp_path, monkeypatch, _Slow(0.3, 0.0, []), steps, in_turn=False)
+    times = {(what, at): t for what, at, t in log}
+    assert times[("in", 0.5)] < times[("out", 0.0)], log
+
+
+def test_a_random_schedule_is_played_in_turn_and_so_is_its_replay():
+    cfg = validate(RunConfig(time_limit_s=6, nemesis="pause", nemesis_interval_s=2, seed=1))
+    assert cfg.faults_in_turn is True
+    assert validate(RunConfig(time_limit_s=6, schedule=_steps((1, 1)))).faults_in_turn is False
+    # --replay repeats every setting of config.json, this one included
+    assert "faults_in_turn" in replayed_fields()
+    assert validate(RunConfig(time_limit_s=6, schedule=_steps((1, 1)), faults_in_turn=True)).faults_in_turn
