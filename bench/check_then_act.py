@@ -1,22 +1,17 @@
 """A check-then-act release, as teams write it by hand: read the key, compare the token in the
 client, then delete — with 2 ms of the client's own work between the compare and the delete (a
 log line, a metric). If the claim expires and is re-taken inside that gap, the delete frees the
-new holder's claim. Used by `bench/detection.py` as a plugin lease:
+new holder's claim. `get-compare-del` with a wider gap; used by `bench/detection.py` as a plugin
+lease:
 
     leasecheck run --lease bench/check_then_act.py:CheckThenAct
 """
-import secrets
 import time
 
+from workloads.leases.get_compare_del import GetCompareDel
 
-class CheckThenAct:
-    def __init__(self, client, key: str, ttl_ms: int):
-        self.client, self.key, self.ttl_ms = client, key, ttl_ms
-        self.token = secrets.token_hex(16).encode()
 
-    def acquire(self) -> bool:
-        return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
-
+class CheckThenAct(GetCompareDel):
     def release(self) -> bool:
         if self.client.get(self.key) != self.token:
             return False
