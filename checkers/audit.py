@@ -122,23 +122,26 @@ class AuditStream:
         self.lines = 0
 
     def _raw_lines(self):
-        if self.text is not None:
-            pieces = self.text.split("\n")
-            for piece in pieces[:-1]:
-                yield piece + "\n"
-            if pieces[-1]:
-                yield pieces[-1]
-            return
-        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            yield from f
+        pieces = self.text.split("\n")
+        for piece in pieces[:-1]:
+            yield piece + "\n"
+        if pieces[-1]:
+            yield pieces[-1]
 
     def __iter__(self):
+        if self.text is not None:
+            yield from self._records(self._raw_lines())
+            return
+        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            yield from self._records(f)
+
+    def _records(self, lines):
         name, problems = self.name, []
         self.problems, self.lines, self.bytes_read, self.complete = problems, 0, 0, False
         ended = gaps = 0
         lineno = 0
         head, unquote, Record = _HEAD.match, unquote_args, AuditRecord
-        for raw in self._raw_lines():
+        for raw in lines:
             lineno += 1
             self.bytes_read += len(raw)
             if not raw.endswith("\n"):      # the last line, torn

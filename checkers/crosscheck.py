@@ -35,7 +35,7 @@ class CallChecks:
         self.out, self.store, self.following = out, store, following
         self.effects: dict[int, set[str]] = {}
         self.saw: dict[int, str] = {}          # release op -> what its first command met
-        self.shown: dict[int, list[str]] = {}   # acquire op -> its commands as the audit shows them
+        self.shown: dict[int, list[tuple]] = {}  # acquire op -> its commands as the audit shows them: (label, argv)
 
     def effect(self, c, kind: str) -> None:
         if c.op is not None:
@@ -47,9 +47,11 @@ class CallChecks:
         if op.f == "release" and op.index not in self.saw:
             self.saw[op.index] = self.seen_by(op, c)
         elif op.f == "acquire":
-            shown = self.shown.setdefault(op.index, [])
-            if len(shown) < 6:
-                shown.append(" ".join([c.label] + c.rec.argv[1:2]))
+            shown = self.shown.get(op.index)
+            if shown is None:
+                self.shown[op.index] = [(c.label, c.rec.argv)]
+            elif len(shown) < 6:
+                shown.append((c.label, c.rec.argv))     # put into words only when reported
 
     def seen_by(self, op: Op, c) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the
@@ -97,7 +99,8 @@ class CallChecks:
                 out.disagreements.append(f"{said}, but the audit shows no successful create")
                 out.unmatched_wins += 1
                 if len(out.unmatched_first) < 3:
-                    what = "; ".join(shown) if shown else "no command at all"
+                    what = ("; ".join(" ".join([label] + argv[1:2]) for label, argv in shown)
+                            if shown else "no command at all")
                     out.unmatched_first.append(
                         f"{op.attempt} acquire at {op.invoke_time / 1e9:.3f} s reported a win; the audit "
                         f"shows {what}, none of which created a claim")

@@ -41,16 +41,38 @@ class Engine:
             return False
         e = next(self._it, _OVER)
         if e is _OVER:
-            if not self.digest.count:
-                raise HistoryError("the history is empty: nothing to check") from None
-            self.history_over = True
-            self.joiner.history_done(self.digest.pairer.never_completed())
+            self._over()
             return False
         digest = self.digest
         digest.feed(e)
         if self.progress is not None and not digest.count % _digest.PROGRESS_EVERY:
             self.progress()
         return True
+
+    def _read_until_ready(self, rec) -> None:
+        """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
+        completion (the joiner's `add`) can make it ready, so it is asked only after one."""
+        if self.history_over:
+            return
+        joiner, digest, progress, it = self.joiner, self.digest, self.progress, self._it
+        feed, ready, every = digest.feed, joiner.ready, _digest.PROGRESS_EVERY
+        while True:
+            e = next(it, _OVER)
+            if e is _OVER:
+                self._over()
+                return
+            added = joiner.added
+            feed(e)
+            if progress is not None and not digest.count % every:
+                progress()
+            if joiner.added != added and ready(rec):
+                return
+
+    def _over(self) -> None:
+        if not self.digest.count:
+            raise HistoryError("the history is empty: nothing to check") from None
+        self.history_over = True
+        self.joiner.history_done(self.digest.pairer.never_completed())
 
     def need(self, t_ns: int) -> None:
         """Read the history past history time `t_ns`."""
@@ -91,8 +113,8 @@ class Engine:
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
         for rec in self.audit:
             if rec.addr != "lua":
-                while not ready(rec) and pull():
-                    pass
+                if not ready(rec):
+                    self._read_until_ready(rec)
                 if joiner.matched:
                     for op in joiner.take_matched():
                         settle(op)

@@ -53,10 +53,7 @@ class HistoryStream:
         n = 0
         self.problems, self.bytes_read = [], 0     # each pass starts afresh
         if merged.is_file() and not self.parts_only:
-            for event in self._read(merged):
-                event.setdefault("index", n)
-                n += 1
-                yield event
+            n = yield from self._read(merged, number=True)
             if n:
                 return
         parts = _part_files(self.run)
@@ -91,8 +88,9 @@ class HistoryStream:
                 _lines_with(tail + b"\n", len(tail) + 1, token, found)
         return found
 
-    def _read(self, path: Path) -> Iterator[dict]:
-        """The events of one file, damage reported in `problems`.
+    def _read(self, path: Path, number: bool = False) -> Iterator[dict]:
+        """The events of one file, damage reported in `problems`; with `number`, each event
+        without an `index` gets its position. Returns how many events it yielded.
 
         The hot loop of the checker: one pass, no layers. A line that does not parse is
         reported once the next non-blank line shows whether it was the last one (a torn write)
@@ -102,7 +100,7 @@ class HistoryStream:
         loads = _loads
         last_time = None
         bad = None              # (line number, reason) of an unparsed line not yet reported
-        lineno = 0
+        lineno = count = 0
         with open(path, "rb") as f:
             for line in f:
                 lineno += 1
@@ -132,9 +130,13 @@ class HistoryStream:
                 if last_time is not None and t < last_time:
                     problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
                 last_time = t
+                if number and "index" not in event:
+                    event["index"] = count
+                count += 1
                 yield event
         if bad is not None:
             problems.append(f"{name}:{bad[0]}: torn last line (run was killed?)")
+        return count
 
 
 def load_history(run_dir) -> tuple[list[dict], list[str]]:

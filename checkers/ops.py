@@ -54,7 +54,10 @@ class Op:
         self.fence = e.get("fence")
         sent = e.get("sent")
         if sent:
-            self.sent = tuple([_entry(x) for x in sent])
+            intern = _intern
+            self.sent = tuple([(intern(x[0]), x[1], intern(x[2]))
+                               if type(x) is list and len(x) == 3 and type(x[0]) is str and type(x[2]) is str
+                               else _entry(x) for x in sent])
 
     @property
     def completed(self) -> bool:
