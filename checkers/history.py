@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover
     _loads = json.loads
 
 MERGED = "history.jsonl"
+_SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
 PARTS = "history.d"
 
 
@@ -79,7 +80,7 @@ class HistoryStream:
         for path in [merged] if use_merged else _part_files(self.run):
             tail = b""
             with open(path, "rb") as f:
-                while chunk := f.read(1 << 24):
+                while chunk := f.read(_SCAN_CHUNK):
                     buf = tail + chunk
                     end = buf.rfind(b"\n") + 1
                     _lines_with(buf, end, token, found)
