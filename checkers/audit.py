@@ -27,6 +27,7 @@ AUDIT = "audit.log"
 
 # A command line as `parse_line` accepts it: `<sec>.<frac> [<db> <addr>] <args>`.
 _HEAD = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)", re.S)
+_LINE = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)\n\Z")   # the same, a whole raw line
 _ARG = re.compile(r'"((?:[^"\\]|\\.)*)"(?: |\Z)', re.S)
 _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
@@ -140,10 +141,34 @@ class AuditStream:
         self.problems, self.lines, self.bytes_read, self.complete = problems, 0, 0, False
         ended = gaps = 0
         lineno = 0
-        head, unquote, Record = _HEAD.match, unquote_args, AuditRecord
+        line_head, head, unquote, Record = _LINE.match, _HEAD.match, unquote_args, AuditRecord
         for raw in lines:
             lineno += 1
             self.bytes_read += len(raw)
+            m = line_head(raw)
+            if m is not None:
+                # A whole command line (what parse_line accepts, newline and all), read here:
+                # the checker's hottest loop.
+                if ended == 1:
+                    problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
+                    ended = 2
+                stamp, db, addr, rest = m.groups()
+                if rest[-1:] == "\r":
+                    rest = rest.rstrip("\r")
+                argv = None
+                if len(rest) >= 2 and rest[0] == '"' and rest[-1] == '"' and "\\" not in rest:
+                    argv = rest[1:-1].split('" "')
+                    if rest.count('"') != 2 * len(argv):
+                        argv = None
+                if argv is None:
+                    try:
+                        argv = unquote(rest)
+                    except ValueError as e:
+                        problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
+                        continue
+                self.lines += 1
+                yield Record(lineno, float(stamp), int(db), addr, argv, "cmd", "", argv[0].upper())
+                continue
             if not raw.endswith("\n"):      # the last line, torn
                 if raw.strip() == "# end":
                     ended = ended or 1
