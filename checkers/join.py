@@ -174,6 +174,23 @@ class Joiner:
             out.unattributed += self.script[0] is None
             return self.script
         name = rec.name
+        binding = self.bound.get(rec.addr)
+        if (binding is not None and binding.txn_end is None and not binding.after
+                and name != "ECHO" and name != "MULTI"):
+            # The common case, short: the next command of a bound connection, first in its
+            # call's `sent` list under the same name (as `_attribute` finds it).
+            seq = binding.seq
+            by_seq = self.wanted.get(binding.conn)
+            op = by_seq.get(seq) if by_seq is not None else None
+            if op is not None:
+                first = op.sent[0]
+                if (type(first) is tuple and len(first) == 3 and first[0] == binding.conn
+                        and first[1] == seq and str(first[2]).upper() == name):
+                    binding.seq = seq + 1
+                    got = self._take(by_seq, seq, op)
+                    if name in SCRIPT_CALLS:
+                        self.script, self.script_seen = got, True
+                    return got
         if name == "ECHO" and len(rec.argv) == 2:
             arg = rec.argv[1]
             if arg.startswith(CONN_MARKER):
