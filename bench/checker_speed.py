@@ -4,9 +4,11 @@ run, time (1) the *parse floor* — reading the history and the audit line by li
 parsers the checker already depends on (``orjson.loads`` for each history line, one
 ``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
 (``checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone.
-Prints one JSON line per size with ``ratio_to_floor`` = check time / floor time.
+Prints one JSON line per size and repetition with ``ratio_to_floor`` = check time / floor time
+(wall clock) and ``cpu_ratio_to_floor`` (the same with each side's own CPU time, which other
+processes on a shared machine disturb less). ``--repeat N`` measures the same generated run N times.
 
-    python bench/checker_speed.py --events 1000000
+    python bench/checker_speed.py --events 1000000 --repeat 3
     python bench/checker_speed.py --events 10000,100000,1000000,10000000
 
 The synthetic run is what a real one looks like: 16 slots on 8 job keys, each claim attempt an
@@ -119,8 +121,14 @@ def generate(run_dir: Path, events: int, seed: int = 1) -> int:
 def parse_floor(run_dir: Path) -> float:
     """Seconds to read history.jsonl and audit.log line by line, parsing each line with the
     cheapest tool the checker has, and nothing else."""
+    return parse_floor_times(run_dir)[0]
+
+
+def parse_floor_times(run_dir: Path) -> tuple[float, float]:
+    """`parse_floor`'s (wall seconds, CPU seconds)."""
     import orjson
 
+    c0 = time.process_time()
     t0 = time.perf_counter()
     with open(run_dir / "history.jsonl", "rb") as f:
         for raw in f:
@@ -128,17 +136,19 @@ def parse_floor(run_dir: Path) -> float:
     with open(run_dir / "audit.log", "rb") as f:
         for raw in f:
             raw.split(b" ", 3)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from checkers import check_run
+c0 = time.process_time()
 t0 = time.perf_counter()
 result = check_run(sys.argv[1])
 check_s = time.perf_counter() - t0
-print(json.dumps({"check_s": check_s, "valid": result.get("valid"),
+cpu_s = time.process_time() - c0
+print(json.dumps({"check_s": check_s, "cpu_s": cpu_s, "valid": result.get("valid"),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -150,28 +160,48 @@ def check_in_child(run_dir: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(events: int) -> dict:
+def measure(events: int, repeat: int = 1):
+    """Generate one run of about `events` events and yield one result per repetition: the floor
+    and the check, measured back to back on the same files."""
     with tempfile.TemporaryDirectory() as d:
         run_dir = Path(d) / "run"
         g0 = time.perf_counter()
         n = generate(run_dir, events)
         gen_s = time.perf_counter() - g0
         audit_lines = sum(1 for _ in open(run_dir / "audit.log"))
-        floor_s = parse_floor(run_dir)
-        child = check_in_child(run_dir)
-    return {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
-            "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
-            "events_per_s": round(n / child["check_s"]), "checker_peak_rss_mb": round(child["peak_rss_mb"], 1),
-            "valid": child["valid"], "generate_s": round(gen_s, 2),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+        for _ in range(repeat):
+            floor_s, floor_cpu_s = parse_floor_times(run_dir)
+            child = check_in_child(run_dir)
+            yield {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
+                   "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
+                   "floor_cpu_s": round(floor_cpu_s, 3), "check_cpu_s": round(child["cpu_s"], 2),
+                   "cpu_ratio_to_floor": round(child["cpu_s"] / floor_cpu_s, 2),
+                   "events_per_s": round(n / child["check_s"]),
+                   "checker_peak_rss_mb": round(child["peak_rss_mb"], 1),
+                   "valid": child["valid"], "generate_s": round(gen_s, 2),
+                   "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                   "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+def _bad(why: str) -> None:
+    print(f"checker_speed: {why}", file=sys.stderr)
+    sys.exit(64)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", default="1000000", help="one size or several, comma-separated")
+    ap.add_argument("--repeat", type=int, default=1, help="measure each generated run this many times")
     a = ap.parse_args()
-    for size in [int(x) for x in a.events.split(",")]:
-        print(json.dumps(measure(size)), flush=True)
+    try:
+        sizes = [int(x) for x in a.events.split(",")]
+    except ValueError:
+        _bad(f"--events {a.events!r}: give whole numbers, e.g. --events 10000,100000")
+    if a.repeat < 1 or min(sizes) < 1:
+        _bad("--events and --repeat must be at least 1")
+    for size in sizes:
+        for row in measure(size, a.repeat):
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,32 +20,41 @@ line number and skipped. An audit is complete only with `# end` and without gaps
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 AUDIT = "audit.log"
 
+# A command line as `parse_line` accepts it: `<sec>.<frac> [<db> <addr>] <args>`.
+_HEAD = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)", re.S)
+_LINE = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)\n\Z")   # the same, a whole raw line
 _ARG = re.compile(r'"((?:[^"\\]|\\.)*)"(?: |\Z)', re.S)
 _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class AuditRecord:
     """One audit line: a command (kind "cmd"), a gap marker (kind "gap", reason in `note`) or a
     store restart (kind "restart"). `name` is the command name in upper case ("" for a marker)."""
     line: int
-    time: float = 0.0
-    db: int = 0
-    addr: str = ""
-    argv: list[str] = field(default_factory=list)
-    kind: str = "cmd"
-    note: str = ""
-    name: str = ""
+    time: float
+    db: int
+    addr: str
+    argv: list[str]
+    kind: str
+    note: str
+    name: str
 
-    def __post_init__(self) -> None:
-        if self.argv and not self.name:
-            self.name = self.argv[0].upper()
+    def __init__(self, line: int, time: float = 0.0, db: int = 0, addr: str = "", argv: list[str] | None = None,
+                 kind: str = "cmd", note: str = "", name: str = "") -> None:
+        # Written out (not generated) because the checker builds one per audit line.
+        if argv is None:
+            argv = []
+        elif argv and not name:
+            name = argv[0].upper()
+        self.line, self.time, self.db, self.addr, self.argv = line, time, db, addr, argv
+        self.kind, self.note, self.name = kind, note, name
 
 
 def unquote_args(text: str) -> list[str]:
@@ -114,33 +123,63 @@ class AuditStream:
         self.lines = 0
 
     def _raw_lines(self):
-        if self.text is not None:
-            pieces = self.text.split("\n")
-            for piece in pieces[:-1]:
-                yield piece + "\n"
-            if pieces[-1]:
-                yield pieces[-1]
-            return
-        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            yield from f
+        pieces = self.text.split("\n")
+        for piece in pieces[:-1]:
+            yield piece + "\n"
+        if pieces[-1]:
+            yield pieces[-1]
 
     def __iter__(self):
+        if self.text is not None:
+            yield from self._records(self._raw_lines())
+            return
+        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            yield from self._records(f)
+
+    def _records(self, lines):
         name, problems = self.name, []
         self.problems, self.lines, self.bytes_read, self.complete = problems, 0, 0, False
         ended = gaps = 0
         lineno = 0
-        for raw in self._raw_lines():
+        line_head, head, unquote, Record = _LINE.match, _HEAD.match, unquote_args, AuditRecord
+        for raw in lines:
             lineno += 1
             self.bytes_read += len(raw)
+            m = line_head(raw)
+            if m is not None:
+                # A whole command line (what parse_line accepts, newline and all), read here:
+                # the checker's hottest loop.
+                if ended == 1:
+                    problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
+                    ended = 2
+                stamp, db, addr, rest = m.groups()
+                if rest[-1:] == "\r":
+                    rest = rest.rstrip("\r")
+                argv = None
+                if len(rest) >= 2 and rest[0] == '"' and rest[-1] == '"' and "\\" not in rest:
+                    argv = rest[1:-1].split('" "')
+                    if rest.count('"') != 2 * len(argv):
+                        argv = None
+                if argv is None:
+                    try:
+                        argv = unquote(rest)
+                    except ValueError as e:
+                        problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
+                        continue
+                self.lines += 1
+                yield Record(lineno, float(stamp), int(db), addr, argv, "cmd", "", argv[0].upper())
+                continue
             if not raw.endswith("\n"):      # the last line, torn
                 if raw.strip() == "# end":
                     ended = ended or 1
                 elif raw.strip():
                     problems.append(f"{name}:{lineno}: torn last line (run was killed?)")
                 break
-            line = raw[:-1].rstrip("\r")
+            line = raw[:-1]
+            if line[-1:] == "\r":
+                line = line.rstrip("\r")
             if line[:1] != "#":
-                if not line.strip():
+                if not line[:1].strip() and not line.strip():
                     continue
                 if ended == 1:
                     problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
@@ -148,7 +187,13 @@ class AuditStream:
                 if lineno == 1 and line in ("OK", "+OK"):
                     continue
                 try:
-                    rec = parse_line(line, lineno)
+                    m = head(line)
+                    if m is not None:     # parse_line, inlined: the checker's hottest loop
+                        stamp, db, addr, rest = m.groups()
+                        argv = unquote(rest)
+                        rec = Record(lineno, float(stamp), int(db), addr, argv, "cmd", "", argv[0].upper())
+                    else:
+                        rec = parse_line(line, lineno)
                 except ValueError as e:
                     problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
                     continue

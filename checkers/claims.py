@@ -182,6 +182,12 @@ class Replay:
         if rec.addr != "lua":
             self.last_time = rec.time
             self.script = (rec.name, rec.time)
+            if (op is not None and rec.name == "SET" and op.f == "acquire"
+                    and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
+                # The most common line by far: an acquire's SET NX that the live claim turns
+                # away. It changes nothing; only the cross-check notes what the call sent.
+                self.calls.before(_Cmd(rec, rec.time, attempt, op, "SET"))
+                return
             if rec.name == "ECHO" and len(rec.argv) == 2:
                 m = EVICT_MARK.match(rec.argv[1])
                 if m:

@@ -35,7 +35,7 @@ class CallChecks:
         self.out, self.store, self.following = out, store, following
         self.effects: dict[int, set[str]] = {}
         self.saw: dict[int, str] = {}          # release op -> what its first command met
-        self.shown: dict[int, list[str]] = {}   # acquire op -> its commands as the audit shows them
+        self.shown: dict[int, list[tuple]] = {}  # acquire op -> its commands as the audit shows them: (label, argv)
 
     def effect(self, c, kind: str) -> None:
         if c.op is not None:
@@ -47,9 +47,11 @@ class CallChecks:
         if op.f == "release" and op.index not in self.saw:
             self.saw[op.index] = self.seen_by(op, c)
         elif op.f == "acquire":
-            shown = self.shown.setdefault(op.index, [])
-            if len(shown) < 6:
-                shown.append(" ".join([c.label] + c.rec.argv[1:2]))
+            shown = self.shown.get(op.index)
+            if shown is None:
+                self.shown[op.index] = [(c.label, c.rec.argv)]
+            elif len(shown) < 6:
+                shown.append((c.label, c.rec.argv))     # put into words only when reported
 
     def seen_by(self, op: Op, c) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the
@@ -78,6 +80,12 @@ class CallChecks:
 
     def settle(self, op: Op, missing: bool = False) -> None:
         """`op`'s commands are all applied (or the audit is over): check it, forget it."""
+        if op.type == "fail" and op.index not in self.effects:
+            # The most common call by far (an acquire that lost) whose commands changed nothing:
+            # it agrees with the audit; forget it, as `check` and `classify_release` would.
+            self.shown.pop(op.index, None)
+            self.saw.pop(op.index, None)
+            return
         self.check(op, missing)
         self.classify_release(op)
         self.effects.pop(op.index, None)
@@ -97,7 +105,8 @@ class CallChecks:
                 out.disagreements.append(f"{said}, but the audit shows no successful create")
                 out.unmatched_wins += 1
                 if len(out.unmatched_first) < 3:
-                    what = "; ".join(shown) if shown else "no command at all"
+                    what = ("; ".join(" ".join([label] + argv[1:2]) for label, argv in shown)
+                            if shown else "no command at all")
                     out.unmatched_first.append(
                         f"{op.attempt} acquire at {op.invoke_time / 1e9:.3f} s reported a win; the audit "
                         f"shows {what}, none of which created a claim")

@@ -75,8 +75,10 @@ class Digest:
             self.completed += 1
             if op.f == "release":
                 self.releases.add(op)
-        self.proof.feed(op)
-        self.promises.feed(op)
+        if op.value is True:           # (the two look only at calls that returned True)
+            self.proof.feed(op)
+            if op.f == "renew":
+                self.promises.feed(op)
         if self.on_done is not None:
             self.on_done(op)
 

@@ -19,6 +19,9 @@ from .errors import HistoryError
 from .join import Joiner
 
 
+_OVER = object()
+
+
 class Engine:
     def __init__(self, events, audit, progress=None) -> None:
         self.audit, self.progress = audit, progress
@@ -36,18 +39,40 @@ class Engine:
         """Read one more history event; False when the history is over."""
         if self.history_over:
             return False
-        try:
-            e = next(self._it)
-        except StopIteration:
-            if not self.digest.count:
-                raise HistoryError("the history is empty: nothing to check") from None
-            self.history_over = True
-            self.joiner.history_done(self.digest.pairer.never_completed())
+        e = next(self._it, _OVER)
+        if e is _OVER:
+            self._over()
             return False
-        self.digest.feed(e)
-        if self.progress is not None and not self.digest.count % _digest.PROGRESS_EVERY:
+        digest = self.digest
+        digest.feed(e)
+        if self.progress is not None and not digest.count % _digest.PROGRESS_EVERY:
             self.progress()
         return True
+
+    def _read_until_ready(self, rec) -> None:
+        """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
+        completion (the joiner's `add`) can make it ready, so it is asked only after one."""
+        if self.history_over:
+            return
+        joiner, digest, progress, it = self.joiner, self.digest, self.progress, self._it
+        feed, ready, every = digest.feed, joiner.ready, _digest.PROGRESS_EVERY
+        while True:
+            e = next(it, _OVER)
+            if e is _OVER:
+                self._over()
+                return
+            added = joiner.added
+            feed(e)
+            if progress is not None and not digest.count % every:
+                progress()
+            if joiner.added != added and ready(rec):
+                return
+
+    def _over(self) -> None:
+        if not self.digest.count:
+            raise HistoryError("the history is empty: nothing to check") from None
+        self.history_over = True
+        self.joiner.history_done(self.digest.pairer.never_completed())
 
     def need(self, t_ns: int) -> None:
         """Read the history past history time `t_ns`."""
@@ -79,10 +104,29 @@ class Engine:
                 settle(op)
 
     def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS):
-        """One pass over the audit; returns `(joined, model result, calls not settled)`."""
+        """One pass over the audit; returns `(joined, model result, calls not settled)`.
+
+        The loop of `_attributed`, written out: it runs once per audit line."""
         replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need)
-        for rec, attempt, op in self._attributed(replay.settle):
-            replay.feed(rec, attempt, op)
+        joiner, pull, settle, feed = self.joiner, self.pull, replay.settle, replay.feed
+        ready, attribute = joiner.ready, joiner.feed
+        n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
+        for rec in self.audit:
+            if rec.addr != "lua":
+                if not ready(rec):
+                    self._read_until_ready(rec)
+                if joiner.matched:
+                    for op in joiner.take_matched():
+                        settle(op)
+            attempt, op = attribute(rec)
+            feed(rec, attempt, op)
+            n += 1
+            if progress is not None and not n % every:
+                progress()
+        while pull():
+            pass
+        for op in joiner.take_matched():
+            settle(op)
         joined = self.joiner.finish(self.audit.complete)
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining

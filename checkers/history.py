@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover
     _loads = json.loads
 
 MERGED = "history.jsonl"
+_SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
 PARTS = "history.d"
 
 
@@ -53,10 +54,7 @@ class HistoryStream:
         n = 0
         self.problems, self.bytes_read = [], 0     # each pass starts afresh
         if merged.is_file() and not self.parts_only:
-            for event in self._read(merged):
-                event.setdefault("index", n)
-                n += 1
-                yield event
+            n = yield from self._read(merged, number=True)
             if n:
                 return
         parts = _part_files(self.run)
@@ -82,7 +80,7 @@ class HistoryStream:
         for path in [merged] if use_merged else _part_files(self.run):
             tail = b""
             with open(path, "rb") as f:
-                while chunk := f.read(1 << 24):
+                while chunk := f.read(_SCAN_CHUNK):
                     buf = tail + chunk
                     end = buf.rfind(b"\n") + 1
                     _lines_with(buf, end, token, found)
@@ -91,39 +89,55 @@ class HistoryStream:
                 _lines_with(tail + b"\n", len(tail) + 1, token, found)
         return found
 
-    def _read(self, path: Path) -> Iterator[dict]:
-        """The events of one file, damage reported in `problems`."""
-        name = path.relative_to(self.run).as_posix()
-        last_time = None
-        for lineno, line, is_last in self._lines(path):
-            try:
-                event = _parse_event(line)
-            except ValueError as e:
-                self.problems.append(f"{name}:{lineno}: torn last line (run was killed?)" if is_last
-                                     else f"{name}:{lineno}: malformed line skipped ({e})")
-                continue
-            if is_last and not line.endswith(b"\n"):
-                self.problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
-            t = event["time"]
-            if last_time is not None and t < last_time:
-                self.problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
-            last_time = t
-            yield event
+    def _read(self, path: Path, number: bool = False) -> Iterator[dict]:
+        """The events of one file, damage reported in `problems`; with `number`, each event
+        without an `index` gets its position. Returns how many events it yielded.
 
-    def _lines(self, path: Path) -> Iterator[tuple[int, bytes, bool]]:
-        """Yield (line number, raw line, is the last non-blank line); blank lines skipped. One
-        line of look-ahead tells the last line apart."""
-        held: tuple[int, bytes] | None = None
+        The hot loop of the checker: one pass, no layers. A line that does not parse is
+        reported once the next non-blank line shows whether it was the last one (a torn write)
+        or not (a malformed line)."""
+        name = path.relative_to(self.run).as_posix()
+        problems = self.problems
+        loads = _loads
+        last_time = None
+        bad = None              # (line number, reason) of an unparsed line not yet reported
+        lineno = count = 0
         with open(path, "rb") as f:
-            for lineno, line in enumerate(f, 1):
+            for line in f:
+                lineno += 1
                 self.bytes_read += len(line)
-                if line == b"\n" or not line.strip():
-                    continue
-                if held is not None:
-                    yield held[0], held[1], False
-                held = (lineno, line)
-        if held is not None:
-            yield held[0], held[1], True
+                try:
+                    event = loads(line)
+                except Exception:  # noqa: BLE001 - told apart below by _parse_event
+                    event = None
+                if type(event) is not dict or type(event.get("time")) is not int \
+                        or type(event.get("type")) is not str:
+                    if line == b"\n" or not line.strip():
+                        continue
+                    if bad is not None:
+                        problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
+                        bad = None
+                    try:
+                        event = _parse_event(line)
+                    except ValueError as e:
+                        bad = (lineno, e)
+                        continue
+                elif bad is not None:
+                    problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
+                    bad = None
+                if line[-1:] != b"\n":
+                    problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
+                t = event["time"]
+                if last_time is not None and t < last_time:
+                    problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
+                last_time = t
+                if number and "index" not in event:
+                    event["index"] = count
+                count += 1
+                yield event
+        if bad is not None:
+            problems.append(f"{name}:{bad[0]}: torn last line (run was killed?)")
+        return count
 
 
 def load_history(run_dir) -> tuple[list[dict], list[str]]:

@@ -102,9 +102,11 @@ class Joiner:
         self.horizon: dict[str, int] = {}            # conn -> the highest seq any call listed
         self.script: tuple[str | None, Op | None] = (None, None)
         self.script_seen = False
+        self.added = 0                               # calls added so far
 
     # -- the history side -------------------------------------------------------------------
     def add(self, op: Op) -> None:
+        self.added += 1
         n = 0
         wanted, horizon = self.wanted, self.horizon
         for entry in op.sent:
@@ -140,19 +142,23 @@ class Joiner:
 
     # -- the audit side ---------------------------------------------------------------------
     def ready(self, rec: AuditRecord) -> bool:
-        if self.done or rec.kind != "cmd" or rec.addr == "lua":
+        if self.done:
             return True
-        binding = self.bound.get(rec.addr)
-        if binding is None or (rec.name == "ECHO" and len(rec.argv) == 2
-                               and (rec.argv[1].startswith(CONN_MARKER) or rec.argv[1] == END_MARKER)):
+        binding = self.bound.get(rec.addr)    # never a script's line nor a gap: those are not bound
+        if binding is None or rec.kind != "cmd":
             return True
         conn, seq = binding.conn, binding.seq
         by_seq = self.wanted.get(conn)
+        if by_seq is not None and seq in by_seq:
+            return True                        # the common case: its call is in
+        if rec.name == "ECHO" and len(rec.argv) == 2 and (rec.argv[1].startswith(CONN_MARKER)
+                                                          or rec.argv[1] == END_MARKER):
+            return True
         if binding.after and by_seq is not None:
             s = binding.after[0]
             if s in by_seq and _sent_name(by_seq[s], conn, s) == rec.name:
                 return True    # a queued command listed after its EXEC
-        return (by_seq is not None and seq in by_seq) or self.horizon.get(conn, -1) > seq
+        return self.horizon.get(conn, -1) > seq
 
     def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
@@ -168,6 +174,23 @@ class Joiner:
             out.unattributed += self.script[0] is None
             return self.script
         name = rec.name
+        binding = self.bound.get(rec.addr)
+        if (binding is not None and binding.txn_end is None and not binding.after
+                and name != "ECHO" and name != "MULTI"):
+            # The common case, short: the next command of a bound connection, first in its
+            # call's `sent` list under the same name (as `_attribute` finds it).
+            seq = binding.seq
+            by_seq = self.wanted.get(binding.conn)
+            op = by_seq.get(seq) if by_seq is not None else None
+            if op is not None:
+                first = op.sent[0]
+                if (type(first) is tuple and len(first) == 3 and first[0] == binding.conn
+                        and first[1] == seq and str(first[2]).upper() == name):
+                    binding.seq = seq + 1
+                    got = self._take(by_seq, seq, op)
+                    if name in SCRIPT_CALLS:
+                        self.script, self.script_seen = got, True
+                    return got
         if name == "ECHO" and len(rec.argv) == 2:
             arg = rec.argv[1]
             if arg.startswith(CONN_MARKER):

@@ -11,14 +11,14 @@ a small, fixed amount per call (`Pairer` consumes events one at a time).
 from __future__ import annotations
 
 import sys
-from dataclasses import InitVar, dataclass
+from dataclasses import dataclass
 
 CALLS = ("acquire", "release", "renew", "effect")   # "effect": a job's write to the --sink
 COMPLETIONS = ("ok", "fail", "info")
 _intern = sys.intern
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Op:
     """One lease call: its invocation and, when it completed, what the completion said.
 
@@ -29,27 +29,35 @@ class Op:
     f: str
     key: str
     invoke_time: int
-    done: InitVar[dict | None] = None
-    type: str | None = None          # 'ok', 'fail', 'info', or None when it never completed
-    value: object = None             # the returned value of an `ok` call
-    end_time: int | None = None
-    sent: tuple = ()                 # ((conn, seq, name), ...) of the completion
-    fence: object = None             # an effect's fencing token (--sink)
-    outcome: str | None = None       # a release that found nothing: what it met (claims.FOUND_NOTHING)
+    type: str | None                 # 'ok', 'fail', 'info', or None when it never completed
+    value: object                    # the returned value of an `ok` call
+    end_time: int | None
+    sent: tuple                      # ((conn, seq, name), ...) of the completion
+    fence: object                    # an effect's fencing token (--sink)
+    outcome: str | None              # a release that found nothing: what it met (claims.FOUND_NOTHING)
 
-    def __post_init__(self, done: dict | None) -> None:
+    def __init__(self, index: int, attempt: str, f: str, key: str, invoke_time: int, done: dict | None = None,
+                 type: str | None = None, value: object = None, end_time: int | None = None,  # noqa: A002
+                 sent: tuple = (), fence: object = None, outcome: str | None = None) -> None:
+        # Written out (not generated): the checker builds one per lease call.
+        self.index, self.attempt, self.f, self.key, self.invoke_time = index, attempt, f, key, invoke_time
+        self.type, self.value, self.end_time, self.sent, self.fence = type, value, end_time, sent, fence
+        self.outcome = outcome
         if done is not None:
             self.complete(done)
 
     def complete(self, e: dict) -> None:
         """Take the completion event `e`'s outcome."""
-        self.type = e["type"]
+        self.type = kind = e["type"]
         self.end_time = e["time"]
-        self.value = e.get("value") if self.type == "ok" else None
+        self.value = e.get("value") if kind == "ok" else None
         self.fence = e.get("fence")
         sent = e.get("sent")
         if sent:
-            self.sent = tuple([_entry(x) for x in sent])
+            intern = _intern
+            self.sent = tuple([(intern(x[0]), x[1], intern(x[2]))
+                               if type(x) is list and len(x) == 3 and type(x[0]) is str and type(x[2]) is str
+                               else _entry(x) for x in sent])
 
     @property
     def completed(self) -> bool:
@@ -100,26 +108,27 @@ class Pairer:
             return
         kind = e.get("type")
         attempt = e.get("attempt")
+        open_ = self.open
         if kind == "invoke":
-            if attempt in self.open:
+            if attempt in open_:
                 self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
-                                     f"{self.open[attempt].f} was still open")
-                self.abandoned.append(self.open[attempt])
+                                     f"{open_[attempt].f} was still open")
+                self.abandoned.append(open_[attempt])
             key = e.get("key")
-            op = Op(self.count, attempt, _intern(f), _intern(key) if isinstance(key, str) else key, e["time"])
+            op = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, e["time"])
             self.count += 1
             if self.keep:
                 self.ops.append(op)
-            self.open[attempt] = op
+            open_[attempt] = op
             return
         if kind not in COMPLETIONS:
             return
-        op = self.open.pop(attempt, None)
+        op = open_.pop(attempt, None)
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
             if op is not None:
-                self.open[attempt] = op
+                open_[attempt] = op
             return
         op.complete(e)
         if self.on_done is not None:

@@ -77,6 +77,17 @@ class Store:
             except (ValueError, IndexError) as e:
                 self.problems.append(f"{c.where}: rejected by the store ({e}); no effect")
 
+    def rejects_create(self, db: int, argv: list[str], t_ms: float) -> bool:
+        """Is `argv` (run at store time `t_ms`) a `SET key value NX PX n` that fails and changes
+        nothing, for sure? It is when the key holds an entry that is live, cannot have been
+        evicted and is far from its expiry (as `write` would find). The common case, short."""
+        if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
+                and argv[5].isdigit()):
+            cur = self.state.get((db, argv[1]), self.default)
+            return (cur is not None and cur is not UNKNOWN and not cur.evictable and cur.expires_ms is not None
+                    and cur.expires_ms - t_ms > self.trust_ms)
+        return False
+
     # -- expiry -----------------------------------------------------------------------------
     def live(self, key: str, c):
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
@@ -226,14 +237,8 @@ def _int(s: str) -> int:
 
 def _set(store: Store, c) -> None:
     argv, t = c.rec.argv, c.t_ms
-    if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
-            and argv[5].isdigit()):
-        # The common case, short: a conditional create against an entry that is live, cannot
-        # have been evicted and is far from its expiry fails and changes nothing (as `write`).
-        cur = store.state.get((c.rec.db, argv[1]), store.default)
-        if (cur is not None and cur is not UNKNOWN and not cur.evictable and cur.expires_ms is not None
-                and cur.expires_ms - t > store.trust_ms):
-            return
+    if store.rejects_create(c.rec.db, argv, t):
+        return
     if len(argv) < 3:
         raise ValueError("wrong number of arguments")
     opts, i, expires = set(), 3, None

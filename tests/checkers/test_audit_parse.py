@@ -76,3 +76,20 @@ def test_unreadable_line_is_reported_with_its_number():
 
 def test_missing_audit_is_none(tmp_path):
     assert load_audit(tmp_path) is None
+
+
+@given(st.lists(st.binary(max_size=12), min_size=1, max_size=5),
+       st.sampled_from(["1795951565.822380", "7.0", "12.5x", "1.2.3"]),
+       st.sampled_from(["[0 127.0.0.1:6000]", "[12 lua]", "[0 a]", "[0 ]", "[x a:1]"]),
+       st.sampled_from(["\n", "\r\n", "\r\r\n"]), st.sampled_from(["", " ", '"', ' "x']))
+def test_the_stream_reads_each_line_as_parse_line_does(args, stamp, where, ending, junk):
+    """The stream recognises command lines in a quicker way of its own: it must keep to
+    `parse_line`, the reference, on well-formed and broken lines alike."""
+    line = f"{stamp} {where} " + " ".join(monitor_quote(a) for a in args) + junk
+    records, _, problems = parse_audit("OK\n" + line + ending + "# end\n")
+    try:
+        expected = parse_line(line, 2)
+    except ValueError as e:
+        assert records == [] and problems == [f"audit.log:2: unreadable line skipped ({e})"]
+    else:
+        assert records == [expected] and problems == []

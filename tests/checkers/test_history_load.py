@@ -88,3 +88,17 @@ def test_a_failed_merge_drops_nothing(tmp_path):
     with pytest.raises(HistoryError):
         write_merged(tmp_path, drop_parts=True)
     assert (tmp_path / "history.d" / "w0.jsonl").exists() and not (tmp_path / "history.jsonl").exists()
+
+
+@pytest.mark.parametrize("tail, problem", [
+    ('{"time": 2, oops\n\n  \n', "history.jsonl:2: torn last line (run was killed?)"),
+    ('{"time": 2, oops\n\n' + json.dumps(ev(3, "w0")) + "\n", "history.jsonl:2: malformed line skipped"),
+    (json.dumps(ev(3, "w0")), "history.jsonl:2: last line has no newline (kept: it is complete JSON)"),
+    (json.dumps(ev(0, "w0")) + "\n", "history.jsonl:2: time goes backwards (0 < 1)"),
+])
+def test_damage_is_told_apart_by_what_follows(tmp_path, tail, problem):
+    """A line that does not parse is torn only when no other line follows it (blank lines aside)."""
+    write(tmp_path / "history.jsonl", ev(1, "w0"), tail=tail)
+    events, problems = load_history(tmp_path)
+    assert len(problems) == 1 and problems[0].startswith(problem)
+    assert [e["index"] for e in events] == list(range(len(events)))
