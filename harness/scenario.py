@@ -38,6 +38,7 @@ RUN_KEYS = {
     "nemesis_interval": ("nemesis_interval_s", "duration"),
     "client_timeout": ("client_timeout_s", "duration"), "client_retries": ("client_retries", int),
     "name": ("name", str), "sink": ("sink", bool),
+    "topology": ("topology", str), "nodes": ("nodes", int),
 }
 EVENT_KEYS = ("at", "fault", "target", "duration")   # every event; the rest are the fault's own
 
