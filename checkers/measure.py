@@ -34,6 +34,7 @@ class Measured:
     events: object = None                  # the history (for a few look-ups by type)
     all_witnesses: bool = False
     problems: list[str] = field(default_factory=list)   # the audit's, the clock's, the join's, the model's
+    nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
 
     @property
     def jobs(self):

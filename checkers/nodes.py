@@ -1,0 +1,74 @@
+"""Several store nodes (``--topology redlock``): each node's audit, joined and modelled on its own.
+
+Every node has its own audit (``audit-nodeK.log``) and clock samples (``store-clock-nodeK.jsonl``).
+A worker's connection to a node is named ``<conn>@nodeK``, so a call's ``sent`` list says which
+node each command went to. Node K is measured as a store of its own: the history with every
+``sent`` list cut down to node K's entries, joined with node K's audit and replayed through the
+store model with node K's clock (``measure.measure``). What is kept of it is its claims: a
+claim of a multi-node attempt is then the set of (node, key) creations the attempt made.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol import node_audit, node_clock, node_of_conn
+
+from .audit import AuditStream
+from .claims import Claim, ForeignRelease
+from .clock import StoreClock
+from .measure import measure
+from .rundir import load_store_clock
+
+
+@dataclass
+class NodeMeasure:
+    """What node `name`'s audit showed."""
+    name: str
+    claims: list[Claim]
+    foreign: list[ForeignRelease]
+    clock: StoreClock
+    complete: bool
+    problems: list[str] = field(default_factory=list)
+
+    def of(self, attempt: str) -> list[Claim]:
+        return [c for c in self.claims if c.owner == attempt]
+
+
+def node_names(config: dict) -> list[str]:
+    """The nodes a run recorded in its config (``store_nodes``); [] for a run of one store."""
+    return [n["name"] for n in config.get("store_nodes") or [] if isinstance(n, dict) and "name" in n]
+
+
+def open_node_audits(run_dir, config: dict) -> dict[str, tuple[AuditStream | None, list[dict]]]:
+    """Each node's audit (None when missing) and clock samples, by node name."""
+    out = {}
+    for name in node_names(config):
+        path = Path(run_dir) / node_audit(name)
+        samples, _ = load_store_clock(run_dir, node_clock(name))
+        out[name] = (AuditStream(path, name=node_audit(name)) if path.is_file() else None, samples)
+    return out
+
+
+def only_node(events, node: str) -> list[dict]:
+    """The history with every ``sent`` list cut down to the commands sent to ``node``."""
+    out = []
+    for e in events:
+        sent = e.get("sent")
+        if sent:
+            e = dict(e, sent=[s for s in sent if isinstance(s, list) and s and node_of_conn(str(s[0])) == node])
+        out.append(e)
+    return out
+
+
+def measure_nodes(events, audits: dict, config: dict) -> list[NodeMeasure]:
+    """One `NodeMeasure` per node with an audit (`audits`: `open_node_audits`'s answer)."""
+    events = list(events)
+    out = []
+    for name, (audit, samples) in audits.items():
+        if audit is None:
+            continue
+        m = measure(only_node(events, name), audit, config, samples)
+        out.append(NodeMeasure(name, m.model.claims, m.model.foreign, m.clock, m.audit.complete,
+                               [f"{name}: {p}" for p in m.audit.problems]))
+    return out

@@ -1,0 +1,85 @@
+"""Mutual exclusion across several masters (``--topology redlock``): no two attempts may hold the
+lock on one key at once (`mutual_exclusion`: holds from the history, the validity rule); each
+node's audit shows the (node, key) claims of both holders, one witness row per node. Silent on a
+run of one store (the field is left out of results.json)."""
+from __future__ import annotations
+
+from ..claims import Claim
+from ..measure import Measured
+from ..mutual_exclusion import Hold, holds, violations
+from ..result import OMITTED, Part
+
+ORDER = 65
+FIELDS = {"mutual_exclusion": OMITTED}
+
+
+def check(m: Measured, found) -> Part:
+    if m.nodes is None:
+        return Part()
+    hs = holds(m.events, float(m.config.get("ttl_ms") or 0))
+    bad = violations(hs)
+    names = [n.name for n in m.nodes]
+    expected = [n.get("name") for n in m.config.get("store_nodes") or []]
+    field = {"nodes": expected, "holds": len(hs), "violations": len(bad),
+             "claims_per_node": {n.name: len(n.claims) for n in m.nodes},
+             "foreign_releases_per_node": {n.name: len(n.foreign) for n in m.nodes},
+             "first": _pair(bad[0]) if bad else None}
+    part = Part({"mutual_exclusion": field})
+    if bad:
+        a, b = bad[0]
+        part.failures.append(
+            f"mutual exclusion violated: {len(bad)} pair(s) of attempts held the lock at once; first "
+            f"{a.attempt} (promised until {a.end / 1e9:.3f} s) and {b.attempt} (won at {b.start / 1e9:.3f} s) "
+            f"on {a.key}: {_majorities(m, a, b)}")
+        part.witness.append({"kind": "mutual_exclusion", "markdown": witness_markdown(m, a, b)})
+    foreign = sum(len(n.foreign) for n in m.nodes)
+    if foreign:
+        part.failures.append(f"{foreign} release(s) removed another attempt's claim on some node "
+                             f"({', '.join(f'{n.name}: {len(n.foreign)}' for n in m.nodes if n.foreign)})")
+    missing = [x for x in expected if x not in names]
+    if missing:
+        part.doubts.append(f"no audit for {', '.join(missing)}: what happened there is unknown")
+    broken = [n.name for n in m.nodes if not n.complete]
+    if broken:
+        part.doubts.append(f"the audit of {', '.join(broken)} is incomplete: a claim there may be missing")
+    if not hs:
+        part.doubts.append("no acquire won a majority: there is nothing to judge")
+    part.notes.append(f"mutual exclusion held: {len(hs)} won acquire(s) on {len(names)} masters, no two "
+                      "promised validity intervals on one key overlapped")
+    return part
+
+
+def _pair(pair: tuple[Hold, Hold]) -> dict:
+    a, b = pair
+    return {"key": a.key, "first": a.attempt, "second": b.attempt,
+            "first_promised_until_s": a.end / 1e9, "second_won_s": b.start / 1e9,
+            "overlap_s": (min(a.end, b.end) - b.start) / 1e9}
+
+
+def _majorities(m: Measured, a: Hold, b: Hold) -> str:
+    def where(h: Hold) -> set[str]:
+        return {n.name for n in m.nodes if any(c.key == h.key for c in n.of(h.attempt))}
+    both = sorted(where(a) & where(b))
+    return (f"{a.attempt} claimed on {', '.join(sorted(where(a))) or 'no node'}, {b.attempt} on "
+            f"{', '.join(sorted(where(b))) or 'no node'}; both on {', '.join(both) or 'none'}")
+
+
+def witness_markdown(m: Measured, a: Hold, b: Hold) -> str:
+    """One row per node: each holder's claim there, created and ended in history seconds."""
+    lines = [f"## Mutual exclusion on `{a.key}`", "",
+             f"A = {a.attempt} won at {a.start / 1e9:.3f} s, promised until {a.end / 1e9:.3f} s; "
+             f"B = {b.attempt} won at {b.start / 1e9:.3f} s, while A still held the lock.", "",
+             "| node | A's claim | B's claim |", "|---|---|---|"]
+    for n in m.nodes:
+        def cell(h: Hold) -> str:
+            mine = [c for c in n.of(h.attempt) if c.key == h.key]
+            return "; ".join(_claim(c, n.clock) for c in mine) or "—"
+        lines.append(f"| {n.name} | {cell(a)} | {cell(b)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _claim(c: Claim, clock) -> str:
+    made = clock.to_history_ns(c.created) / 1e9
+    if c.ended is None:
+        return f"created {made:.3f} s"
+    return f"created {made:.3f} s, {c.fate or 'ended'} {clock.to_history_ns(c.ended) / 1e9:.3f} s"
