@@ -75,3 +75,14 @@ def node_of_conn(conn: str) -> str | None:
     """``node2`` for ``w0.s0.c3@node2``; None for a connection of a single store."""
     _, sep, node = conn.rpartition(NODE_SEPARATOR)
     return node if sep else None
+
+
+def is_node(target) -> bool:
+    """Whether a fault's target names one store node (``node1``, ``node2``, ...): it acts there
+    as its ``store`` target does on a single store (``clock:node3``, ``pause:node2``)."""
+    return isinstance(target, str) and target.startswith("node") and target[4:].isdigit()
+
+
+def on_store(target) -> bool:
+    """A fault target acting on a store: ``store`` or a node's name."""
+    return target == "store" or is_node(target)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol import node_audit, node_clock, node_of_conn
+from protocol import FAIL, INFO, OK, node_audit, node_clock, node_of_conn
 
 from .audit import AuditStream
 from .claims import Claim, ForeignRelease
@@ -51,12 +51,19 @@ def open_node_audits(run_dir, config: dict) -> dict[str, tuple[AuditStream | Non
 
 
 def only_node(events, node: str) -> list[dict]:
-    """The history with every ``sent`` list cut down to the commands sent to ``node``."""
+    """The history as one node saw it: every ``sent`` list cut down to the commands sent to
+    ``node``, and every lease call's outcome unknown (``info``). A multi-node call's result is
+    not any one node's: an acquire that won a majority may have found the key taken here, one
+    that lost may have created it here — so the store model must judge each node's commands by
+    that node's audit alone, never by the call's result."""
     out = []
     for e in events:
         sent = e.get("sent")
-        if sent:
+        if sent is not None:
             e = dict(e, sent=[s for s in sent if isinstance(s, list) and s and node_of_conn(str(s[0])) == node])
+            if e.get("type") in (OK, FAIL):
+                e["type"] = INFO
+                e.pop("value", None)
         out.append(e)
     return out
 

@@ -45,8 +45,9 @@ class Plan:
 
     @property
     def skews(self) -> set[str]:
-        """The processes whose wall clock may move: ``store``, ``workers``."""
-        return {target for fault, target in self.targets if fault == "clock"}
+        """The processes whose wall clock may move: ``store`` (every node's, for ``clock:store`` or
+        ``clock:node2``: each follows its own timestamp file), ``workers``."""
+        return {FAULTS["clock"].acts_as(target) for fault, target in self.targets if fault == "clock"}
 
 
 def validate(cfg: RunConfig) -> RunConfig:

@@ -65,21 +65,45 @@ def _majorities(m: Measured, a: Hold, b: Hold) -> str:
 
 
 def witness_markdown(m: Measured, a: Hold, b: Hold) -> str:
-    """One row per node: each holder's claim there, created and ended in history seconds."""
+    """One row per node: each holder's claim there, created and ended in history seconds, and
+    what the nemesis did to that node's clock or process."""
     lines = [f"## Mutual exclusion on `{a.key}`", "",
              f"A = {a.attempt} won at {a.start / 1e9:.3f} s, promised until {a.end / 1e9:.3f} s; "
              f"B = {b.attempt} won at {b.start / 1e9:.3f} s, while A still held the lock.", "",
-             "| node | A's claim | B's claim |", "|---|---|---|"]
+             "| node | A's claim | B's claim | faults on the node |", "|---|---|---|---|"]
+    faults = m.faults()
     for n in m.nodes:
         def cell(h: Hold) -> str:
             mine = [c for c in n.of(h.attempt) if c.key == h.key]
-            return "; ".join(_claim(c, n.clock) for c in mine) or "—"
-        lines.append(f"| {n.name} | {cell(a)} | {cell(b)} |")
+            return "; ".join(_claim(c, n) for c in mine) or "—"
+        lines.append(f"| {n.name} | {cell(a)} | {cell(b)} | {_faults_on(faults, n.name) or '—'} |")
     return "\n".join(lines) + "\n"
 
 
-def _claim(c: Claim, clock) -> str:
-    made = clock.to_history_ns(c.created) / 1e9
+def _claim(c: Claim, n) -> str:
+    """``created 1.000 s, expired by 2.000 s``. An expiry is a store time; under a clock jump it
+    has no history time of its own, so it is shown no later than the next claim of the key there."""
+    made = n.clock.to_history_ns(c.created) / 1e9
     if c.ended is None:
-        return f"created {made:.3f} s"
-    return f"created {made:.3f} s, {c.fate or 'ended'} {clock.to_history_ns(c.ended) / 1e9:.3f} s"
+        return f"created {made:.3f} s" + (", still held at the end" if c.fate == "still_held" else "")
+    end = n.clock.to_history_ns(c.ended) / 1e9
+    if c.fate and c.fate.startswith("expired"):
+        later = [n.clock.to_history_ns(o.created) / 1e9 for o in n.claims if o.key == c.key and o.created > c.created]
+        end = min([end] + later)
+        return f"created {made:.3f} s, expired by {end:.3f} s"
+    what = {"released_by_holder": "released", "foreign_release": "removed by another attempt"}.get(c.fate, c.fate)
+    return f"created {made:.3f} s, {what} {end:.3f} s"
+
+
+def _faults_on(faults: list[dict], node: str) -> str:
+    out = []
+    for f in faults:
+        if f.get("target") != node:
+            continue
+        size = (f.get("requested") or {}).get("size")
+        what = f"{f.get('fault')} {size:+g} s" if f.get("fault") == "clock" and isinstance(size, (int, float)) \
+            else str(f.get("fault"))
+        start, end = f.get("start_s"), f.get("end_s")
+        span = f" {start:.3f}–{end:.3f} s" if isinstance(start, (int, float)) and isinstance(end, (int, float)) else ""
+        out.append(what + span)
+    return "; ".join(out)

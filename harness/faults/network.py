@@ -31,6 +31,7 @@ def _undo_toxic(entry: dict) -> None:
 
 class _ProxyFault(Fault):
     targets = ("workers",)
+    node_target = "workers"         # partition:node4 cuts the workers' path to node4 alone
     default_target = "workers"
     needs_proxy = True
     undoes = ("toxic",)
