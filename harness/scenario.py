@@ -102,8 +102,7 @@ def _event(ev: dict, where) -> dict:
         raise UsageError(f"{where(bad[0])}: a {name} event has no key {bad[0]!r}; its keys: {known}")
     target = str(ev.get("target", fault.default_target))
     if fault.acts_as(target) not in fault.targets:   # a node's name is checked against the run's nodes later
-        nodes = " or a node (node1, node2, ...)" if fault.node_target else ""
-        raise UsageError(f"{where('target')}: {name} targets are {', '.join(fault.targets)}{nodes}, not {target!r}")
+        raise UsageError(f"{where('target')}: {name} targets are {', '.join(fault.targets)}, not {target!r}")
     size, params = None, {}
     for key, value in ev.items():
         if key in own:

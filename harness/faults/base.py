@@ -135,8 +135,7 @@ class Fault:
                                  "(more with --topology redlock --nodes N)")
             target = self.node_target
         if target not in self.targets:
-            raise UsageError(f"{self.name}:{target}: {self.name} targets are {', '.join(self.targets)}"
-                             + (" or a node (node1, node2, ...)" if self.node_target else ""))
+            raise UsageError(f"{self.name}:{target}: {self.name} targets are {', '.join(self.targets)}")
         if target in self.store_targets:
             if getattr(cfg, "backend", "embedded") == "compose":
                 raise UsageError(f"{self.name}:{target}: with --backend compose the stack owns the store, which "
