@@ -29,10 +29,19 @@ class NodeMeasure:
     foreign: list[ForeignRelease]
     clock: StoreClock
     complete: bool
+    lines: int = 0           # command lines in its audit
+    unattributed: int = 0    # command lines no lease call sent (the harness's own, markers aside)
     problems: list[str] = field(default_factory=list)
 
     def of(self, attempt: str) -> list[Claim]:
         return [c for c in self.claims if c.owner == attempt]
+
+
+def audit_summary(nodes: list[NodeMeasure], expected: int) -> dict:
+    """results.json's ``audit`` for a run of several nodes: complete only when every node's is."""
+    return {"present": bool(nodes), "complete": len(nodes) == expected and all(n.complete for n in nodes),
+            "lines": sum(n.lines for n in nodes), "unattributed": sum(n.unattributed for n in nodes),
+            "nodes": {n.name: {"complete": n.complete, "lines": n.lines} for n in nodes}}
 
 
 def node_names(config: dict) -> list[str]:
@@ -77,5 +86,5 @@ def measure_nodes(events, audits: dict, config: dict) -> list[NodeMeasure]:
             continue
         m = measure(only_node(events, name), audit, config, samples)
         out.append(NodeMeasure(name, m.model.claims, m.model.foreign, m.clock, m.audit.complete,
-                               [f"{name}: {p}" for p in m.audit.problems]))
+                               m.audit.lines, m.joined.unattributed, [f"{name}: {p}" for p in m.audit.problems]))
     return out

@@ -30,7 +30,7 @@ from .errors import HistoryError
 from .history import HistoryStream
 from .audit import open_audit
 from .measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
-from .nodes import measure_nodes, node_names, open_node_audits
+from .nodes import audit_summary, measure_nodes, node_names, open_node_audits
 from .properties import PROPERTIES, Properties, name
 from .result import Part, Result
 from .rundir import load_config, load_store_clock
@@ -81,6 +81,9 @@ def _measured(m: Measured) -> dict:
         fields["audit"] = {"present": True, "complete": m.audit.complete, "lines": m.audit.lines,
                            "unattributed": m.joined.unattributed}
         fields["disagreements"] = m.joined.disagreements + m.model.disagreements
+    elif m.nodes is not None:
+        fields["audit"] = audit_summary(m.nodes, len(node_names(m.config)))
+        fields["problems"] = fields["problems"] + [p for n in m.nodes for p in n.problems]
     return fields
 
 

@@ -122,6 +122,9 @@ def test_without_the_jump_the_second_attempt_loses_and_the_run_is_valid():
     assert r["valid"] is True, r["reasons"]
     assert r["mutual_exclusion"]["violations"] == 0 and r["foreign_releases"] == 0
     assert r["reasons"][0].startswith("mutual exclusion held: 1 won acquire(s) on 3 masters")
+    assert r["audit"]["present"] is True and r["audit"]["complete"] is True
+    assert r["audit"]["lines"] == 15 and {n: a["lines"] for n, a in r["audit"]["nodes"].items()} == \
+        {"node1": 6, "node2": 6, "node3": 3}   # with each audit's end marker
 
 
 def test_a_missing_node_audit_leaves_the_verdict_unknown():
@@ -129,6 +132,7 @@ def test_a_missing_node_audit_leaves_the_verdict_unknown():
     del nodes["node3"]
     r = check(_history(b_wins=False), None, CONFIG, nodes=nodes)
     assert r["valid"] == "unknown" and any("no audit for node3" in x for x in r["reasons"])
+    assert r["audit"]["present"] is True and r["audit"]["complete"] is False
 
 
 def test_each_node_sees_only_its_own_commands_and_no_call_result():

@@ -43,6 +43,8 @@ def test_a_redlock_run_starts_five_masters_audits_each_and_pauses_one(leasecheck
         assert f"@{name}" in audit and not re.search(r"@node(?!%s\b)\d" % name[4:], audit)
         assert (d / f"store-clock-{name}.jsonl").stat().st_size > 0 and (d / f"store-{name}.log").exists()
     res = r.results
+    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == set(NODES)
+    assert "store audit complete" in r.out and "mutual exclusion" in r.out
     me = res["mutual_exclusion"]
     assert me["holds"] >= 3 and me["violations"] == 0 and set(me["claims_per_node"]) == set(NODES)
     assert all(me["claims_per_node"][n] >= me["holds"] for n in ("node1", "node3"))
