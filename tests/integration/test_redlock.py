@@ -56,10 +56,21 @@ def test_a_redlock_run_starts_five_masters_audits_each_and_pauses_one(leasecheck
     assert acquires and all(s[0].split("@")[1] in NODES for e in acquires for s in e["sent"])
 
 
-def test_the_store_nodes_are_gone_after_the_run(leasecheck, tmp_path):
-    r = leasecheck("run", "--topology", "redlock", "--nodes", "3", "--lease", "redlock", "--workers", "2",
-                   "--time-limit", "1s", "--job-duration", "0.1s")
+def test_a_killed_node_restarts_empty_and_every_node_is_gone_after_the_run(leasecheck, tmp_path):
+    scenario = tmp_path / "kill-node2.toml"
+    scenario.write_text('[run]\ntopology = "redlock"\nnodes = 3\nlease = "redlock"\nworkers = 2\nttl = "1s"\n'
+                        'job_duration = "0.2s"\ntime_limit = "3s"\nclient_timeout = "200ms"\nclient_retries = 0\n'
+                        '[[event]]\nat = 1\nfault = "kill"\ntarget = "node2"\nduration = 0.5\n')
+    r = leasecheck("run", "--scenario", str(scenario))
     assert r.code == 0, r.out + r.err
+    res = r.results
+    (kill,) = res["faults"]
+    assert kill["target"] == "node2" and kill["took_effect"] is True
+    assert kill["measured"]["keys_after_restart"] == 0
+    assert kill["measured"]["run_id_before"] != kill["measured"]["run_id_after"]
+    assert "# restart" in (r.run_dir / "audit-node2.log").read_text()
+    assert "# restart" not in (r.run_dir / "audit-node1.log").read_text()
+    assert res["audit"]["complete"] is True and res["mutual_exclusion"]["violations"] == 0
     for node in json.loads((r.run_dir / "config.json").read_text())["store_nodes"]:
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", node["port"]), timeout=1).close()
