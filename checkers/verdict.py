@@ -59,6 +59,9 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     found = _measured(m)
     judged = []
     for prop in properties:
+        applies = getattr(prop, "applies", None)
+        if applies is not None and not applies(m):
+            continue        # not a property of this kind of run: no part, no JUnit case
         part = prop.check(m, found)
         strays = [f for f in part.fields if f not in prop.FIELDS]
         if strays:

@@ -13,9 +13,14 @@ ORDER = 65
 FIELDS = {"mutual_exclusion": OMITTED}
 
 
+def applies(m: Measured) -> bool:
+    """Only a run of several store nodes."""
+    return m.nodes is not None
+
+
 def check(m: Measured, found) -> Part:
     if m.nodes is None:
-        return Part()
+        return Part()       # silent on a single store, also when called without `applies`
     hs = holds(m.events, float(m.config.get("ttl_ms") or 0))
     bad = violations(hs)
     names = [n.name for n in m.nodes]

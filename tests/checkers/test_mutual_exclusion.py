@@ -142,8 +142,13 @@ def test_each_node_sees_only_its_own_commands_and_no_call_result():
     assert node_of_conn("w0.s0.c3@node2") == "node2" and node_of_conn("w0.s0.c3") is None
 
 
-def test_a_single_store_result_has_no_mutual_exclusion_field():
+def test_a_single_store_result_has_no_mutual_exclusion_field_nor_part():
     events = [{"time": 0, "process": "harness", "type": "run_start", "index": 0,
                "config": {"key_prefix": "lc:r1:", "ttl_ms": 1000}}]
-    r = check(events, None, {"key_prefix": "lc:r1:", "ttl_ms": 1000})
+    parts = []
+    r = check(events, None, {"key_prefix": "lc:r1:", "ttl_ms": 1000}, parts=parts)
     assert "mutual_exclusion" not in r and "mutual_exclusion" not in json.dumps(r)
+    assert "mutual_exclusion" not in [name for name, _ in parts] and "foreign_releases" in [n for n, _ in parts]
+    parts = []
+    check(_history(b_wins=False), None, CONFIG, nodes=_nodes(jump_s=0.0), parts=parts)
+    assert "mutual_exclusion" in [name for name, _ in parts]
