@@ -32,10 +32,14 @@ def check(m: Measured, found) -> Part:
     part = Part({"mutual_exclusion": field})
     if bad:
         a, b = bad[0]
+        lost = lost_early(m, a)
+        field["first"]["lost"] = lost
+        why = "".join(f"; {a.attempt} lost its claim on {x['node']} by {x['by_s']:.3f} s ({x['fate']}"
+                      + (f"; {x['faults']} on {x['node']}" if x["faults"] else "") + ")" for x in lost)
         part.failures.append(
             f"mutual exclusion violated: {len(bad)} pair(s) of attempts held the lock at once; first "
             f"{a.attempt} (promised until {a.end / 1e9:.3f} s) and {b.attempt} (won at {b.start / 1e9:.3f} s) "
-            f"on {a.key}: {_majorities(m, a, b)}")
+            f"on {a.key}: {_majorities(m, a, b)}{why}")
         part.witness.append({"kind": "mutual_exclusion", "markdown": witness_markdown(m, a, b)})
     foreign = sum(len(n.foreign) for n in m.nodes)
     if foreign:
@@ -85,18 +89,48 @@ def witness_markdown(m: Measured, a: Hold, b: Hold) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _claim(c: Claim, n) -> str:
-    """``created 1.000 s, expired by 2.000 s``. An expiry is a store time; under a clock jump it
-    has no history time of its own, so it is shown no later than the next claim of the key there."""
-    made = n.clock.to_history_ns(c.created) / 1e9
+# How a claim ended on its node, in words (the store model's fates; its expiry fates compare the
+# expiry with the job, which on a jumped clock says little, so they read "expired").
+_ENDED = {"expired_while_held": "expired", "expired_after_job": "expired", "lost_in_restart": "lost in a restart",
+          "foreign_release": "removed by another attempt", "evicted": "evicted", "released_by_holder": "released"}
+
+
+def lost_early(m: Measured, h: Hold) -> list[dict]:
+    """The claims of ``h`` that ended on their node, other than by its own release, before its
+    promise ran out: where it lost the majority it was promised."""
+    out = []
+    for n in m.nodes:
+        faults = _faults_on(m.faults(), n.name)
+        for c in n.of(h.attempt):
+            end = _end_s(c, n)
+            if c.key == h.key and c.fate not in ("released_by_holder", "still_held") and end is not None \
+                    and end * 1e9 < h.end:
+                out.append({"node": n.name, "by_s": round(end, 3), "fate": _ENDED.get(c.fate, c.fate or "ended"),
+                            "faults": faults})
+    return out
+
+
+def _end_s(c: Claim, n) -> float | None:
+    """When the claim ended, in history seconds. An expiry is a store time; under a clock jump it
+    has no history time of its own, so it is taken no later than the next claim of the key there."""
     if c.ended is None:
-        return f"created {made:.3f} s" + (", still held at the end" if c.fate == "still_held" else "")
+        return None
     end = n.clock.to_history_ns(c.ended) / 1e9
     if c.fate and c.fate.startswith("expired"):
         later = [n.clock.to_history_ns(o.created) / 1e9 for o in n.claims if o.key == c.key and o.created > c.created]
         end = min([end] + later)
+    return end
+
+
+def _claim(c: Claim, n) -> str:
+    """``created 1.000 s, expired by 2.000 s``."""
+    made = n.clock.to_history_ns(c.created) / 1e9
+    end = _end_s(c, n)
+    if end is None:
+        return f"created {made:.3f} s" + (", still held at the end" if c.fate == "still_held" else "")
+    if c.fate and c.fate.startswith("expired"):
         return f"created {made:.3f} s, expired by {end:.3f} s"
-    what = {"released_by_holder": "released", "foreign_release": "removed by another attempt"}.get(c.fate, c.fate)
+    what = _ENDED.get(c.fate, c.fate)
     return f"created {made:.3f} s, {what} {end:.3f} s"
 
 

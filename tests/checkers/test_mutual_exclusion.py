@@ -110,6 +110,8 @@ def test_a_clock_jump_on_one_master_gives_two_attempts_the_lock_with_a_witness_p
     assert me["first"]["overlap_s"] == pytest.approx(0.395)
     assert me["claims_per_node"] == {"node1": 1, "node2": 2, "node3": 1}
     assert "both on node2" in r["reasons"][0]
+    assert me["first"]["lost"] == [{"node": "node2", "by_s": 0.502, "fate": "expired", "faults": ""}]
+    assert r["reasons"][0].endswith("a.s0.0 lost its claim on node2 by 0.502 s (expired)")
     md = r["witness"]["markdown"]
     rows = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if line.startswith("| node")}
     assert set(rows) == {"node", "node1", "node2", "node3"}

@@ -84,6 +84,8 @@ def test_redlock_clock_jump_gives_two_clients_the_lock(leasecheck):
     me = res["mutual_exclusion"]
     assert me["violations"] >= 1
     assert res["reasons"][0].startswith("mutual exclusion violated") and "both on node3" in res["reasons"][0]
+    (lost,) = me["first"]["lost"]          # the holder lost its majority where the clock jumped
+    assert lost["node"] == "node3" and lost["fate"] == "expired" and lost["faults"].startswith("clock +10 s")
     md = res["witness"]["markdown"]
     rows = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if line.startswith("| node")}
     assert set(rows) == {"node", *NODES}
