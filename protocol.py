@@ -55,3 +55,34 @@ MEASURED_TOOK_EFFECT, MEASURED_WHY = "took_effect", "why"
 def key_prefix(run_id: str) -> str:
     """Every key a run's lease writes starts with this (the checker follows them all)."""
     return f"leasecheck:{run_id}:"
+
+
+# -- several store nodes (--topology redlock) ------------------------------------------------------
+# Every node's files carry its name (harness.node.NodeFiles); a worker connection to one node
+# among several is named ``<conn>@<node>`` in its marker and in the history's ``sent`` entries.
+NODE_SEPARATOR = "@"
+
+
+def node_audit(node: str) -> str:
+    return f"audit-{node}.log"
+
+
+def node_clock(node: str) -> str:
+    return f"store-clock-{node}.jsonl"
+
+
+def node_of_conn(conn: str) -> str | None:
+    """``node2`` for ``w0.s0.c3@node2``; None for a connection of a single store."""
+    _, sep, node = conn.rpartition(NODE_SEPARATOR)
+    return node if sep else None
+
+
+def is_node(target) -> bool:
+    """Whether a fault's target names one store node (``node1``, ``node2``, ...): it acts there
+    as its ``store`` target does on a single store (``clock:node3``, ``pause:node2``)."""
+    return isinstance(target, str) and target.startswith("node") and target[4:].isdigit()
+
+
+def on_store(target) -> bool:
+    """A fault target acting on a store: ``store`` or a node's name."""
+    return target == "store" or is_node(target)

@@ -5,6 +5,11 @@ MONITOR reader attached — the audit's unavoidable cost is in the floor.
 
     python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64]
     python bench/throughput.py --workers 4,16,64
+    python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
+
+With ``--redlock N`` it also runs the ``redlock`` lease on ``--topology redlock --nodes N`` (one
+audit per master) and prints ``redlock_ratio_to_single``: its lease operations per second over
+the single-store harness run's, measured in the same invocation.
 
 Prints one JSON line per measurement and, per worker count, one with ``ratio_to_floor`` =
 harness ops/s / floor ops/s. Not a test: absolute numbers depend on the machine (machines of one
@@ -78,14 +83,18 @@ def measure_bare(workers: int, keys: int, seconds: float, monitor: bool) -> dict
             "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds)}
 
 
-def measure_harness(workers: int, keys: int, seconds: float) -> dict:
+def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0) -> dict:
+    lease = ["--lease", "redlock", "--topology", "redlock", "--nodes", str(redlock_nodes)] if redlock_nodes \
+        else ["--lease", "token-cas"]
     with tempfile.TemporaryDirectory() as d:
-        cmd = [sys.executable, "-m", "harness", "run", "--lease", "token-cas", "--workers", str(workers),
+        cmd = [sys.executable, "-m", "harness", "run", *lease, "--workers", str(workers),
                "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
                "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
-        subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 120)
+        subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 300)
         res = json.loads((Path(d) / "latest" / "results.json").read_text())
-    return {"what": "leasecheck run (token-cas, history + audit)", "workers": workers, "keys": keys,
+    what = (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
+            else "leasecheck run (token-cas, history + audit)")
+    return {"what": what, "workers": workers, "keys": keys,
             "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
             "valid": res["valid"]}
 
@@ -96,6 +105,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--plain", action="store_true", help="also measure the bare loop without MONITOR")
+    ap.add_argument("--redlock", type=int, default=0, metavar="N",
+                    help="also run the redlock lease on N masters and compare it with the single-store run")
     a = ap.parse_args()
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
     for workers in [int(x) for x in a.workers.split(",")]:
@@ -109,6 +120,13 @@ def main() -> None:
                           "harness_ops_per_s": harness["ops_per_s"],
                           "ratio_to_floor": round(harness["ops_per_s"] / floor["ops_per_s"], 3), **machine}),
               flush=True)
+        if a.redlock:
+            redlock = measure_harness(workers, a.keys, a.seconds, a.redlock)
+            print(json.dumps({**redlock, **machine}), flush=True)
+            print(json.dumps({"workers": workers, "masters": a.redlock, "single_ops_per_s": harness["ops_per_s"],
+                              "redlock_ops_per_s": redlock["ops_per_s"],
+                              "redlock_ratio_to_single": round(redlock["ops_per_s"] / harness["ops_per_s"], 3),
+                              **machine}), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from protocol import is_node, on_store
+
 
 @dataclass(frozen=True)
 class Window:
@@ -27,8 +29,9 @@ class FaultWindows:
             start = int(round((f.get("start_s") or 0.0) * 1e9))
             end = int(round(f["end_s"] * 1e9)) if f.get("end_s") is not None else max(end_ns, start)
             names = _paused(f, pids or {}) if f.get("fault") == "pause" else set()
-            self.windows.append(Window(f, start, end, frozenset(names - {"store"}),
-                                       f.get("fault") == "pause" and ("store" in names or f.get("target") == "store")))
+            store = {n for n in names if on_store(n)}
+            self.windows.append(Window(f, start, end, frozenset(names - store),
+                                       f.get("fault") == "pause" and (bool(store) or on_store(f.get("target")))))
 
     def __bool__(self) -> bool:
         return bool(self.windows)
@@ -90,7 +93,7 @@ def started(w: Window) -> str:
         who = "the store" if w.store_paused else ", ".join(sorted(w.workers)) or f"a {target}"
         return f"pauses {who} (SIGSTOP)"
     if kind == "clock":
-        where = "store clock" if target == "store" else "workers' clocks"
+        where = f"{target}'s clock" if is_node(target) else "store clock" if target == "store" else "workers' clocks"
         measured = (f.get("measured") or {}).get("store_skew_s")
         seen = f" (measured {_num(measured, sign=True)})" if measured is not None else ""
         return f"{where} jumped {_num(req.get('size'), sign=True)}{seen}"

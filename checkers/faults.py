@@ -15,7 +15,7 @@ not be judged, or never fired into a reason the verdict cannot be VALID.
 """
 from __future__ import annotations
 
-from protocol import MEASURED_TOOK_EFFECT, MEASURED_WHY
+from protocol import MEASURED_TOOK_EFFECT, MEASURED_WHY, on_store
 
 # Each tolerance in words (the README's Faults section says the same).
 TOLERANCE = {
@@ -130,7 +130,7 @@ def _clock_tolerance(offset: float, rtt) -> float:
 
 def _clock(req: dict, m: dict, target) -> tuple[bool | None, str]:
     offsets = m.get("offsets_s") or {}
-    if target == "store":
+    if on_store(target):
         want = req.get("size") if _num(req.get("size")) else offsets.get("store")
         got = m.get("store_skew_s")
         if not _num(want):

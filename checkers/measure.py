@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from protocol import on_store
+
 from .audit import AuditStream
 from .claims import TRUST_CLIENT_MS, ClaimsResult
 from .clock import StoreClock
@@ -34,6 +36,7 @@ class Measured:
     events: object = None                  # the history (for a few look-ups by type)
     all_witnesses: bool = False
     problems: list[str] = field(default_factory=list)   # the audit's, the clock's, the join's, the model's
+    nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
 
     @property
     def jobs(self):
@@ -146,4 +149,4 @@ def _store_clock_steps_ms(events) -> list[float]:
     starts = (events.scan(b"fault_start") if isinstance(events, HistoryStream)
               else [e for e in events if e.get("type") == "fault_start"])
     return [abs((e.get("requested") or {}).get("size") or 0) * 1000 for e in starts
-            if e.get("type") == "fault_start" and e.get("fault") == "clock" and e.get("target") == "store"]
+            if e.get("type") == "fault_start" and e.get("fault") == "clock" and on_store(e.get("target"))]

@@ -32,9 +32,10 @@ def load_config(run_dir, events=None) -> tuple[dict, list[str]]:
     return {}, [problem]
 
 
-def load_store_clock(run_dir) -> tuple[list[dict], list[str]]:
-    """`(samples, problems)` from `store-clock.jsonl`; ([], []) when it does not exist."""
-    path = Path(run_dir) / STORE_CLOCK
+def load_store_clock(run_dir, name: str = STORE_CLOCK) -> tuple[list[dict], list[str]]:
+    """`(samples, problems)` from `store-clock.jsonl` (or a node's, `name`); ([], []) when it
+    does not exist."""
+    path = Path(run_dir) / name
     if not path.is_file():
         return [], []
     samples, problems = [], []
@@ -46,5 +47,5 @@ def load_store_clock(run_dir) -> tuple[list[dict], list[str]]:
             int(s["time"]), int(s["store_us"])
             samples.append(s)
         except (ValueError, TypeError, KeyError) as e:
-            problems.append(f"{STORE_CLOCK}:{n}: bad sample skipped ({type(e).__name__}: {e})")
+            problems.append(f"{name}:{n}: bad sample skipped ({type(e).__name__}: {e})")
     return samples, problems

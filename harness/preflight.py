@@ -29,6 +29,7 @@ from harness.stores import BACKENDS
 from harness.stores.compose import compose_defaults
 from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
 from harness.stores.image import image_exists
+from harness import topology
 from protocol import key_prefix
 from workloads.leases import load_lease
 
@@ -44,8 +45,9 @@ class Plan:
 
     @property
     def skews(self) -> set[str]:
-        """The processes whose wall clock may move: ``store``, ``workers``."""
-        return {target for fault, target in self.targets if fault == "clock"}
+        """The processes whose wall clock may move: ``store`` (every node's, for ``clock:store`` or
+        ``clock:node2``: each follows its own timestamp file), ``workers``."""
+        return {FAULTS["clock"].acts_as(target) for fault, target in self.targets if fault == "clock"}
 
 
 def validate(cfg: RunConfig) -> RunConfig:
@@ -94,6 +96,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
     cfg = _check_backend(cfg, say)
+    cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
         _check_store_port(cfg, say)
     elif cfg.store_url:

@@ -58,6 +58,10 @@ class ProxyPath:
             raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
 
     def proxy(self):
+        # toxiproxy-python keeps its API address in class state: with one proxy server per store
+        # node, point it at this node's before every use.
+        u = urlparse(self.api_url)
+        APIConsumer.host, APIConsumer.port = u.hostname, u.port
         p = Toxiproxy().get_proxy(self.name)
         if p is None:
             raise StoreError(f"proxy {self.name} vanished from {self.api_url}")

@@ -46,6 +46,12 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                   f"max concurrency {overlap.get('max_concurrency', 0)}"
                   + (" (a third worker walked in)" if overlap.get("max_concurrency", 0) >= 3 else "")
                   + _causes(overlap.get("causes") or {}))
+    me = result.get("mutual_exclusion")
+    if me:
+        table.add_row("mutual exclusion",
+                      f"[red]{me['violations']} pair(s) of attempts held the lock at once[/] ({me['holds']} won "
+                      f"acquires on {len(me['nodes'])} masters)" if me.get("violations") else
+                      f"held — {me['holds']} won acquires on {len(me['nodes'])} masters, no two at once")
     if reuse.get("tokens"):
         table.add_row("reused tokens", f"[red]{reuse['attempts']} attempts shared {reuse['tokens']} "
                       f"token value(s)[/] — a holder token must be fresh per attempt")

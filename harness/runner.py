@@ -38,6 +38,7 @@ from harness.node import Node, nodes_for
 from harness.preflight import Plan
 from harness.replies import Replies
 from harness.stores.container import remove_leftovers
+from harness.topology import node_names
 from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0
@@ -131,16 +132,21 @@ class Run:
         skew_workers = "workers" in self.plan.skews
         if skew_store or skew_workers:
             self.faketime_dir.mkdir()
-        for node in nodes_for(cfg, self.run_dir, skew_store):
+        for node in nodes_for(cfg, self.run_dir, skew_store, node_names(cfg)):
             self.nodes.append(node)    # before it starts: a store that half-started is stopped too
             node.store.start()
             if self.plan.needs_proxy:
                 node.start_proxy(self.run_dir, cfg.run_id, cfg.toxiproxy_url)
-        # The workers reach the first node (the only one today), through its proxy if any.
+        # A single-endpoint lease reaches the first node, through its proxy if any; a run of
+        # several nodes records each node's address for the workers and the checker.
         first = self.nodes[0]
         cfg = self.cfg = cfg.with_(store_port=first.store.port)
         if first.proxy:
             cfg = self.cfg = cfg.with_(client_port=first.proxy.listen_port)
+        if len(self.nodes) > 1:
+            cfg = self.cfg = cfg.with_(store_nodes=[
+                {"name": n.name, "port": n.store.port, "client_port": n.proxy.listen_port if n.proxy else None}
+                for n in self.nodes])
         cfg.save(self.run_dir / "config.json")
         for node in self.nodes:
             node.connect(cfg.store_db)

@@ -30,7 +30,6 @@ from harness.durations import parse_duration
 from harness.errors import UsageError
 from harness.faults import FAULTS, Param, unknown_fault
 
-# [run] key -> (RunConfig field, kind)
 RUN_KEYS = scenario_keys()   # [run] key -> (RunConfig field, kind), declared by RunConfig
 EVENT_KEYS = ("at", "fault", "target", "duration")   # every event; the rest are the fault's own
 
@@ -93,7 +92,7 @@ def _event(ev: dict, where) -> dict:
         known = ", ".join(list(EVENT_KEYS) + list(own))
         raise UsageError(f"{where(bad[0])}: a {name} event has no key {bad[0]!r}; its keys: {known}")
     target = str(ev.get("target", fault.default_target))
-    if target not in fault.targets:
+    if fault.acts_as(target) not in fault.targets:   # a node's name is checked against the run's nodes later
         raise UsageError(f"{where('target')}: {name} targets are {', '.join(fault.targets)}, not {target!r}")
     size, params = None, {}
     for key, value in ev.items():

@@ -27,6 +27,7 @@ from harness.slot_board import FILE as SLOT_BOARD, SlotBoard
 from workloads.claim_loop import Slot
 from workloads.sink import Sink
 from workloads.leases import load_lease
+from harness.topology import needs_all_nodes
 
 
 ORPHAN_GRACE_S = 3.0
@@ -70,8 +71,11 @@ def main(argv: list[str]) -> int:
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
         tracker = SendTracker(process)
-        client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
-                             socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
+        if needs_all_nodes(lease_cls):
+            client = _node_clients(cfg, tracker)
+        else:
+            client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
+                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
@@ -94,6 +98,16 @@ def main(argv: list[str]) -> int:
     history.record(name, "worker_end", pid=os.getpid())
     history.close()
     return 0
+
+
+def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:
+    """One audited client per store node, in node order, for a lease declaring ``nodes = "all"``
+    (a run of one node gives a list of one, its connections named as a single store's are)."""
+    nodes = cfg.store_nodes or [{"name": "node1", "port": cfg.store_port, "client_port": cfg.client_port}]
+    several = len(nodes) > 1
+    return [make_client(tracker, cfg.store_host, n.get("client_port") or n["port"], cfg.store_db,
+                        socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries,
+                        node=n["name"] if several else None) for n in nodes]
 
 
 def _run_slot(slot: Slot) -> None:

@@ -9,6 +9,9 @@ A property is a module of this package that declares
 
     def check(m: measure.Measured, found: Mapping[str, object]) -> result.Part
 
+A property that concerns only some runs may also declare `applies(m) -> bool`; where it is false
+the property is skipped (no part, its fields left at their defaults, no JUnit case).
+
 `check` reads the measured run `m` (the history's digest, and with an audit the store model's
 claims, the join and the store clock) and returns its share of the result: values for its own
 fields, its failures (valid False), its doubts (valid "unknown"), the notes it says when all is

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
+from harness.topology import node_names
+from protocol import is_node
 
 if TYPE_CHECKING:
     from harness.node import Node
@@ -110,6 +112,7 @@ class Fault:
     options: tuple[str, ...] = ()    # a third word in --nemesis NAME:TARGET:OPTION (clock's direction)
     params: tuple[Param, ...] = ()   # scenario event keys beyond at, fault, target, duration
     needs_proxy = False              # acts on the workers' path to the store (the proxy)
+    node_target = ""                 # a target naming a node (node2) acts as this one on that node
     store_targets: tuple[str, ...] = ()   # targets acting on the store's process, clock or memory:
     acts = ""                        # ... what it does there ("pauses the store process"); only a
     #                                  store the harness started (never --store-url, never compose)
@@ -117,9 +120,20 @@ class Fault:
     measures: tuple[str, ...] = ()   # what ``stop`` returns (``measured`` of ``fault_end``)
     undoes: tuple[str, ...] = ()     # the ledger entry kinds it writes
 
+    def acts_as(self, target: str) -> str:
+        """The target ``target`` acts as: ``store`` for a node's name (``node2``) when the fault
+        has ``node_target = "store"``; ``target`` itself otherwise."""
+        return self.node_target if self.node_target and is_node(target) else target
+
     def validate(self, cfg, target: str) -> None:
         """Raise ``UsageError`` if this fault cannot act on ``target`` in this configuration; the
         message starts with ``NAME:TARGET`` (the caller says where it was asked for)."""
+        if self.node_target and is_node(target):
+            names = node_names(cfg) if hasattr(cfg, "topology") else ("node1",)
+            if target not in names:
+                raise UsageError(f"{self.name}:{target}: this run's nodes are {', '.join(names)} "
+                                 "(more with --topology redlock --nodes N)")
+            target = self.node_target
         if target not in self.targets:
             raise UsageError(f"{self.name}:{target}: {self.name} targets are {', '.join(self.targets)}")
         if target in self.store_targets:

@@ -51,6 +51,7 @@ class Clock(Fault):
     order = 20
     summary = "wall-clock jumps with libfaketime"
     targets = ("store", "workers")
+    node_target = "store"           # clock:node3 moves node3's clock alone
     default_target = "store"
     options = DIRECTIONS
     params = (Param("offset", "signed", "size", "the jump, e.g. +6s or -2s"),
@@ -68,7 +69,7 @@ class Clock(Fault):
         super().validate(cfg, target)
         if libfaketime_path() is None:
             raise UsageError(f"clock:{target} needs the libfaketime library: pip install libfaketime")
-        if target == "store":
+        if self.acts_as(target) == "store":
             if getattr(cfg, "backend", "embedded") == "docker":
                 _validate_image_clock(cfg.store_image)
                 return
@@ -83,7 +84,7 @@ class Clock(Fault):
         ``both``): only a forward jump expires claims early, a backward one stretches them. A
         worker's clock goes either way by default: a lease reading its own clock is fooled by
         both."""
-        direction = option or ("forward" if target == "store" else "both")
+        direction = option or ("forward" if self.acts_as(target) == "store" else "both")
         size = rng.uniform(0.5, 3.0) * cfg.ttl_s
         sign = {"forward": 1, "backward": -1}.get(direction) or rng.choice((1, -1))
         return round(sign * size, 6)
@@ -137,7 +138,7 @@ class Clock(Fault):
         return measured
 
     def _files(self, ctx: FaultContext, target: str) -> dict[str, Path]:
-        if target == "store":
+        if self.acts_as(target) == "store":
             return {"store": ctx.node_for(target).store.faketime_file}
         return {f"w{i}": ctx.faketime_dir / f"w{i}" for i, w in enumerate(ctx.workers) if w.poll() is None}
 

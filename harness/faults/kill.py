@@ -31,6 +31,7 @@ class Kill(Fault):
     order = 50
     summary = "SIGKILL the store and restart it empty"
     targets = ("store",)
+    node_target = "store"           # kill:node2 kills and restarts node2 alone
     default_target = "store"
     needs_proxy = True               # the proxy keeps the workers out while the audit re-attaches
     store_targets = ("store",)
@@ -41,7 +42,7 @@ class Kill(Fault):
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
         if not getattr(cfg, "audit", True):
-            raise UsageError("kill:store drains and re-attaches the store audit around the restart; "
+            raise UsageError(f"kill:{target} drains and re-attaches the store audit around the restart; "
                              "drop --no-audit or the kill fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:

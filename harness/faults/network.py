@@ -51,6 +51,7 @@ class Latency(_ProxyFault):
     summary = "delay the replies on the workers' path"
     params = (Param("latency", "ms", "size", "the delay, e.g. 200ms"),
               Param("jitter", "ms", "jitter_ms", "its spread, e.g. 20ms (default a tenth)"))
+    node_target = "workers"         # latency:node4 slows the workers' path to node4 alone
     lasts_ttls = False
     measures = ("latency_ms", "jitter_ms", "probe_rtt_ms", "after_heal_probe_rtt_ms", "held_s")
 
@@ -80,6 +81,7 @@ class Partition(_ProxyFault):
     name = "partition"
     order = 40
     summary = "drop everything between the workers and the store"
+    node_target = "workers"         # partition:node4 cuts the workers' path to node4 alone
     measures = ("probe_answered_during", "probe_rtt_after_heal_ms", "held_s")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:

@@ -43,18 +43,19 @@ class Pause(Fault):
     summary = "SIGSTOP then SIGCONT, as a GC pause or a VM stall"
     targets = ("holder", "worker", "workers", "store", "releaser", "acquirer", "renewer")
     default_target = "holder"
+    node_target = "store"           # pause:node2 stops node2's store alone
     store_targets = ("store",)
     acts = "pauses the store process"
     measures = ("paused_s", "stopped_s", "stopped_samples", "processes", "in_call", "slot", "waited_s")
     undoes = ("sigcont",)   # harness.heal's own; a container's pause writes docker-unpause
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
-        if step.target == "store":
+        if self.acts_as(step.target) == "store":
             store = ctx.node_for(step.target).store
             ids = [ctx.ledger.add(store.resume_entry())]
             store.pause()
             period = 0.1 if store.kind == "docker" else 0.02  # an API call vs /proc
-            return Active(step, ids, data={"pids": [], "names": ["store"],
+            return Active(step, ids, data={"pids": [], "names": [step.target],
                                            "watch": Watch(store.is_paused, period).start()})
         aimed = None
         if step.target in AIMED:

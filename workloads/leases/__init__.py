@@ -12,6 +12,17 @@ The contract every lease follows (built-in or plugin)::
 
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
+
+A lease that needs every store node (``--topology redlock``) declares it with a class attribute
+and then receives a list of clients, one per node in node order, instead of one::
+
+    class MyRedlock:
+        nodes = "all"
+        def __init__(self, clients, key, ttl_ms): ...   # clients[0] talks to node1, ...
+
+Every client's connections are audited and named after their node, so the checker knows which
+node each command went to. Under ``--topology redlock`` a lease without ``nodes = "all"`` is
+refused; under ``single`` it gets a list of one client. Built in: ``redlock``.
 """
 from __future__ import annotations
 
@@ -34,6 +45,7 @@ BUILTIN = {
     "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",
     "python-redis-lock-renew": "workloads.leases.python_redis_lock:PythonRedisLockRenew",
     "pottery-redlock": "workloads.leases.pottery_redlock:PotteryRedlock",
+    "redlock": "workloads.leases.redlock:Redlock",
 }
 
 

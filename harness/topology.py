@@ -1,0 +1,60 @@
+"""How many store nodes a run has and what they are: ``--topology single|redlock``.
+
+``single`` is one store, ``node1``, whose files keep the run directory's historic names.
+``redlock`` is ``--nodes N`` independent masters (default 5, odd, at least 3), no replication
+between them, each with its own files (``harness.node.NodeFiles``): the setting of the Redlock
+algorithm, where a lease must win a majority of the masters.
+
+A lease that needs every node says so with the class attribute ``nodes = "all"`` and gets one
+audited client per node (``workloads/leases/__init__.py``); under ``redlock`` a lease without it
+is refused, because a single-endpoint lease would silently test one master of five.
+"""
+from __future__ import annotations
+
+from harness.errors import UsageError
+
+TOPOLOGIES = ("single", "redlock")
+DEFAULT_REDLOCK_NODES = 5
+
+
+def node_count(cfg) -> int:
+    """The number of store nodes of ``cfg`` (checked by ``check``)."""
+    if cfg.topology == "redlock":
+        return cfg.nodes or DEFAULT_REDLOCK_NODES
+    return 1
+
+
+def node_names(cfg) -> tuple[str, ...]:
+    return tuple(f"node{i}" for i in range(1, node_count(cfg) + 1))
+
+
+def needs_all_nodes(lease_cls) -> bool:
+    """Whether the lease declares ``nodes = "all"`` (one client per node)."""
+    return getattr(lease_cls, "nodes", None) == "all"
+
+
+def check(cfg, lease_cls, say):
+    """``cfg`` with its node count filled in; refuses a topology the run cannot have, with one
+    line naming the fix (``say``: how the user wrote a setting, ``preflight.Say``)."""
+    if cfg.topology not in TOPOLOGIES:
+        raise UsageError(f"{say('topology', cfg.topology)}: pick one of {', '.join(TOPOLOGIES)}")
+    if cfg.topology == "single":
+        if cfg.nodes not in (None, 1):
+            raise UsageError(f"{say('nodes', str(cfg.nodes))}: several nodes need a topology; "
+                             "add --topology redlock or drop --nodes")
+        return cfg
+    n = node_count(cfg)
+    if n < 3 or n % 2 == 0:
+        raise UsageError(f"{say('nodes', str(n))}: redlock needs an odd number of masters, at least 3 "
+                         "(e.g. --nodes 5)")
+    if cfg.backend != "embedded" or cfg.store_url:
+        raise UsageError(f"{say('topology', 'redlock')} runs embedded stores only; drop --backend/--store-url")
+    if cfg.store_port is not None:
+        raise UsageError(f"{say('store_port', str(cfg.store_port))}: each of the {n} masters takes a free port; "
+                         "drop --store-port")
+    if cfg.sink:
+        raise UsageError("--sink writes effects to one store; drop --sink with --topology redlock")
+    if not needs_all_nodes(lease_cls):
+        raise UsageError(f"--lease {cfg.lease} talks to one store, and --topology redlock has {n}; use a lease "
+                         "that declares nodes = \"all\" (e.g. --lease redlock) or --topology single")
+    return cfg.with_(nodes=n)

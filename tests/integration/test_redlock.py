@@ -1,0 +1,107 @@
+"""--topology redlock end to end: five embedded masters, each with its own files and audit, the
+redlock lease on every node, faults aimed at one node, and the two scenarios whose expected
+verdicts are written in their files."""
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+NODES = [f"node{i}" for i in range(1, 6)]
+
+
+def _history(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+
+
+def _expected_exit(scenario: Path) -> int:
+    m = re.search(r"Expected: exit (\d)", scenario.read_text())
+    assert m, f"{scenario} states no expected exit code"
+    return int(m.group(1))
+
+
+def test_a_redlock_run_starts_five_masters_audits_each_and_pauses_one(leasecheck, tmp_path):
+    scenario = tmp_path / "pause-node2.toml"
+    scenario.write_text('[run]\ntopology = "redlock"\nlease = "redlock"\nworkers = 2\nttl = "1s"\n'
+                        'job_duration = "0.2s"\ntime_limit = "3s"\nclient_timeout = "200ms"\nclient_retries = 0\n'
+                        '[[event]]\nat = 1\nfault = "pause"\ntarget = "node2"\nduration = 0.6\n')
+    r = leasecheck("run", "--scenario", str(scenario))
+    assert r.code == 0, r.out + r.err
+    d = r.run_dir
+    config = json.loads((d / "config.json").read_text())
+    assert config["topology"] == "redlock" and config["nodes"] == 5
+    assert [n["name"] for n in config["store_nodes"]] == NODES
+    assert len({n["port"] for n in config["store_nodes"]}) == 5
+    assert not (d / "audit.log").exists()
+    for name in NODES:
+        audit = (d / f"audit-{name}.log").read_text()
+        assert audit.rstrip().endswith("# end")
+        assert f"@{name}" in audit and not re.search(r"@node(?!%s\b)\d" % name[4:], audit)
+        assert (d / f"store-clock-{name}.jsonl").stat().st_size > 0 and (d / f"store-{name}.log").exists()
+    res = r.results
+    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == set(NODES)
+    assert "store audit complete" in r.out and "mutual exclusion" in r.out
+    me = res["mutual_exclusion"]
+    assert me["holds"] >= 3 and me["violations"] == 0 and set(me["claims_per_node"]) == set(NODES)
+    assert all(me["claims_per_node"][n] >= me["holds"] for n in ("node1", "node3"))
+    (fault,) = res["faults"]
+    assert fault["fault"] == "pause" and fault["target"] == "node2" and fault["took_effect"] is True
+    assert fault["measured"]["processes"] == ["node2"]
+    # Every command of a lease call went to the node its connection names.
+    acquires = [e for e in _history(d) if e.get("f") == "acquire" and e["type"] in ("ok", "fail")]
+    assert acquires and all(s[0].split("@")[1] in NODES for e in acquires for s in e["sent"])
+
+
+def test_a_killed_node_restarts_empty_and_every_node_is_gone_after_the_run(leasecheck, tmp_path):
+    scenario = tmp_path / "kill-node2.toml"
+    scenario.write_text('[run]\ntopology = "redlock"\nnodes = 3\nlease = "redlock"\nworkers = 2\nttl = "1s"\n'
+                        'job_duration = "0.2s"\ntime_limit = "3s"\nclient_timeout = "200ms"\nclient_retries = 0\n'
+                        '[[event]]\nat = 1\nfault = "kill"\ntarget = "node2"\nduration = 0.5\n')
+    r = leasecheck("run", "--scenario", str(scenario))
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    (kill,) = res["faults"]
+    assert kill["target"] == "node2" and kill["took_effect"] is True
+    assert kill["measured"]["keys_after_restart"] == 0
+    assert kill["measured"]["run_id_before"] != kill["measured"]["run_id_after"]
+    assert "# restart" in (r.run_dir / "audit-node2.log").read_text()
+    assert "# restart" not in (r.run_dir / "audit-node1.log").read_text()
+    assert res["audit"]["complete"] is True and res["mutual_exclusion"]["violations"] == 0
+    for node in json.loads((r.run_dir / "config.json").read_text())["store_nodes"]:
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", node["port"]), timeout=1).close()
+
+
+def test_redlock_clock_jump_gives_two_clients_the_lock(leasecheck):
+    scenario = SCENARIOS / "redlock-clock-jump.toml"
+    r = leasecheck("run", "--scenario", str(scenario))
+    assert r.code == _expected_exit(scenario) == 1, r.out + r.err
+    res = r.results
+    me = res["mutual_exclusion"]
+    assert me["violations"] >= 1
+    assert res["reasons"][0].startswith("mutual exclusion violated") and "both on node3" in res["reasons"][0]
+    (lost,) = me["first"]["lost"]          # the holder lost its majority where the clock jumped
+    assert lost["node"] == "node3" and lost["fate"] == "expired" and lost["faults"].startswith("clock +10 s")
+    md = res["witness"]["markdown"]
+    rows = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if line.startswith("| node")}
+    assert set(rows) == {"node", *NODES}
+    assert "clock +10 s" in rows["node3"] and "expired by" in rows["node3"]
+    assert "partition" in rows["node4"] and "partition" in rows["node5"]
+    clock = next(f for f in res["faults"] if f["fault"] == "clock")
+    assert clock["target"] == "node3" and clock["took_effect"] is True
+    assert abs(clock["measured"]["store_skew_s"] - 10.0) < 0.2
+    assert (r.run_dir / "faketime" / "store-node3").read_text().strip() in ("+0", "+0.000000")
+
+
+def test_redlock_control_holder_pauses_shorter_than_the_validity_are_safe(leasecheck):
+    scenario = SCENARIOS / "redlock-holder-pause.toml"
+    r = leasecheck("run", "--scenario", str(scenario))
+    assert r.code == _expected_exit(scenario) == 0, r.out + r.err
+    res = r.results
+    assert res["mutual_exclusion"]["violations"] == 0 and res["mutual_exclusion"]["holds"] >= 3
+    assert [f["took_effect"] for f in res["faults"]] == [True, True]
+    assert res["reasons"][0].startswith("mutual exclusion held")
