@@ -1,7 +1,7 @@
 """The healing ledger: every fault writes down how to undo itself *before* it acts.
 
-The ledger lives in the run directory as ``faults-active.json`` and is rewritten (atomically) on
-every change, so a harness killed with SIGKILL mid-fault leaves exactly the list of things still
+The ledger lives in the run directory as ``faults-active.json`` (``{"owner": {"pid", "started"},
+"entries": [...]}``: the harness that owns it) and is rewritten (atomically) on every change, so a harness killed with SIGKILL mid-fault leaves exactly the list of things still
 to undo. ``heal_all`` undoes them; ``leasecheck cleanup`` (and the start of every run) finds such
 files under the results directory and heals them.
 
@@ -42,6 +42,8 @@ class Ledger:
         self._lock = threading.Lock()
         self._entries: dict[int, dict] = {}
         self._next = 0
+        # The harness that owns the faults: while it lives, no other run heals them.
+        self._owner = {"pid": os.getpid(), "started": proc_started(os.getpid())}
 
     def add(self, entry: dict) -> int:
         with self._lock:
@@ -81,7 +83,8 @@ class Ledger:
                 pass
             return
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(list(self._entries.values()), indent=1) + "\n")
+        doc = {"owner": self._owner, "entries": list(self._entries.values())}
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
         os.replace(tmp, self.path)
 
 
@@ -124,15 +127,22 @@ def undo(entry: dict) -> str | None:
 
 
 def heal_leftovers(results_dir: Path) -> list[str]:
-    """Heal every ledger left under ``results_dir`` by killed runs; returns what was done. (Store
-    containers whose harness is gone are the docker backend's to remove.)"""
+    """Heal every ledger left under ``results_dir`` by killed runs — never one whose harness still
+    runs (two runs may share a results directory) — and return what was done. (Store containers
+    whose harness is gone are the docker backend's to remove.)"""
     done = []
     for path in sorted(Path(results_dir).glob(f"*/*/{LEDGER}")):
         try:
-            entries = json.loads(path.read_text())
+            doc = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             done.append(f"{path}: unreadable ({e}); left in place")
             continue
+        if isinstance(doc, list):      # written before ledgers named their owner
+            doc = {"owner": None, "entries": doc}
+        owner = doc.get("owner")
+        if owner and proc_started(int(owner["pid"])) == owner.get("started"):
+            continue                   # a run still going: its faults are its own to heal
+        entries = doc.get("entries") or []
         errors = [err for err in (undo(e) for e in reversed(entries)) if err]
         if errors:
             done.append(f"{path}: " + "; ".join(errors))

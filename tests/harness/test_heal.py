@@ -28,7 +28,9 @@ def test_the_ledger_mirrors_its_entries_and_heals_in_reverse(tmp_path, calls):
     ledger = Ledger(tmp_path)
     a = ledger.add({"kind": "test-note", "what": "a"})
     ledger.add({"kind": "test-note", "what": "b"})
-    assert [e["what"] for e in json.loads((tmp_path / LEDGER).read_text())] == ["a", "b"]
+    doc = json.loads((tmp_path / LEDGER).read_text())
+    assert [e["what"] for e in doc["entries"]] == ["a", "b"]
+    assert doc["owner"]["pid"] == os.getpid()
     assert ledger.heal(a) is None and calls == ["a"]
     ledger.add({"kind": "test-note", "what": "c"})
     assert ledger.heal_all() == [] and calls == ["a", "c", "b"]
@@ -96,6 +98,25 @@ def test_leftover_ledgers_of_killed_runs_are_healed(tmp_path, calls):
     assert calls == ["y", "x"] and not (run / LEDGER).exists()
     assert any("healed 2 fault(s)" in d for d in done)
     assert (stuck / LEDGER).exists() and any("unknown undo entry" in d for d in done)   # left in place
+
+
+def test_the_ledger_of_a_run_still_going_is_left_to_its_own_harness(tmp_path, calls):
+    """Two runs may share a results directory: a run starting (or `leasecheck cleanup`) heals the
+    faults of killed runs only, never those of a harness that still runs."""
+    live = tmp_path / "scenario" / "live"
+    live.mkdir(parents=True)
+    ledger = Ledger(live)                      # owned by this process, which is alive
+    ledger.add({"kind": "test-note", "what": "live"})
+    dead = tmp_path / "scenario" / "dead"
+    dead.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (dead / LEDGER).write_text(json.dumps({"owner": {"pid": gone.pid, "started": 1},
+                                           "entries": [{"kind": "test-note", "what": "dead"}]}))
+    done = heal_leftovers(tmp_path)
+    assert calls == ["dead"] and (live / LEDGER).exists() and not (dead / LEDGER).exists()
+    assert len(done) == 1
+    assert ledger.heal_all() == [] and calls == ["dead", "live"]
 
 
 def _state(pid):

@@ -161,10 +161,10 @@ def test_sigkill_mid_fault_then_cleanup_heals(tmp_path):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             ledger = list(results.glob("*/*/faults-active.json"))
-            if ledger and len(json.loads(ledger[0].read_text())) >= 2:
+            if ledger and len(json.loads(ledger[0].read_text())["entries"]) >= 2:
                 break
             time.sleep(0.2)
-        entries = json.loads(ledger[0].read_text())
+        entries = json.loads(ledger[0].read_text())["entries"]
         pids = [e["pid"] for e in entries if e["kind"] == "sigcont"]
         assert pids and _stopped(pids) == pids
         p.send_signal(signal.SIGKILL)
@@ -332,10 +332,10 @@ def test_sigterm_mid_fault_heals_and_keeps_the_history(tmp_path):
     ledger = []
     while time.monotonic() < deadline:
         ledger = list(results.glob("*/*/faults-active.json"))
-        if ledger and len(json.loads(ledger[0].read_text())) >= 2:
+        if ledger and len(json.loads(ledger[0].read_text())["entries"]) >= 2:
             break
         time.sleep(0.2)
-    pids = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+    pids = [e["pid"] for e in json.loads(ledger[0].read_text())["entries"] if e["kind"] == "sigcont"]
     assert _stopped(pids) == pids
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
@@ -394,7 +394,7 @@ def test_a_worker_crash_ends_the_run_and_heals_the_faults(tmp_path):
             break
         time.sleep(0.2)
     run_dir = ledger[0].parent
-    paused = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+    paused = [e["pid"] for e in json.loads(ledger[0].read_text())["entries"] if e["kind"] == "sigcont"]
     started = [json.loads(l)["pid"] for f in (run_dir / "history.d").glob("w*.jsonl")
                for l in f.read_text().splitlines() if '"worker_start"' in l]
     victim = next(pid for pid in started if pid not in paused)
@@ -417,7 +417,7 @@ def test_the_next_run_heals_what_a_killed_run_left(tmp_path, leasecheck):
         while time.monotonic() < deadline and not ledger:
             ledger = list(results.glob("*/*/faults-active.json"))
             time.sleep(0.2)
-        pids = [e["pid"] for e in json.loads(ledger[0].read_text()) if e["kind"] == "sigcont"]
+        pids = [e["pid"] for e in json.loads(ledger[0].read_text())["entries"] if e["kind"] == "sigcont"]
         assert _stopped(pids) == pids
         p.send_signal(signal.SIGKILL)
         p.wait(10)
