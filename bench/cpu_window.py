@@ -53,16 +53,28 @@ def tree(roots: list[int]) -> list[int]:
     return seen
 
 
+def _role(pid: int, roles: dict[int, str]) -> str:
+    if pid in roles:
+        return roles[pid]
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return "other"
+    return "store" if b"redis-server" in cmd else "workers" if b"harness.worker" in cmd else "other"
+
+
 def store_ops(client: redis.Redis) -> int:
     """Lease commands the store has run: ``SET`` + ``EVAL`` + ``EVALSHA`` calls."""
     stats = client.info("commandstats")
     return sum(int(stats.get(name, {}).get("calls", 0)) for name in _COUNTED)
 
 
-def measure_window(roots: list[int], client: redis.Redis, warmup_s: float, window_s: float,
+def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, window_s: float,
                    started_timeout_s: float = 60.0) -> dict:
     """Wait until the store runs lease commands, then ``warmup_s``; measure over ``window_s`` the
-    store's operations and the CPU of the trees under ``roots`` (processes that appear during the
+    store's operations and the CPU of the trees under ``roots`` (pid -> role; descendants are
+    "store", "workers" or "other" by their command line), in total and by role (processes that appear during the
     window count from zero, ones that end are missed: keep the window inside the steady state)."""
     deadline = time.monotonic() + started_timeout_s
     while store_ops(client) == 0:
@@ -70,14 +82,19 @@ def measure_window(roots: list[int], client: redis.Redis, warmup_s: float, windo
             raise RuntimeError("the store ran no lease command")
         time.sleep(0.05)
     time.sleep(warmup_s)
-    pids = tree(roots)
+    pids = tree(list(roots))
     cpu0 = {pid: _cpu_s(pid) for pid in pids}
     ops0, t0 = store_ops(client), time.monotonic()
     time.sleep(window_s)
     ops1, t1 = store_ops(client), time.monotonic()
-    pids = tree(roots)
-    cpu = sum(_cpu_s(pid) - cpu0.get(pid, 0.0) for pid in pids)
+    by_role: dict[str, float] = {}
+    for pid in tree(list(roots)):
+        role = _role(pid, roots)
+        by_role[role] = by_role.get(role, 0.0) + _cpu_s(pid) - cpu0.get(pid, 0.0)
+    cpu = sum(by_role.values())
     ops = ops1 - ops0
     return {"window_s": round(t1 - t0, 2), "window_ops": ops,
             "window_ops_per_s": round(ops / (t1 - t0)),
-            "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None}
+            "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None,
+            "cpu_ms_per_kop_by_role": {role: round(1e6 * c / ops, 1) for role, c in sorted(by_role.items())}
+            if ops else {}}

@@ -88,7 +88,7 @@ def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool) ->
                      for _ in range(workers)]
             for p in procs:
                 p.start()
-            roots = [p.pid for p in procs] + [store.proc.pid] + ([mon.pid] if mon else [])
+            roots = {**{p.pid: "loops" for p in procs}, store.proc.pid: "store", **({mon.pid: "monitor"} if mon else {})}
             win = measure_window(roots, redis.Redis(host=store.host, port=store.port), *_window(seconds))
             total = sum(q.get() for _ in procs)
             for p in procs:
@@ -122,7 +122,7 @@ def measure_harness(workers: int, keys: int, seconds: float) -> dict:
         with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
             try:
                 client = redis.Redis(port=_store_port(d))
-                win = measure_window([proc.pid], client, *_window(seconds))
+                win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
                 proc.wait(timeout=seconds + 300)
             except BaseException:
                 proc.terminate()
