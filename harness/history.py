@@ -42,9 +42,7 @@ class HistoryWriter:
         """Stamp and queue one event; returns its time."""
         with self._lock:
             t = time.monotonic_ns() - self.t0_ns
-            event = {"time": t, "process": process, "type": type}
-            event.update(fields)
-            self._buf.append(_encode(event))
+            self._buf.append(_encode({"time": t, "process": process, "type": type, **fields}))
         return t
 
     def flush(self) -> None:
