@@ -3,7 +3,7 @@ measured in the same run: a bare redis-py loop sending the same commands (SET NX
 compare-and-delete when it wins) from as many processes, against the same kind of store, with a
 MONITOR reader attached — the audit's unavoidable cost is in the floor.
 
-    python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64]
+    python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64] [--repeat 3]
     python bench/throughput.py --workers 4,16,64
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
 
@@ -11,13 +11,22 @@ With ``--redlock N`` it also runs the ``redlock`` lease on ``--topology redlock 
 audit per master) and prints ``redlock_ratio_to_single``: its lease operations per second over
 the single-store harness run's, measured in the same invocation.
 
-Prints one JSON line per measurement and, per worker count, one with ``ratio_to_floor`` =
-harness ops/s / floor ops/s. Not a test: absolute numbers depend on the machine (machines of one
-kind differ 3x); the ratio much less.
+Two ratios per worker count. ``ratio_to_floor``: harness ops/s / floor ops/s (wall clock, both
+counted by the store over a window of the steady state: the floor's processes start one by one and
+the harness's run also spends time starting and stopping its workers; ``ops_per_s`` on each
+measurement's own line is the whole run's).
+``cpu_ratio``: the floor's CPU per operation / the harness's, where CPU is that of every process
+involved (floor: loop processes + MONITOR reader process + redis-server; harness: the harness
+process, its workers and redis-server), over a steady-state window with operations counted by the
+store. On a shared machine wall-clock throughput swings 2-3x with others' load; CPU per operation
+much less. With ``--repeat N`` floor and harness alternate N times; the summary gives the best
+and the range. Not a test: absolute numbers depend on the machine (machines of one kind differ
+3x); the ratios much less.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import multiprocessing as mp
 import os
@@ -32,14 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import redis  # noqa: E402
+
+from bench.cpu_window import measure_window  # noqa: E402
 from harness.host import default_store_bin  # noqa: E402
 from harness.stores.embedded import EmbeddedStore  # noqa: E402
 from workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 
 
 def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
-    import redis
-
     r = redis.Redis(port=port)
     release = r.register_script(COMPARE_AND_DELETE)
     ops = 0
@@ -56,31 +66,60 @@ def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
     out.put(ops)
 
 
-def measure_bare(workers: int, keys: int, seconds: float, monitor: bool) -> dict:
+def monitor(host: str, port: int, path: str, stop) -> None:
+    """The floor's MONITOR reader, in its own process so its CPU is counted like the loops'."""
+    from harness.audit import MonitorRecorder
+
+    mon = MonitorRecorder(host, port, Path(path))
+    mon.start()
+    stop.wait()
+    mon.close()
+
+
+def _window(seconds: float) -> tuple[float, float]:
+    warmup = min(1.5, seconds * 0.15)
+    return warmup, max(1.0, seconds - warmup - 1.0)
+
+
+def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool) -> dict:
     with tempfile.TemporaryDirectory() as d:
         store = EmbeddedStore(default_store_bin(), Path(d))
         store.start()
-        mon = None
+        mon, stop = None, mp.Event()
         try:
-            if monitor:
-                from harness.audit import MonitorRecorder
-
-                mon = MonitorRecorder(store.host, store.port, Path(d) / "audit.log")
+            if with_monitor:
+                mon = mp.Process(target=monitor, args=(store.host, store.port, str(Path(d) / "audit.log"), stop))
                 mon.start()
+                time.sleep(0.5)
             q: mp.Queue = mp.Queue()
             procs = [mp.Process(target=bare_loop, args=(store.port, keys, seconds, q))
                      for _ in range(workers)]
             for p in procs:
                 p.start()
+            roots = {**{p.pid: "loops" for p in procs}, store.proc.pid: "store", **({mon.pid: "monitor"} if mon else {})}
+            win = measure_window(roots, redis.Redis(host=store.host, port=store.port), *_window(seconds))
             total = sum(q.get() for _ in procs)
             for p in procs:
                 p.join()
         finally:
             if mon:
-                mon.close()
+                stop.set()
+                mon.join(10)
             store.stop()
-    return {"what": "bare redis-py loop" + (" + MONITOR reader" if monitor else ""),
-            "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds)}
+    return {"what": "bare redis-py loop" + (" + MONITOR reader" if with_monitor else ""),
+            "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds), **win}
+
+
+def _store_port(results_dir: str, timeout_s: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for path in glob.glob(os.path.join(results_dir, "*", "*", "config.json")):
+            try:
+                return int(json.loads(Path(path).read_text())["store_port"])
+            except (ValueError, KeyError, TypeError, OSError):
+                pass
+        time.sleep(0.05)
+    raise RuntimeError("the run wrote no config.json")
 
 
 def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0) -> dict:
@@ -90,13 +129,45 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
         cmd = [sys.executable, "-m", "harness", "run", *lease, "--workers", str(workers),
                "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
                "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
-        subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 300)
+        win = {}
+        if redlock_nodes:   # lease operations from results.json only: the store counts per master
+            subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 300)
+        else:
+            with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+                try:
+                    client = redis.Redis(port=_store_port(d))
+                    win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
+                    proc.wait(timeout=seconds + 300)
+                except BaseException:
+                    proc.terminate()
+                    raise
         res = json.loads((Path(d) / "latest" / "results.json").read_text())
     what = (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
             else "leasecheck run (token-cas, history + audit)")
     return {"what": what, "workers": workers, "keys": keys,
             "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
-            "valid": res["valid"]}
+            "valid": res["valid"], **win}
+
+
+def _span(values: list[float], digits: int = 3) -> list[float]:
+    return [round(min(values), digits), round(max(values), digits)]
+
+
+def summarize(workers: int, floors: list[dict], harnesses: list[dict]) -> dict:
+    """Best of each side (highest ops/s, lowest CPU per operation), and the ranges of the ratios
+    of each floor/harness pair measured back to back."""
+    wall = [h["window_ops_per_s"] / f["window_ops_per_s"] for f, h in zip(floors, harnesses)]
+    cpu = [f["cpu_ms_per_kop"] / h["cpu_ms_per_kop"] for f, h in zip(floors, harnesses)]
+    best_floor = max(f["window_ops_per_s"] for f in floors)
+    best_harness = max(h["window_ops_per_s"] for h in harnesses)
+    floor_cpu = min(f["cpu_ms_per_kop"] for f in floors)
+    harness_cpu = min(h["cpu_ms_per_kop"] for h in harnesses)
+    return {"workers": workers, "repeat": len(floors),
+            "floor_ops_per_s": best_floor, "harness_ops_per_s": best_harness,
+            "ratio_to_floor": round(best_harness / best_floor, 3), "ratio_range": _span(wall),
+            "floor_cpu_ms_per_kop": floor_cpu, "harness_cpu_ms_per_kop": harness_cpu,
+            "cpu_ratio": round(floor_cpu / harness_cpu, 3), "cpu_ratio_range": _span(cpu),
+            "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
 def main() -> None:
@@ -104,28 +175,35 @@ def main() -> None:
     ap.add_argument("--workers", default="4", help="one count or several, comma-separated")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--keys", type=int, default=64)
+    ap.add_argument("--repeat", type=int, default=1, help="floor and harness alternate this many times")
     ap.add_argument("--plain", action="store_true", help="also measure the bare loop without MONITOR")
     ap.add_argument("--redlock", type=int, default=0, metavar="N",
                     help="also run the redlock lease on N masters and compare it with the single-store run")
     a = ap.parse_args()
+    try:
+        counts = [int(x) for x in a.workers.split(",")]
+    except ValueError:
+        ap.exit(64, f"error: --workers takes counts like 4 or 4,16,64, not {a.workers!r}\n")
+    if a.repeat < 1 or a.seconds < 3 or min(counts) < 1:
+        ap.exit(64, "error: give --repeat >= 1, --seconds >= 3 and worker counts >= 1\n")
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
-    for workers in [int(x) for x in a.workers.split(",")]:
-        if a.plain:
-            print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
-        floor = measure_bare(workers, a.keys, a.seconds, True)
-        print(json.dumps({**floor, **machine}), flush=True)
-        harness = measure_harness(workers, a.keys, a.seconds)
-        print(json.dumps({**harness, **machine}), flush=True)
-        print(json.dumps({"workers": workers, "floor_ops_per_s": floor["ops_per_s"],
-                          "harness_ops_per_s": harness["ops_per_s"],
-                          "ratio_to_floor": round(harness["ops_per_s"] / floor["ops_per_s"], 3), **machine}),
-              flush=True)
+    for workers in counts:
+        floors, harnesses = [], []
+        for _ in range(a.repeat):
+            if a.plain:
+                print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
+            floors.append(measure_bare(workers, a.keys, a.seconds, True))
+            print(json.dumps({**floors[-1], **machine}), flush=True)
+            harnesses.append(measure_harness(workers, a.keys, a.seconds))
+            print(json.dumps({**harnesses[-1], **machine}), flush=True)
+        print(json.dumps({**summarize(workers, floors, harnesses), **machine}), flush=True)
         if a.redlock:
+            single = harnesses[-1]
             redlock = measure_harness(workers, a.keys, a.seconds, a.redlock)
             print(json.dumps({**redlock, **machine}), flush=True)
-            print(json.dumps({"workers": workers, "masters": a.redlock, "single_ops_per_s": harness["ops_per_s"],
+            print(json.dumps({"workers": workers, "masters": a.redlock, "single_ops_per_s": single["ops_per_s"],
                               "redlock_ops_per_s": redlock["ops_per_s"],
-                              "redlock_ratio_to_single": round(redlock["ops_per_s"] / harness["ops_per_s"], 3),
+                              "redlock_ratio_to_single": round(redlock["ops_per_s"] / single["ops_per_s"], 3),
                               **machine}), flush=True)
 
 

@@ -70,11 +70,19 @@ class SendTracker:
             return out
 
 
+_NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
+
+
 def _name(args) -> str:
     first = args[0]
-    if isinstance(first, bytes):
-        first = first.decode("utf-8", "replace")
-    return str(first).split(" ", 1)[0].upper()
+    cacheable = type(first) in (str, bytes)
+    name = _NAMES.get(first) if cacheable else None
+    if name is None:
+        text = first.decode("utf-8", "replace") if isinstance(first, bytes) else str(first)
+        name = text.split(" ", 1)[0].upper()
+        if cacheable and len(_NAMES) < 1024:
+            _NAMES[first] = name
+    return name
 
 
 class AuditedConnection(Connection):

@@ -51,7 +51,9 @@ class Slot:
             n += 1
             if self._attempt(attempt, key, lambda: self.job_duration.sample(jobs)):
                 continue
-            self.stop.wait(self.retry_delay.sample(delays))
+            delay = self.retry_delay.sample(delays)
+            if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
+                self.stop.wait(delay)
 
     # -- one attempt -----------------------------------------------------------------------
     def _attempt(self, attempt: str, key: str, draw_duration: Callable[[], float]) -> bool:

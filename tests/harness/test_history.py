@@ -52,3 +52,21 @@ def test_appends_are_whole_lines_across_processes(tmp_path):
         os.waitpid(pid, 0)
     lines = path.read_text().splitlines()
     assert len(lines) == 900 and all(json.loads(line)["type"] == "effect" for line in lines)
+
+
+def test_lines_are_compact_json_in_field_order_with_the_standard_encoders_fallback(tmp_path):
+    # The live counters match byte strings such as '"type":"ok","f":"acquire"', so the writer's
+    # encoder must keep json.dumps's compact form and field order; what orjson refuses (an
+    # integer beyond 64 bits, integer keys) is still written.
+    path = tmp_path / "h.jsonl"
+    h = HistoryWriter(path, t0_ns=0)
+    fields = {"f": "acquire", "attempt": "w0.s0.7", "key": "job:1", "value": False,
+              "sent": [["w0.s0.c0", 3, "SET"], ["w0.s0.c0", None, "CLIENT"]], "ratio": 0.25}
+    t = h.record("w0.s0", "fail", **fields)
+    h.record("harness", "note", big=2 ** 70, by_code={1: "x"}, text="clé")
+    h.close()
+    first, second = path.read_bytes().decode().splitlines()
+    expected = {"time": t, "process": "w0.s0", "type": "fail", **fields}
+    assert first == json.dumps(expected, separators=(",", ":"))
+    assert json.loads(second)["big"] == 2 ** 70
+    assert json.loads(second)["by_code"] == {"1": "x"} and json.loads(second)["text"] == "clé"

@@ -1,0 +1,100 @@
+"""CPU seconds and store-side operations of a process tree over a window, from ``/proc`` and the
+store's ``INFO commandstats`` (Linux).
+
+On a shared machine wall-clock throughput swings 2-3x with other people's load, while the CPU time
+a process tree spends per operation moves much less: so both sides of a comparison are measured as
+CPU seconds per 1000 operations over the same kind of window. Operations are counted by the store
+(``SET`` and ``EVAL``/``EVALSHA`` calls), so neither side pays anything on its own path to count.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import redis
+
+_TICK = os.sysconf("SC_CLK_TCK")
+_COUNTED = ("cmdstat_set", "cmdstat_evalsha", "cmdstat_eval")
+
+
+def _cpu_s(pid: int) -> float:
+    """utime + stime of one process (all its threads), in seconds; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK   # fields 14 and 15 of the whole line
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def tree(roots: list[int]) -> list[int]:
+    """The processes ``roots`` and all their descendants."""
+    seen, todo = [], list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.append(pid)
+            todo += _children(pid)
+    return seen
+
+
+def _role(pid: int, roles: dict[int, str]) -> str:
+    if pid in roles:
+        return roles[pid]
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return "other"
+    return "store" if b"redis-server" in cmd else "workers" if b"harness.worker" in cmd else "other"
+
+
+def store_ops(client: redis.Redis) -> int:
+    """Lease commands the store has run: ``SET`` + ``EVAL`` + ``EVALSHA`` calls."""
+    stats = client.info("commandstats")
+    return sum(int(stats.get(name, {}).get("calls", 0)) for name in _COUNTED)
+
+
+def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, window_s: float,
+                   started_timeout_s: float = 60.0) -> dict:
+    """Wait until the store runs lease commands, then ``warmup_s``; measure over ``window_s`` the
+    store's operations and the CPU of the trees under ``roots`` (pid -> role; descendants are
+    "store", "workers" or "other" by their command line), in total and by role (processes that appear during the
+    window count from zero, ones that end are missed: keep the window inside the steady state)."""
+    deadline = time.monotonic() + started_timeout_s
+    while store_ops(client) == 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the store ran no lease command")
+        time.sleep(0.05)
+    time.sleep(warmup_s)
+    pids = tree(list(roots))
+    cpu0 = {pid: _cpu_s(pid) for pid in pids}
+    ops0, t0 = store_ops(client), time.monotonic()
+    time.sleep(window_s)
+    ops1, t1 = store_ops(client), time.monotonic()
+    by_role: dict[str, float] = {}
+    for pid in tree(list(roots)):
+        role = _role(pid, roots)
+        by_role[role] = by_role.get(role, 0.0) + _cpu_s(pid) - cpu0.get(pid, 0.0)
+    cpu = sum(by_role.values())
+    ops = ops1 - ops0
+    return {"window_s": round(t1 - t0, 2), "window_ops": ops,
+            "window_ops_per_s": round(ops / (t1 - t0)),
+            "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None,
+            "cpu_ms_per_kop_by_role": {role: round(1e6 * c / ops, 1) for role, c in sorted(by_role.items())}
+            if ops else {}}
