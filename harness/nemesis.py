@@ -15,7 +15,6 @@ every store node's audit as
 """
 from __future__ import annotations
 
-import heapq
 import random
 import threading
 import time
@@ -59,7 +58,9 @@ class Nemesis:
         comes while another is still in place starts when that one has been healed."""
         self.ctx, self.steps, self.history, self.t0_ns = ctx, steps, history, t0_ns
         self.in_turn = in_turn
-        self._stop = threading.Event()
+        self._stop = threading.Event()     # the run ends, or the nemesis failed: heal, start nothing
+        self._lock = threading.Lock()
+        self._done: list[threading.Event] = []
         self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
         self.error: str | None = None
         self._why_stopped = "the run ended"
@@ -83,38 +84,39 @@ class Nemesis:
         return (time.monotonic_ns() - self.t0_ns) / 1e9
 
     def _run(self) -> None:
-        """Start and stop steps in time order; steps may overlap (a scenario can pause the
-        holder while the store's clock is skewed) unless ``in_turn``. A step lasts ``duration``
-        from when its fault is in place (a pause of the holder may first wait for one; the
+        """Play every step in a thread of its own, so a step that waits (a pause looking for its
+        holder, a probe timing out through a partition) never holds up another step's end.
+        Steps may overlap (a scenario can pause the holder while the store's clock is skewed)
+        unless ``in_turn``. A step lasts ``duration`` from when its fault is in place (the
         probes that measure a fault run while it is in place and do not lengthen it)."""
-        agenda = [(st.at, 0, n) for n, st in enumerate(self.steps)]
-        heapq.heapify(agenda)
-        active: dict[int, object] = {}
-        ends: dict[int, float] = {}
-        begun: set[int] = set()
+        self._done = [threading.Event() for _ in self.steps]
+        players = [threading.Thread(target=self._play, args=(n,), name=f"nemesis-{n}", daemon=True)
+                   for n in range(len(self.steps))]
+        for t in players:
+            t.start()
+        for t in players:
+            t.join()
+
+    def _play(self, n: int) -> None:
+        step = self.steps[n]
         try:
-            while agenda:
-                at, phase, n = heapq.heappop(agenda)
-                if self._stop.wait(max(0.0, at - self._now_s())):
-                    return
-                if phase != 1:         # 0: a start; 2: a start put off until a heal (sorts after it)
-                    if self.in_turn and active:
-                        heapq.heappush(agenda, (max(ends[a] for a in active), 2, n))
-                        continue
-                    begun.add(n)
-                    act = active[n] = self._begin(n, self.steps[n])
-                    ends[n] = self._in_place_s(act) + self.steps[n].duration
-                    heapq.heappush(agenda, (ends[n], 1, n))
-                else:
-                    self._end(n, self.steps[n], active.pop(n, None))
-        except Exception:
-            self.error = traceback.format_exc()
+            if self.in_turn and n > 0:      # after the previous fault's heal (or its miss)
+                while not self._done[n - 1].wait(0.05) and not self._stop.is_set():
+                    pass
+            if self._stop.wait(max(0.0, step.at - self._now_s())):
+                self._not_fired(n, step)
+                return
+            try:
+                act = self._begin(n, step)
+            except Exception:
+                with self._lock:
+                    self.error = self.error or traceback.format_exc()
+                self._stop.set()            # a nemesis that failed injects nothing more
+                return
+            self._stop.wait(max(0.0, self._in_place_s(act) + step.duration - self._now_s()))
+            self._end(n, step, act)
         finally:
-            for n, act in list(active.items()):
-                self._end(n, self.steps[n], act)
-            for n, step in enumerate(self.steps):
-                if n not in begun:
-                    self._not_fired(n, step)
+            self._done[n].set()
 
     def _in_place_s(self, act) -> float:
         """Run seconds when the fault took hold (``Active.started``), or now."""
@@ -145,7 +147,8 @@ class Nemesis:
             if act is not None:
                 measured = FAULTS[step.fault].stop(self.ctx, act)
         except Exception:
-            self.error = self.error or traceback.format_exc()
+            with self._lock:
+                self.error = self.error or traceback.format_exc()
         finally:
             for ident in getattr(act, "ledger_ids", []):
                 self.ctx.ledger.heal(ident)  # whatever stop() did not undo

@@ -57,15 +57,21 @@ class ProxyPath:
             self.stop()
             raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
 
-    def proxy(self):
-        # toxiproxy-python keeps its API address in class state: with one proxy server per store
-        # node, point it at this node's before every use.
-        u = urlparse(self.api_url)
-        APIConsumer.host, APIConsumer.port = u.hostname, u.port
-        p = Toxiproxy().get_proxy(self.name)
-        if p is None:
-            raise StoreError(f"proxy {self.name} vanished from {self.api_url}")
-        return p
+    def add_toxic(self, name: str, type_: str, stream: str, attributes: dict) -> None:
+        """Add a toxic to this node's proxy. Plain HTTP to this proxy's own API address: faults
+        on several nodes start at once from their own threads, and toxiproxy-python's client
+        keeps one address for the whole process."""
+        self._post(f"/proxies/{self.name}/toxics", {"name": name, "type": type_, "stream": stream,
+                                                      "toxicity": 1.0, "attributes": attributes})
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Let the workers through this proxy, or refuse them (a disabled proxy closes its links)."""
+        self._post(f"/proxies/{self.name}", {"enabled": enabled})
+
+    def _post(self, path: str, body: dict) -> None:
+        r = requests.post(f"{self.api_url}{path}", json=body, timeout=5)
+        if r.status_code >= 300:
+            raise StoreError(f"the proxy {self.name} at {self.api_url} refused {path}: {r.status_code} {r.text[:200]}")
 
     def stop(self) -> None:
         if self.toxiproxy_url:

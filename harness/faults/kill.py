@@ -48,7 +48,7 @@ class Kill(Fault):
     def start(self, ctx: FaultContext, step: Step) -> Active:
         node = ctx.node_for(step.target)
         ident = ctx.ledger.add({"kind": "proxy-enable", "api": node.proxy.api_url, "proxy": node.proxy.name})
-        node.proxy.proxy().disable()
+        node.proxy.set_enabled(False)
         drained = node.audit.drain(node.admin)
         node.audit.expect_restart("store killed by the harness (SIGKILL); it restarts empty")
         run_id = _run_id(node.admin)

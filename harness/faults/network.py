@@ -40,8 +40,7 @@ class _ProxyFault(Fault):
         proxy = ctx.node_for(step.target).proxy
         ident = ctx.ledger.add({"kind": "toxic", "api": proxy.api_url, "proxy": proxy.name,
                                 "toxic": name})
-        proxy.proxy().add_toxic(type=type_, stream=stream, name=name, toxicity=1.0,
-                                    attributes=attributes)
+        proxy.add_toxic(name, type_, stream, attributes)
         return ident
 
 

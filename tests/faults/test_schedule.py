@@ -158,14 +158,17 @@ def test_a_fault_lasts_its_duration_from_when_it_took_hold_not_after_its_probes(
 def test_a_drawn_schedule_plays_one_fault_at_a_time(tmp_path, monkeypatch):
     # The first fault waits 0.3 s for its target, so it is in place until about 0.7 s, past the
     # second's time (0.5 s). In turn, the second starts after the first's heal; a scenario's
-    # steps may overlap.
+    # steps may overlap, each in its own thread.
     steps = [Step(0.0, "slow", "x", 0.4), Step(0.5, "slow", "x", 0.2)]
     log, _ = _play(tmp_path, monkeypatch, _Slow(0.3, 0.0, []), steps, in_turn=True)
     times = {(what, at): t for what, at, t in log}
     assert times[("in", 0.5)] >= times[("out", 0.0)], log
-    log, _ = _play(tmp_path, monkeypatch, _Slow(0.3, 0.0, []), steps, in_turn=False)
+    log, history = _play(tmp_path, monkeypatch, _Slow(0.3, 0.0, []), steps, in_turn=False)
     times = {(what, at): t for what, at, t in log}
-    assert times[("in", 0.5)] < times[("out", 0.0)], log
+    order = [(e["type"], e["n"]) for e in history.events]
+    assert order.index(("fault_start", 1)) < order.index(("fault_end", 0)), order   # they overlap
+    # ... and the second's wait for its target does not hold up the first's end (0.7 s)
+    assert times[("out", 0.0)] < 0.78 and times[("out", 0.0)] < times[("in", 0.5)], log
 
 
 def test_a_random_schedule_is_played_in_turn_and_so_is_its_replay():
