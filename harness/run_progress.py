@@ -39,7 +39,7 @@ class Rate:
 
     def __init__(self, window_s: float = 2.0):
         self.window_s = window_s
-        self._points: deque[tuple[float, int]] = deque()
+        self._points: deque[tuple[float, int]] = deque([(0.0, 0)])   # the run starts with no calls
 
     def add(self, elapsed_s: float, calls: int) -> float:
         self._points.append((elapsed_s, calls))

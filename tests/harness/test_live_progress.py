@@ -93,6 +93,11 @@ def test_rate_over_the_last_two_seconds():
     assert r.add(4.0, 1300) == 500.0    # (1300 - 300) / 2: older samples left the window
 
 
+def test_the_first_rate_counts_from_the_start_of_the_run():
+    # Plain log lines sample only every quarter of the run: the first one has no sample before it.
+    assert Rate().add(6.5, 3250) == 500.0
+
+
 class _FakeRun:
     """What RunProgress reads of a runner: its history clock, run directory, limit and state."""
 
