@@ -95,8 +95,8 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     _check_lease_ttl(lease_cls, cfg, say)
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
-    cfg = _check_backend(cfg, say)
     cfg = _check_server(cfg, say)
+    cfg = _check_backend(cfg, say)
     cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
         _check_store_port(cfg, say)
@@ -191,7 +191,7 @@ def _check_server(cfg: RunConfig, say: Say) -> RunConfig:
     if cfg.server == "redis":
         return cfg
     flag = say('server', cfg.server)
-    if cfg.backend != "embedded":
+    if cfg.backend != "embedded":   # a container image or the compose stack holds its own server
         raise UsageError(f"{flag} runs on the embedded backend; drop --backend {cfg.backend} or --server")
     if cfg.store_url:
         raise UsageError(f"{flag} starts its own store; drop --store-url or --server")
