@@ -106,6 +106,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
         store_bin, version = _check_store_bin(cfg.store_bin)
         cfg = cfg.with_(store_bin=store_bin, server_version=version)
         _check_store_port(cfg, say)
+    _check_lease_server(lease_cls, cfg, say)
     if not cfg.run_id:
         cfg = cfg.with_(run_id=secrets.token_hex(4))
     if not cfg.key_prefix:
@@ -144,6 +145,18 @@ def _check_lease_ttl(lease_cls, cfg: RunConfig, say: Say) -> None:
             check(cfg.ttl_ms)
         except ValueError as e:
             raise UsageError(f"{say('ttl_s', f'{cfg.ttl_s:g}s')}: {e}") from None
+
+
+def _check_lease_server(lease_cls, cfg: RunConfig, say: Say) -> None:
+    """A lease built on a command only some servers have (Valkey's SET ... IFEQ) says so through
+    its optional ``check_server``, given the store binary's ``--version`` line ("" when the store
+    is not one the harness starts from a binary)."""
+    check = getattr(lease_cls, "check_server", None)
+    if callable(check):
+        try:
+            check(cfg.server_version)
+        except ValueError as e:
+            raise UsageError(f"{say('lease', cfg.lease)}: {e}") from None
 
 
 def _check_store_port(cfg: RunConfig, say: Say) -> None:

@@ -60,3 +60,9 @@ def test_a_scenario_file_sets_the_server(tmp_path):
     path.write_text('[run]\nserver = "valkey"\n')
     values, _ = load_scenario(path)
     assert values["server"] == "valkey"
+
+
+def test_token_cas_ifeq_is_refused_on_a_server_without_set_ifeq():
+    msg = _refused(lease="token-cas-ifeq")
+    assert "IFEQ" in msg and "Redis server v=6.2" in msg and "--server valkey" in msg
+    assert preflight(RunConfig(lease="token-cas-ifeq", server="valkey")).cfg.lease == "token-cas-ifeq"

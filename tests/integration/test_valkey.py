@@ -72,3 +72,22 @@ def test_server_valkey_with_another_store_is_one_line_and_nothing_starts(leasech
     assert r.code == 64, r.out + r.err
     assert len(r.err.strip().splitlines()) == 1 and all(w in r.err for w in words), r.err
     assert not (tmp_path / "results").exists()
+
+
+def test_token_cas_ifeq_renews_with_set_ifeq_on_valkey_like_the_script_renewal_on_redis(leasecheck, tmp_path):
+    """The same seeded holder pause: renewal by a Lua compare-and-pexpire on Redis and by
+    SET ... IFEQ on Valkey give the same verdict, and the checker follows the IFEQ renewals (jobs
+    of 1.5 s under a 3 s lease: each is renewed at least once)."""
+    scenario = _first_event_only("holder-pause.toml", tmp_path, "7s")
+    verdicts = {}
+    for lease, server in (("token-cas-renew", "redis"), ("token-cas-ifeq", "valkey")):
+        r = leasecheck("run", "--scenario", str(scenario), "--lease", lease, "--seed", SEED, "--server", server,
+                      "--job-duration", "1.5s")
+        assert r.code == 0, f"{lease}: " + r.out[-2000:] + r.err
+        assert not r.results["problems"] and not r.results["disagreements"], r.results["problems"]
+        verdicts[server] = _verdict(r)
+    assert verdicts["redis"] == verdicts["valkey"]
+    audit = (r.run_dir / "audit.log").read_text()
+    assert '"IFEQ"' in audit and '"pexpire"' not in audit   # renewed by the command, not by the script
+    renewed = [json.loads(line) for line in (r.run_dir / "history.jsonl").read_text().splitlines()]
+    assert any(e.get("f") == "renew" and e.get("type") == "ok" and e.get("value") is True for e in renewed)
