@@ -8,7 +8,6 @@ microseconds, and the workers never spend anything telling.
 from __future__ import annotations
 
 import os
-import random
 import selectors
 import threading
 import time
@@ -19,9 +18,8 @@ POLL_S = 0.001
 
 
 class HolderTable:
-    def __init__(self, board: SlotBoard | None = None, rng: random.Random | None = None):
+    def __init__(self, board: SlotBoard | None = None):
         self.board = board
-        self.rng = rng or random.Random()
 
     def _records(self):
         return self.board.records() if self.board is not None else []

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.config import RunConfig
+from harness.errors import UsageError
 from harness.host import default_store_bin
+from harness.preflight import preflight
 from harness.stores.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,3 +65,12 @@ def leasecheck(tmp_path):
         [sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "results")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
     return run
+
+
+def refused_by_preflight(**settings) -> str:
+    """The one-line error the preflight gives for a `RunConfig` of ``settings``."""
+    with pytest.raises(UsageError) as e:
+        preflight(RunConfig(**settings))
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg

@@ -40,9 +40,6 @@ class Properties:
     def __iter__(self):
         return iter(self.modules)
 
-    def __len__(self) -> int:
-        return len(self.modules)
-
     @property
     def names(self) -> list[str]:
         return [name(p) for p in self.modules]

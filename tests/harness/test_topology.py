@@ -9,14 +9,7 @@ from harness.faults import FAULTS
 from harness.preflight import preflight
 from harness.scenario import load_scenario
 from harness.topology import node_count, node_names
-
-
-def _refused(**kw) -> str:
-    with pytest.raises(UsageError) as e:
-        preflight(RunConfig(**kw))
-    msg = str(e.value)
-    assert "\n" not in msg
-    return msg
+from tests.conftest import refused_by_preflight
 
 
 def test_redlock_defaults_to_five_masters_and_records_the_count():
@@ -36,7 +29,7 @@ def test_redlock_defaults_to_five_masters_and_records_the_count():
     ({"topology": "redlock", "lease": "redlock", "store_url": "redis://127.0.0.1:6379/0"}, "runs embedded stores only"),
 ])
 def test_bad_topologies_are_refused_in_one_line(kw, says):
-    assert says in _refused(**kw)
+    assert says in refused_by_preflight(**kw)
 
 
 def test_faults_take_a_node_of_the_run_as_their_target():
