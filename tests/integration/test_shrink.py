@@ -2,8 +2,8 @@
 shrinks to a scenario of at most 2 faults that fails in at least 2 of 3 replays; bad input is one
 line and exit 64.
 
-The first test is the long one of this file (about 2.5 minutes: a 10 s source run, a shrink
-bounded by --budget 2m, three replays of the result); the others take seconds."""
+The first test is the long one of this file (2.5 minutes, up to 4 when the machine is busy: a 10 s source run, a shrink
+bounded by --budget 4m, three replays of the result); the others take seconds."""
 import json
 import re
 import subprocess
@@ -27,7 +27,7 @@ def test_a_failing_run_with_four_fault_kinds_shrinks_to_at_most_two_faults_that_
              if '"fault_start"' in line]
     assert len(set(fired)) >= 3, fired
 
-    r = leasecheck("shrink", str(source.run_dir), "--budget", "2m", timeout=400)
+    r = leasecheck("shrink", str(source.run_dir), "--budget", "4m", timeout=600)
     assert r.code == 0, r.out + r.err
     assert re.search(r"shrink: \d+ candidate\(s\), \d+ replay\(s\)", r.out)      # the progress line
     assert re.search(r"^smaller: [012] fault\(s\), \d+ worker\(s\), [\d.]+ s \(was \d fault\(s\), 4 worker\(s\), "
