@@ -19,7 +19,7 @@ from pathlib import Path
 
 import redis
 
-from harness.stores.daemon import LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.stores.daemon import LABEL, OWNER_LABELS, owner_labels, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
 from harness.stores.image import FAKETIME_LABEL
 from harness.errors import StoreError
 from harness.heal import undoes
@@ -65,7 +65,7 @@ class DockerStore:
 
     def _spec(self, name: str, port: int) -> dict:
         labels = {LABEL: "1", RUN_LABEL: self.run_id, RUN_DIR_LABEL: str(self.run_dir.resolve()),
-                  OWNER_LABELS[0]: str(os.getpid()), OWNER_LABELS[1]: str(proc_started(os.getpid()))}
+                  **owner_labels()}
         spec = dict(
             image=self.image, entrypoint=["redis-server"], name=name, labels=labels, detach=True,
             command=["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

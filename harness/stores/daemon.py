@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from harness.errors import LeasecheckError
+from harness.host import proc_started
 
 DEFAULT_IMAGE = "leasecheck/redis-store:6.2"
 LABEL = "leasecheck"                    # every container the harness creates: leasecheck=1
@@ -13,6 +14,12 @@ RUN_LABEL = "leasecheck.run"            # ... and the run id
 OWNER_LABELS = ("leasecheck.owner-pid", "leasecheck.owner-started")
 RUN_DIR_LABEL = "leasecheck.run-dir"
 DOCKERD_HINT = "start one (e.g. `dockerd --bridge=none --iptables=false &`) or use --backend embedded"
+
+
+def owner_labels() -> dict[str, str]:
+    """The labels naming this process as a container's owner: ``remove_leftovers`` in another
+    harness (a parallel run) leaves the container alone while this process lives."""
+    return {OWNER_LABELS[0]: str(os.getpid()), OWNER_LABELS[1]: str(proc_started(os.getpid()))}
 
 
 class DockerUnavailable(LeasecheckError):

@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
+from harness.stores.daemon import DEFAULT_IMAGE, LABEL, DockerUnavailable, connect, owner_labels
 from harness.errors import LeasecheckError, UsageError
 from harness.host import default_store_bin, libfaketime_path
 
@@ -139,7 +139,7 @@ def _run_version(client, image: str) -> str:
     out = client.containers.run(image, ["--version"], entrypoint=["redis-server"], remove=True,
                                 network_mode="none", cap_drop=["ALL"],
                                 security_opt=["no-new-privileges"], user=f"{os.getuid()}:{os.getgid()}",
-                                labels={"leasecheck": "1", "leasecheck.probe": "1"})
+                                labels={LABEL: "1", "leasecheck.probe": "1", **owner_labels()})
     text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
     for word in text.split():
         if word.startswith("malloc="):

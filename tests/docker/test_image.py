@@ -39,3 +39,27 @@ def test_cli_build(store_image):
     p = subprocess.run([sys.executable, "-m", "harness", "image", "build"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "leasecheck/redis-store:6.2 up to date" in p.stdout
+
+
+def test_the_version_probe_survives_another_harness_sweeping_leftover_containers(store_image, docker_client):
+    # A run starts by removing containers whose harness is gone; the allocator probe of a
+    # parallel run (a short-lived container) must carry its owner, or the sweep removes it
+    # mid-probe and the run fails with a 409 from the daemon.
+    import threading
+    from harness.stores.container import remove_leftovers
+    from harness.stores.image import _run_version
+    stop, swept = threading.Event(), []
+
+    def sweep():
+        while not stop.is_set():
+            swept.extend(remove_leftovers())
+
+    t = threading.Thread(target=sweep)
+    t.start()
+    try:
+        found = [_run_version(docker_client, store_image) for _ in range(4)]
+    finally:
+        stop.set()
+        t.join()
+    assert found == ["libc"] * 4
+    assert not [s for s in swept if "probe" in s or "removed" in s], swept

@@ -121,7 +121,10 @@ def _alive(pid: int) -> bool:
 
 
 def test_check_all_witnesses_writes_one_timeline_per_foreign_release(leasecheck):
-    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "12", "--workers", "4")
+    # Half the jobs outlast the 1 s TTL, so a foreign release is all but certain in 12 s; with
+    # the default mix (one job in ten) a loaded machine once drew none among 30 claims.
+    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "12", "--workers", "4",
+                   "--job-duration", "50%:0.3s,50%:1.5s")
     assert r.code == 1, r.out + r.err
     c = subprocess.run([sys.executable, "-m", "harness", "check", "--all-witnesses", str(r.run_dir)],
                        capture_output=True, text=True, timeout=120)
