@@ -61,5 +61,4 @@ def test_the_version_probe_survives_another_harness_sweeping_leftover_containers
     finally:
         stop.set()
         t.join()
-    assert found == ["libc"] * 4
-    assert not [s for s in swept if "probe" in s or "removed" in s], swept
+    assert found == ["libc"] * 4     # before the probe carried its owner: a 409 or NotFound here

@@ -14,13 +14,14 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 SEED = "11"
 
 
-def _first_event_only(src: str, tmp_path: Path, time_limit: str) -> Path:
-    """The scenario file cut to its first fault and a run just long enough for its verdict: the
-    same settings and fault, seconds instead of the file's twelve."""
+def _first_events(src: str, tmp_path: Path, time_limit: str, events: int) -> Path:
+    """The scenario file cut to its first ``events`` faults and a run just long enough for its
+    verdict: the same settings and faults, seconds fewer than the file's twelve."""
     data = tomllib.loads((SCENARIOS / src).read_text())
     run = dict(data["run"], time_limit=time_limit)
     lines = ["[run]"] + [f"{k} = {json.dumps(v)}" for k, v in run.items()]
-    lines += ["[[event]]"] + [f"{k} = {json.dumps(v)}" for k, v in data["event"][0].items()]
+    for event in data["event"][:events]:
+        lines += ["[[event]]"] + [f"{k} = {json.dumps(v)}" for k, v in event.items()]
     path = tmp_path / src
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -32,14 +33,17 @@ def _verdict(outcome) -> dict:
             "early_loss": {cause: n > 0 for cause, n in r["early_loss"]["by_cause"].items()}}
 
 
-@pytest.mark.parametrize("src,lease,time_limit,expected_exit,cause", [
-    ("holder-pause.toml", "naive-del", "7s", 1, None),
-    ("holder-pause.toml", "token-cas", "7s", 0, None),
-    ("store-clock-jump.toml", "token-cas", "6.5s", 1, "clock_jump"),
+# A clock jump harms only when another worker claims the key between the jump and the end of
+# the holder's 1 s job: one jump in ~30 the holder finished first on a loaded machine (a CI run
+# saw its release 6 ms after the jump, before any retry), so the clock scenario keeps both jumps.
+@pytest.mark.parametrize("src,lease,time_limit,events,expected_exit,cause", [
+    ("holder-pause.toml", "naive-del", "7s", 1, 1, None),
+    ("holder-pause.toml", "token-cas", "7s", 1, 0, None),
+    ("store-clock-jump.toml", "token-cas", "10s", 2, 1, "clock_jump"),
 ])
 def test_the_same_seeded_scenario_gives_the_same_verdict_on_redis_and_valkey(
-        leasecheck, tmp_path, src, lease, time_limit, expected_exit, cause):
-    scenario = _first_event_only(src, tmp_path, time_limit)
+        leasecheck, tmp_path, src, lease, time_limit, events, expected_exit, cause):
+    scenario = _first_events(src, tmp_path, time_limit, events)
     verdicts = {}
     for server in ("redis", "valkey"):
         r = leasecheck("run", "--scenario", str(scenario), "--lease", lease, "--seed", SEED, "--server", server)
@@ -78,7 +82,7 @@ def test_token_cas_ifeq_renews_with_set_ifeq_on_valkey_like_the_script_renewal_o
     """The same seeded holder pause: renewal by a Lua compare-and-pexpire on Redis and by
     SET ... IFEQ on Valkey give the same verdict, and the checker follows the IFEQ renewals (jobs
     of 1.5 s under a 3 s lease: each is renewed at least once)."""
-    scenario = _first_event_only("holder-pause.toml", tmp_path, "7s")
+    scenario = _first_events("holder-pause.toml", tmp_path, "7s", 1)
     verdicts = {}
     for lease, server in (("token-cas-renew", "redis"), ("token-cas-ifeq", "valkey")):
         r = leasecheck("run", "--scenario", str(scenario), "--lease", lease, "--seed", SEED, "--server", server,
