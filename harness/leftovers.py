@@ -16,25 +16,28 @@ import redis
 BATCH = 500
 
 
-def _glob_literal(text: str) -> str:
+def glob_literal(text: str) -> str:
     """`text` as a literal inside a Redis glob pattern."""
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
 def patterns(key_prefix: str, run_id: str) -> list[str]:
-    return [f"*{_glob_literal(key_prefix)}*", f"leasecheck-sink:{_glob_literal(run_id)}:*"]
+    return [f"*{glob_literal(key_prefix)}*", f"leasecheck-sink:{glob_literal(run_id)}:*"]
 
 
 def remove_run_keys(client: redis.Redis, key_prefix: str, run_id: str) -> int:
     """Delete this run's keys (see the module docstring); returns how many were deleted."""
-    removed = 0
-    for pattern in patterns(key_prefix, run_id):
-        batch = []
-        for key in client.scan_iter(match=pattern, count=1000):
-            batch.append(key)
-            if len(batch) >= BATCH:
-                removed += client.delete(*batch)
-                batch = []
-        if batch:
-            removed += client.delete(*batch)
+    return sum(delete_matching(client, pattern) for pattern in patterns(key_prefix, run_id))
+
+
+def delete_matching(client: redis.Redis, pattern: str) -> int:
+    """Delete every key matching the glob ``pattern`` (SCAN, then UNLINK in batches); how many."""
+    removed, batch = 0, []
+    for key in client.scan_iter(match=pattern, count=1000):
+        batch.append(key)
+        if len(batch) >= BATCH:
+            removed += client.unlink(*batch)
+            batch = []
+    if batch:
+        removed += client.unlink(*batch)
     return removed

@@ -19,6 +19,7 @@ import redis
 
 from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.heal import undoes
+from harness.leftovers import delete_matching, glob_literal
 
 FILL_LIMIT_KEYS = 200_000
 FILL_LIMIT_S = 5.0
@@ -36,8 +37,7 @@ def _undo_config(entry: dict) -> None:
 def _undo_fillers(entry: dict) -> None:
     """``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}``: delete the fillers."""
     r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
-    for key in r.scan_iter(match=entry["prefix"] + "*", count=1000):
-        r.unlink(key)
+    delete_matching(r, glob_literal(entry["prefix"]) + "*")
 
 
 class Evict(Fault):
