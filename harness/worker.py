@@ -28,6 +28,7 @@ from workloads.claim_loop import Slot
 from workloads.sink import Sink
 from workloads.leases import load_lease
 from harness.topology import needs_all_nodes
+from protocol import LATE_SENT
 
 
 ORPHAN_GRACE_S = 3.0
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
-        tracker = SendTracker(process)
+        tracker = SendTracker(process, on_late=_late_writer(history, process))
         if needs_all_nodes(lease_cls):
             client = _node_clients(cfg, tracker)
         else:
@@ -108,6 +109,16 @@ def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:
     return [make_client(tracker, cfg.store_host, n.get("client_port") or n["port"], cfg.store_db,
                         socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries,
                         node=n["name"] if several else None) for n in nodes]
+
+
+def _late_writer(history: HistoryWriter, process: str):
+    """A command a lease's own thread sent after its call returned (``harness.connection``):
+    recorded at once as ``late_sent`` of that call, so the checker credits it to the call that
+    sent it rather than to the slot's next call."""
+    def write(call, entry: list) -> None:
+        history.record(process, LATE_SENT, f=call.f, attempt=call.attempt, key=call.key,
+                       invoked=call.invoked, sent=[entry])
+    return write
 
 
 def _run_slot(slot: Slot) -> None:

@@ -49,6 +49,7 @@ BUILTIN = {
     "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",
     "python-redis-lock-renew": "workloads.leases.python_redis_lock:PythonRedisLockRenew",
     "pottery-redlock": "workloads.leases.pottery_redlock:PotteryRedlock",
+    "pottery-redlock-n": "workloads.leases.pottery_redlock:PotteryRedlockN",
     "redlock": "workloads.leases.redlock:Redlock",
 }
 
