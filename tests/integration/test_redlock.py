@@ -105,3 +105,35 @@ def test_redlock_control_holder_pauses_shorter_than_the_validity_are_safe(leasec
     assert res["mutual_exclusion"]["violations"] == 0 and res["mutual_exclusion"]["holds"] >= 3
     assert [f["took_effect"] for f in res["faults"]] == [True, True]
     assert res["reasons"][0].startswith("mutual exclusion held")
+
+
+def test_pottery_on_five_masters_is_judged_with_every_command_credited_to_its_call(leasecheck):
+    """pottery returns once a majority answered; the other masters' commands go out after the
+    call returned. Each is recorded as late_sent of its call and joined to it on its node, so
+    the complete audits hold no command without a call."""
+    scenario = SCENARIOS / "redlock-holder-pause.toml"
+    r = leasecheck("run", "--scenario", str(scenario), "--lease", "pottery-redlock-n")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == set(NODES)
+    assert res["disagreements"] == [] and res["problems"] == []
+    assert res["mutual_exclusion"]["violations"] == 0 and res["mutual_exclusion"]["holds"] >= 3
+    assert all(res["mutual_exclusion"]["claims_per_node"][n] >= 1 for n in NODES)
+    events = _history(r.run_dir)
+    calls = {(e["attempt"], e["f"], e["time"]) for e in events if e["type"] == "invoke"}
+    late = [e for e in events if e["type"] == "late_sent"]
+    assert all((e["attempt"], e["f"], e["invoked"]) in calls for e in late)
+    assert all(e["f"] in ("acquire", "release") and e["sent"][0][0].split("@")[1] in NODES for e in late)
+
+
+def test_pottery_on_five_masters_is_broken_by_the_clock_jump_too(leasecheck):
+    """pottery implements the published algorithm with its drift allowance: a master whose clock
+    jumps past the TTL lets a second client win a majority while the first holds the lock."""
+    scenario = SCENARIOS / "redlock-clock-jump.toml"
+    r = leasecheck("run", "--scenario", str(scenario), "--lease", "pottery-redlock-n")
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    assert res["mutual_exclusion"]["violations"] >= 1 and "both on node3" in res["reasons"][0]
+    (lost,) = res["mutual_exclusion"]["first"]["lost"]
+    assert lost["node"] == "node3" and lost["fate"] == "expired"
+    assert res["disagreements"] == []
