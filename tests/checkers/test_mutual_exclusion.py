@@ -205,3 +205,14 @@ def test_claims_under_a_library_key_of_their_own_are_found_by_attempt():
     rows = {line.split(" | ")[0].strip("| "): line for line in r["witness"]["markdown"].splitlines()
             if line.startswith("| node")}
     assert "expired by 0.502 s" in rows["node2"] and "created 0.101 s" in rows["node1"]
+
+
+def test_without_audits_the_history_alone_never_says_valid_but_still_finds_an_overlap():
+    config = dict(CONFIG, audit=False)
+    no_audits = {name: (None, []) for name in NODES}       # what open_node_audits gives for --no-audit
+    r = check(_history(b_wins=False), None, config, nodes=no_audits)
+    assert r["valid"] == "unknown"
+    assert r["reasons"][0].startswith("recorded with --no-audit: the claims on each of the 3 masters are unseen")
+    assert r["reasons"][0].endswith("run without --no-audit for a verdict")
+    r = check(_history(b_wins=True), None, config, nodes=no_audits)
+    assert r["valid"] is False and r["reasons"][0].startswith("mutual exclusion violated")

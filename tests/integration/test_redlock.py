@@ -137,3 +137,13 @@ def test_pottery_on_five_masters_is_broken_by_the_clock_jump_too(leasecheck):
     (lost,) = res["mutual_exclusion"]["first"]["lost"]
     assert lost["node"] == "node3" and lost["fate"] == "expired"
     assert res["disagreements"] == []
+
+
+def test_redlock_without_audits_is_inconclusive_and_says_why(leasecheck):
+    r = leasecheck("run", "--topology", "redlock", "--nodes", "3", "--lease", "redlock", "--no-audit",
+                   "--workers", "2", "--ttl", "1s", "--job-duration", "0.1s", "--time-limit", "1s")
+    assert r.code == 2, r.out + r.err
+    assert r.results["valid"] == "unknown" and r.results["audit"]["present"] is False
+    assert r.results["reasons"][0].startswith("recorded with --no-audit: the claims on each of the 3 masters")
+    assert "INCONCLUSIVE recorded with --no-audit" in r.out
+    assert not list(r.run_dir.glob("audit*.log"))
