@@ -38,11 +38,20 @@ class NodeMeasure:
         return [c for c in self.claims if c.owner == attempt]
 
 
-def audit_summary(nodes: list[NodeMeasure], expected: int) -> dict:
-    """results.json's ``audit`` for a run of several nodes: complete only when every node's is."""
-    return {"present": bool(nodes), "complete": len(nodes) == expected and all(n.complete for n in nodes),
+def audit_summary(nodes: list[NodeMeasure], expected: list[str]) -> dict:
+    """results.json's ``audit`` for a run of several nodes: complete only when every node's is.
+    ``nodes`` has an entry per node of the run (``expected``, in node order): whether its audit
+    was read and is complete, its command lines and the claims created there (None without an
+    audit) — what the terminal summary's line per node shows (``node_report``)."""
+    measured = {n.name: n for n in nodes}
+    per_node = {}
+    for name in expected or [n.name for n in nodes]:
+        n = measured.get(name)
+        per_node[name] = ({"recorded": True, "complete": n.complete, "lines": n.lines, "claims": len(n.claims)}
+                          if n is not None else {"recorded": False, "complete": False, "lines": 0, "claims": None})
+    return {"present": bool(nodes), "complete": bool(nodes) and all(x["complete"] for x in per_node.values()),
             "lines": sum(n.lines for n in nodes), "unattributed": sum(n.unattributed for n in nodes),
-            "nodes": {n.name: {"complete": n.complete, "lines": n.lines} for n in nodes}}
+            "nodes": per_node}
 
 
 def node_names(config: dict) -> list[str]:

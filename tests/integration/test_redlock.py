@@ -51,6 +51,12 @@ def test_a_redlock_run_starts_five_masters_audits_each_and_pauses_one(leasecheck
     (fault,) = res["faults"]
     assert fault["fault"] == "pause" and fault["target"] == "node2" and fault["took_effect"] is True
     assert fault["measured"]["processes"] == ["node2"]
+    # The summary's line per node: claims there, the fault it received, its audit.
+    assert {n: a["claims"] for n, a in res["audit"]["nodes"].items()} == me["claims_per_node"]
+    out = " ".join(r.out.split())
+    for name in NODES:
+        fault = r" pause at 1\.\d s for 0\.\d s," if name == "node2" else ""
+        assert re.search(rf"{name} {me['claims_per_node'][name]} claims?,{fault} audit complete", out), name
     # Every command of a lease call went to the node its connection names.
     acquires = [e for e in _history(d) if e.get("f") == "acquire" and e["type"] in ("ok", "fail")]
     assert acquires and all(s[0].split("@")[1] in NODES for e in acquires for s in e["sent"])
