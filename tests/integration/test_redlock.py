@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from checkers.audit import parse_audit
+from checkers.join import join
+from checkers.nodes import only_node
+from checkers.ops import pair_ops
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -130,6 +135,23 @@ def test_pottery_on_five_masters_is_judged_with_every_command_credited_to_its_ca
     late = [e for e in events if e["type"] == "late_sent"]
     assert all((e["attempt"], e["f"], e["invoked"]) in calls for e in late)
     assert all(e["f"] in ("acquire", "release") and e["sent"][0][0].split("@")[1] in NODES for e in late)
+    # Checked here by pottery's uuid (the checker never compares tokens): every command carrying
+    # an attempt's uuid is joined to that attempt, and every SET to an acquire.
+    config = json.loads((r.run_dir / "config.json").read_text())
+    for node in NODES:
+        ops, _ = pair_ops(only_node(events, node))
+        records, complete, _ = parse_audit((r.run_dir / f"audit-{node}.log").read_text())
+        joined = join(records, ops, complete)
+        f_of = {op.index: op.f for op in ops}
+        writer = {}
+        for rec, attempt, op in zip(records, joined.attempt, joined.op):
+            if rec.kind != "cmd" or rec.name not in ("SET", "EVALSHA"):
+                continue
+            token = rec.argv[2] if rec.name == "SET" else rec.argv[-1]
+            writer.setdefault(token, attempt)
+            assert attempt is not None and writer[token] == attempt, (node, rec.line, attempt)
+            assert rec.name != "SET" or f_of[op] == "acquire", (node, rec.line, f_of[op])
+    assert config["store_nodes"] and len(config["store_nodes"]) == 5
 
 
 def test_pottery_on_five_masters_is_broken_by_the_clock_jump_too(leasecheck):
