@@ -4,6 +4,7 @@ drain as before. The pottery adapter's pool runs its tasks in the caller's conte
 import threading
 
 from harness.connection import SendTracker
+from harness.worker import _join_lease_threads
 from workloads.leases.pottery_redlock import _CallContextExecutor
 
 
@@ -37,3 +38,13 @@ def test_without_a_call_context_commands_wait_for_the_next_drain():
     plain.start()
     plain.join()
     assert late == [] and tracker.drain() == [["c0", 0, "SET"]]
+
+
+def test_the_worker_waits_for_a_lease_librarys_threads_before_closing_its_history():
+    done = []
+    straggler = threading.Thread(target=lambda: (threading.Event().wait(0.2), done.append("late")))
+    forever = threading.Thread(target=threading.Event().wait, daemon=True)      # the harness's own kind
+    straggler.start()
+    forever.start()
+    _join_lease_threads([], timeout_s=5)
+    assert done == ["late"] and forever.is_alive()
