@@ -19,7 +19,10 @@ is a release's compare-and-delete — or be lost after the slot's last call. So 
 with ``begin`` and closed by ``drain``: a command sent from a thread running in the context of a
 closed call (``contextvars``: a thread pool whose tasks run in a copy of the caller's context, as
 the pottery adapter arranges) is handed to ``on_late`` with its call instead, and the worker
-writes it to the history as ``late_sent`` of that call at once.
+writes it to the history as ``late_sent`` of that call at once. (At once, as it is numbered: a
+late command the store then refuses before running it — ``OOM``, ``LOADING`` … — keeps the
+number it was written with, and the checker reports the numbers that follow on that connection
+as disagreements.)
 """
 from __future__ import annotations
 
