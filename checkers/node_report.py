@@ -46,9 +46,9 @@ def _fault(f: dict) -> str:
     what = str(f.get("fault"))
     size = (f.get("requested") or {}).get("size")
     if what == "clock" and isinstance(size, (int, float)):
-        what += f" {size:+g} s"
+        what += f" {_num(size, signed=True)} s"
     elif what == "latency" and isinstance(size, (int, float)):
-        what += f" {size:g} ms"
+        what += f" {_num(size)} ms"
     start, end = f.get("start_s"), f.get("end_s")
     if isinstance(start, (int, float)):
         what += f" at {start:.1f} s"
@@ -59,3 +59,9 @@ def _fault(f: dict) -> str:
     if f.get("took_effect") is False:
         what += " (did not take effect)"
     return what
+
+
+def _num(x: float, signed: bool = False) -> str:
+    """``+10``, ``+2.731``: at most three decimals, no trailing zeros."""
+    text = f"{x:+.3f}" if signed else f"{x:.3f}"
+    return text.rstrip("0").rstrip(".")

@@ -92,6 +92,8 @@ def witness_markdown(m: Measured, a: Hold, b: Hold) -> str:
              f"B = {b.attempt} won at {b.start / 1e9:.3f} s, while A still held the lock.", "",
              "| node | A's claim | B's claim | faults on the node |", "|---|---|---|---|"]
     faults = m.faults()
+    if not m.nodes:
+        return "\n".join(lines[:-2] + ["No master's audit was read: the claims on each node are unseen.", ""])
     for n in m.nodes:
         def cell(h: Hold) -> str:
             return "; ".join(_claim(c, n) for c in n.of(h.attempt)) or "—"

@@ -216,3 +216,4 @@ def test_without_audits_the_history_alone_never_says_valid_but_still_finds_an_ov
     assert r["reasons"][0].endswith("run without --no-audit for a verdict")
     r = check(_history(b_wins=True), None, config, nodes=no_audits)
     assert r["valid"] is False and r["reasons"][0].startswith("mutual exclusion violated")
+    assert "No master's audit was read" in r["witness"]["markdown"] and "| node |" not in r["witness"]["markdown"]

@@ -7,7 +7,7 @@ from tests.checkers.test_mutual_exclusion import CONFIG, NODES, _history, _nodes
 
 def _result(**audit_nodes):
     return {"audit": {"nodes": audit_nodes},
-            "faults": [{"fault": "clock", "target": "node3", "start_s": 4.0, "end_s": 6.0, "requested": {"size": 3.0},
+            "faults": [{"fault": "clock", "target": "node3", "start_s": 4.0, "end_s": 6.0, "requested": {"size": 2.73109},
                         "took_effect": True},
                        {"fault": "partition", "target": "node2", "start_s": 0.5, "end_s": None, "requested": {}},
                        {"fault": "pause", "target": "store", "start_s": 1.0, "end_s": 1.6, "requested": {},
@@ -23,7 +23,7 @@ def test_one_line_per_node_with_its_claims_faults_and_audit():
     assert lines(r) == [
         "node1  412 claims, pause at 1.0 s for 0.6 s (did not take effect), audit complete",   # store: the first node
         "node2  1 claim, partition at 0.5 s, never healed, 2 foreign release(s), audit cut short",
-        "node3  claims unknown, clock +3 s at 4.0 s for 2.0 s, no audit",
+        "node3  claims unknown, clock +2.731 s at 4.0 s for 2.0 s, no audit",
     ]
 
 
