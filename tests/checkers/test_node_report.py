@@ -7,8 +7,8 @@ from tests.checkers.test_mutual_exclusion import CONFIG, NODES, _history, _nodes
 
 def _result(**audit_nodes):
     return {"audit": {"nodes": audit_nodes},
-            "faults": [{"fault": "clock", "target": "node3", "start_s": 4.0, "end_s": 6.0, "requested": {"size": 2.73109},
-                        "took_effect": True},
+            "faults": [{"fault": "clock", "target": "node3", "start_s": 4.0, "end_s": 6.0,
+                        "requested": {"size": 2.73109}, "took_effect": True},
                        {"fault": "partition", "target": "node2", "start_s": 0.5, "end_s": None, "requested": {}},
                        {"fault": "pause", "target": "store", "start_s": 1.0, "end_s": 1.6, "requested": {},
                         "took_effect": False},

@@ -10,7 +10,8 @@ from workloads.leases.pottery_redlock import _CallContextExecutor
 
 def _tracker():
     late = []
-    return SendTracker("w0.s0", on_late=lambda call, entry: late.append((call.attempt, call.f, call.invoked, entry))), late
+    tracker = SendTracker("w0.s0", on_late=lambda call, entry: late.append((call.attempt, call.f, call.invoked, entry)))
+    return tracker, late
 
 
 def test_a_command_sent_by_the_calls_pool_after_it_returned_is_late_and_its_own():
