@@ -41,6 +41,9 @@ def fault_marker_pattern(fault: str) -> re.Pattern:
 # Operation types of a lease call (Jepsen's): invoked, then ok (happened), fail (certainly did
 # not) or info (unknown: it may take effect at any later time).
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+# A command a lease's own thread sent after its call returned (`harness.connection`): credited to
+# that call (attempt, f, invoked = its invocation's time) by the checker (`checkers.nodes`).
+LATE_SENT = "late_sent"
 # Events of the run and its processes.
 RUN_START, RUN_END = "run_start", "run_end"
 WORKER_START, WORKER_END, SLOT_CRASH = "worker_start", "worker_end", "slot_crash"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol import FAIL, INFO, OK, node_audit, node_clock, node_of_conn
+from protocol import FAIL, INFO, INVOKE, LATE_SENT, OK, node_audit, node_clock, node_of_conn
 
 from .audit import AuditStream
 from .claims import Claim, ForeignRelease
@@ -32,16 +32,26 @@ class NodeMeasure:
     lines: int = 0           # command lines in its audit
     unattributed: int = 0    # command lines no lease call sent (the harness's own, markers aside)
     problems: list[str] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)   # the join's and the model's, as on one store
 
     def of(self, attempt: str) -> list[Claim]:
         return [c for c in self.claims if c.owner == attempt]
 
 
-def audit_summary(nodes: list[NodeMeasure], expected: int) -> dict:
-    """results.json's ``audit`` for a run of several nodes: complete only when every node's is."""
-    return {"present": bool(nodes), "complete": len(nodes) == expected and all(n.complete for n in nodes),
+def audit_summary(nodes: list[NodeMeasure], expected: list[str]) -> dict:
+    """results.json's ``audit`` for a run of several nodes: complete only when every node's is.
+    ``nodes`` has an entry per node of the run (``expected``, in node order): whether its audit
+    was read and is complete, its command lines and the claims created there (None without an
+    audit) — what the terminal summary's line per node shows (``node_report``)."""
+    measured = {n.name: n for n in nodes}
+    per_node = {}
+    for name in expected or [n.name for n in nodes]:
+        n = measured.get(name)
+        per_node[name] = ({"recorded": True, "complete": n.complete, "lines": n.lines, "claims": len(n.claims)}
+                          if n is not None else {"recorded": False, "complete": False, "lines": 0, "claims": None})
+    return {"present": bool(nodes), "complete": bool(nodes) and all(x["complete"] for x in per_node.values()),
             "lines": sum(n.lines for n in nodes), "unattributed": sum(n.unattributed for n in nodes),
-            "nodes": {n.name: {"complete": n.complete, "lines": n.lines} for n in nodes}}
+            "nodes": per_node}
 
 
 def node_names(config: dict) -> list[str]:
@@ -64,13 +74,37 @@ def only_node(events, node: str) -> list[dict]:
     ``node``, and every lease call's outcome unknown (``info``). A multi-node call's result is
     not any one node's: an acquire that won a majority may have found the key taken here, one
     that lost may have created it here — so the store model must judge each node's commands by
-    that node's audit alone, never by the call's result."""
-    out = []
+    that node's audit alone, never by the call's result.
+
+    A ``late_sent`` event (a command the lease's own thread sent after its call returned,
+    ``harness.connection``) joins the ``sent`` list of the call that sent it, named by attempt,
+    ``f`` and the time of its invocation (``invoked``) — also when it was written just before
+    that call's completion (sent between the call's drain and its completion being written)."""
+    out: list[dict] = []
+    invoked: dict[tuple, int] = {}     # (attempt, f) -> its open invocation's time
+    done: dict[tuple, int] = {}        # (attempt, f, invoked) -> position of its completion in `out`
+    early: dict[tuple, list] = {}      # late commands whose call's completion is still to come
     for e in events:
+        kind, call = e.get("type"), (e.get("attempt"), e.get("f"))
+        if kind == INVOKE:
+            invoked[call] = e.get("time")
         sent = e.get("sent")
         if sent is not None:
-            e = dict(e, sent=[s for s in sent if isinstance(s, list) and s and node_of_conn(str(s[0])) == node])
-            if e.get("type") in (OK, FAIL):
+            mine = [s for s in sent if isinstance(s, list) and s and node_of_conn(str(s[0])) == node]
+            if kind == LATE_SENT:
+                which = call + (e.get("invoked"),)
+                if which in done:
+                    i = done[which]
+                    out[i] = dict(out[i], sent=out[i]["sent"] + mine)
+                else:
+                    early.setdefault(which, []).extend(mine)
+                continue
+            e = dict(e, sent=mine)
+            if kind in (OK, FAIL, INFO):
+                which = call + (invoked.pop(call, None),)
+                e["sent"] = mine + early.pop(which, [])
+                done[which] = len(out)
+            if kind in (OK, FAIL):
                 e["type"] = INFO
                 e.pop("value", None)
         out.append(e)
@@ -86,5 +120,6 @@ def measure_nodes(events, audits: dict, config: dict) -> list[NodeMeasure]:
             continue
         m = measure(only_node(events, name), audit, config, samples)
         out.append(NodeMeasure(name, m.model.claims, m.model.foreign, m.clock, m.audit.complete,
-                               m.audit.lines, m.joined.unattributed, [f"{name}: {p}" for p in m.audit.problems]))
+                               m.audit.lines, m.joined.unattributed, [f"{name}: {p}" for p in m.problems],
+                               [f"{name}: {d}" for d in m.joined.disagreements + m.model.disagreements]))
     return out

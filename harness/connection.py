@@ -10,10 +10,26 @@ checker attributes store-side effects to claim attempts without ever comparing t
 A lease that talks to several nodes gets one client per node, all on the slot's one tracker: a
 connection to a node among several is named after it (``w0.s0.c3@node2``), so every ``sent``
 entry says which node its command went to, and each node's audit holds only its own markers.
+
+Commands sent after their call returned. A library may run a call's commands on threads of its
+own and return before they are all sent (pottery's ``Redlock`` returns once a majority answered;
+the slower masters' ``SET`` and its clean-up still go out). Drained with whatever call the slot
+makes next, such a command would be credited to that call — another attempt's, when the late one
+is a release's compare-and-delete — or be lost after the slot's last call. So a call is opened
+with ``begin`` and closed by ``drain``: a command sent from a thread running in the context of a
+closed call (``contextvars``: a thread pool whose tasks run in a copy of the caller's context, as
+the pottery adapter arranges) is handed to ``on_late`` with its call instead, and the worker
+writes it to the history as ``late_sent`` of that call at once. (At once, as it is numbered: a
+late command the store then refuses before running it — ``OOM``, ``LOADING`` … — keeps the
+number it was written with, and the checker reports the numbers that follow on that connection
+as disagreements.)
 """
 from __future__ import annotations
 
+import contextvars
 import threading
+from dataclasses import dataclass
+from typing import Callable
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
@@ -44,11 +60,27 @@ def _rejected(e: ResponseError) -> bool:
     return code in _REJECTED_CODES or any(t in str(e) for t in _REJECTED_TEXT)
 
 
+@dataclass
+class Call:
+    """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
+    attempt: str
+    f: str
+    key: str
+    invoked: int          # its invocation's history time: names the call among the attempt's
+    open: bool = True
+
+
+# The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
+# seen by any thread that runs in a copy of that thread's context.
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
+
+
 class SendTracker:
     """Per-slot record of commands sent, drained into each history op's ``sent`` field."""
 
-    def __init__(self, process: str):
+    def __init__(self, process: str, on_late: Callable[[Call, list], None] | None = None):
         self.process = process
+        self.on_late = on_late     # (call, entry) for a command sent after its call returned
         self._lock = threading.Lock()
         self._conn_count = 0
         self._pending: list[list] = []
@@ -60,14 +92,32 @@ class SendTracker:
             self._conn_count += 1
             return cid
 
+    def begin(self, attempt: str, f: str, key: str, invoked: int) -> Call:
+        """A lease call starts in this thread: commands sent in its context belong to it."""
+        call = Call(attempt, f, key, invoked)
+        _CALL.set(call)
+        return call
+
     def add(self, entry: list) -> None:
+        call = _CALL.get()
         with self._lock:
-            self._pending.append(entry)
+            late = call is not None and not call.open and self.on_late is not None
+            if not late:
+                self._pending.append(entry)
+        if late:
+            self.on_late(call, entry)
 
     def drain(self) -> list[list]:
+        """The commands sent since the last drain; closes the call this thread began (a command
+        sent in its context from now on is late)."""
+        call = _CALL.get()
         with self._lock:
+            if call is not None:
+                call.open = False
             out, self._pending = self._pending, []
-            return out
+        if call is not None:
+            _CALL.set(None)
+        return out
 
 
 _NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse

@@ -23,7 +23,7 @@ from workloads.leases import BUILTIN
 NO_FAULTS = "none"
 # The built-in leases that need no optional package (python-redis-lock and pottery are the
 # `libs` extra): the default rows, so `leasecheck matrix` works on a plain install.
-NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock")
+NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock", "pottery-redlock-n")
 NEEDS_SERVER = ("token-cas-ifeq",)   # renews with Valkey's SET ... IFEQ: refused on the default Redis
 DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER)
 DEFAULT_MIXES = (NO_FAULTS, "pause:holder", "clock:store")

@@ -10,7 +10,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from checkers import fault_report
+from checkers import fault_report, node_report
 from checkers.diagnosis import diagnose
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
@@ -78,6 +78,9 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                  "[yellow]none seen in the store[/]" if seen is not None else "")
         table.add_row("claims", "; ".join(x for x in (where, fates) if x))
     table.add_row("faults", _faults(result))
+    per_node = node_report.lines(result)
+    if per_node:
+        table.add_row("nodes", "\n".join(escape(x) for x in per_node))
     audit = result.get("audit") or {}
     table.add_row("evidence", f"{result.get('ops', 0)} lease calls over {result.get('duration_s', 0):.1f}s; "
                   + ("store audit complete" if audit.get("complete") else

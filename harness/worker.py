@@ -28,6 +28,7 @@ from workloads.claim_loop import Slot
 from workloads.sink import Sink
 from workloads.leases import load_lease
 from harness.topology import needs_all_nodes
+from protocol import LATE_SENT
 
 
 ORPHAN_GRACE_S = 3.0
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
-        tracker = SendTracker(process)
+        tracker = SendTracker(process, on_late=_late_writer(history, process))
         if needs_all_nodes(lease_cls):
             client = _node_clients(cfg, tracker)
         else:
@@ -95,6 +96,7 @@ def main(argv: list[str]) -> int:
         t.start()
     for t in threads:
         t.join()
+    _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
     history.record(name, "worker_end", pid=os.getpid())
     history.close()
     return 0
@@ -108,6 +110,27 @@ def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:
     return [make_client(tracker, cfg.store_host, n.get("client_port") or n["port"], cfg.store_db,
                         socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries,
                         node=n["name"] if several else None) for n in nodes]
+
+
+def _join_lease_threads(slots: list[threading.Thread], timeout_s: float) -> None:
+    """Wait (at most ``timeout_s``) for the threads a lease library started and left running — a
+    pool still sending a call's last commands after it returned — so those commands are written
+    (``late_sent``) before the history closes. Daemon threads are the harness's own."""
+    deadline = time.monotonic() + timeout_s
+    for t in threading.enumerate():
+        if t is threading.current_thread() or t.daemon or t in slots:
+            continue
+        t.join(max(0.0, deadline - time.monotonic()))
+
+
+def _late_writer(history: HistoryWriter, process: str):
+    """A command a lease's own thread sent after its call returned (``harness.connection``):
+    recorded at once as ``late_sent`` of that call, so the checker credits it to the call that
+    sent it rather than to the slot's next call."""
+    def write(call, entry: list) -> None:
+        history.record(process, LATE_SENT, f=call.f, attempt=call.attempt, key=call.key,
+                       invoked=call.invoked, sent=[entry])
+    return write
 
 
 def _run_slot(slot: Slot) -> None:

@@ -120,7 +120,8 @@ class Slot:
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        self.history.record(self.process, "invoke", f=f, attempt=attempt, key=key)
+        invoked = self.history.record(self.process, "invoke", f=f, attempt=attempt, key=key)
+        self.tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
         self.on_call(self.process, f)
         try:
             value = bool(fn())

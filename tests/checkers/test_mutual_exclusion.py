@@ -154,3 +154,67 @@ def test_a_single_store_result_has_no_mutual_exclusion_field_nor_part():
     parts = []
     check(_history(b_wins=False), None, CONFIG, nodes=_nodes(jump_s=0.0), parts=parts)
     assert "mutual_exclusion" in [name for name, _ in parts]
+
+
+# -- commands a lease's own thread sent after its call returned (late_sent) ------------------------
+def _late(ev: list[dict], where: str) -> list[dict]:
+    """A's SET to node2 sent by the library after A's acquire returned: taken out of the acquire's
+    `sent` and written as `late_sent` of that call, just before (`before`) or after its completion."""
+    ev = [dict(e) for e in ev]
+    done = next(i for i, e in enumerate(ev) if e.get("attempt") == "a.s0.0" and e["type"] == "ok")
+    invoked = ev[done - 1]["time"]
+    ev[done]["sent"] = [s for s in ev[done]["sent"] if s[0] != "a.s0.c1@node2"]
+    late = {"time": ev[done]["time"] + (-1 if where == "before" else 1) * MS, "process": "a.s0", "type": "late_sent",
+            "f": "acquire", "attempt": "a.s0.0", "key": KEY, "invoked": invoked, "sent": [["a.s0.c1@node2", 0, "SET"]]}
+    ev.insert(done if where == "before" else done + 1, late)
+    for i, e in enumerate(ev):
+        e["index"] = i
+    return ev
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_command_sent_after_its_call_returned_is_credited_to_that_call(where):
+    ev = _late(_history(b_wins=False), where)
+    node2 = only_node(ev, "node2")
+    (acquire,) = [e for e in node2 if e.get("attempt") == "a.s0.0" and e["type"] == "info" and e["f"] == "acquire"]
+    assert acquire["sent"] == [["a.s0.c1@node2", 0, "SET"]]
+    assert not [e for e in node2 if e["type"] == "late_sent"]
+    unindexed = [[{k: v for k, v in e.items() if k != "index"} for e in only_node(h, "node1")]
+                 for h in (ev, _history(b_wins=False))]
+    assert unindexed[0] == unindexed[1]        # node1's view is untouched
+    r = check(ev, None, CONFIG, nodes=_nodes(jump_s=0.0))
+    assert r["valid"] is True and r["disagreements"] == [] and r["problems"] == []
+    assert r["mutual_exclusion"]["claims_per_node"] == {"node1": 1, "node2": 1, "node3": 1}
+
+
+def test_a_command_no_call_listed_is_a_disagreement_of_its_node():
+    ev = _history(b_wins=False)
+    ev[2] = dict(ev[2], sent=[s for s in ev[2]["sent"] if s[0] != "a.s0.c1@node2"])   # A's SET on node2: nowhere
+    r = check(ev, None, CONFIG, nodes=_nodes(jump_s=0.0))
+    orphan = "SET from a.s0.c1@node2 seq 0 is in no sent list"
+    assert [d for d in r["disagreements"] if d.startswith("node2: ") and orphan in d]
+
+
+def test_claims_under_a_library_key_of_their_own_are_found_by_attempt():
+    """pottery keeps its claim under ``redlock:`` + the job key: the witness finds it by attempt."""
+    nodes = {}
+    for name, (audit, samples) in _nodes(jump_s=10.0).items():
+        nodes[name] = (AuditStream(text=audit.text.replace(f'"{KEY}"', f'"redlock:{KEY}"')), samples)
+    r = check(_history(b_wins=True), None, CONFIG, nodes=nodes)
+    assert r["valid"] is False and "both on node2" in r["reasons"][0]
+    assert r["mutual_exclusion"]["first"]["lost"][0]["node"] == "node2"
+    rows = {line.split(" | ")[0].strip("| "): line for line in r["witness"]["markdown"].splitlines()
+            if line.startswith("| node")}
+    assert "expired by 0.502 s" in rows["node2"] and "created 0.101 s" in rows["node1"]
+
+
+def test_without_audits_the_history_alone_never_says_valid_but_still_finds_an_overlap():
+    config = dict(CONFIG, audit=False)
+    no_audits = {name: (None, []) for name in NODES}       # what open_node_audits gives for --no-audit
+    r = check(_history(b_wins=False), None, config, nodes=no_audits)
+    assert r["valid"] == "unknown"
+    assert r["reasons"][0].startswith("recorded with --no-audit: the claims on each of the 3 masters are unseen")
+    assert r["reasons"][0].endswith("run without --no-audit for a verdict")
+    r = check(_history(b_wins=True), None, config, nodes=no_audits)
+    assert r["valid"] is False and r["reasons"][0].startswith("mutual exclusion violated")
+    assert "No master's audit was read" in r["witness"]["markdown"] and "| node |" not in r["witness"]["markdown"]

@@ -7,6 +7,7 @@ import pytest
 from rich.console import Console
 
 from harness.errors import UsageError
+from harness.matrix import DEFAULT_LEASES
 from harness.matrix import (CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell, cell_from_result,
                             exit_code, mixes, nemesis_of, split_list)
 from harness.matrix_table import Header, html_page, markdown, markdown_table, rich_table, write
@@ -143,3 +144,7 @@ def test_lists_and_mixes():
 def test_not_run_cell_says_why(tmp_path):
     md = markdown_table([_cell("token-cas", "none", NOT_RUN)])
     assert "**NOT RUN**: the matrix stopped first" in md
+
+
+def test_the_default_rows_need_no_optional_package():
+    assert not {"python-redis-lock", "pottery-redlock", "pottery-redlock-n"} & set(DEFAULT_LEASES)

@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from checkers.audit import parse_audit
+from checkers.join import join
+from checkers.nodes import only_node
+from checkers.ops import pair_ops
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -51,6 +56,12 @@ def test_a_redlock_run_starts_five_masters_audits_each_and_pauses_one(leasecheck
     (fault,) = res["faults"]
     assert fault["fault"] == "pause" and fault["target"] == "node2" and fault["took_effect"] is True
     assert fault["measured"]["processes"] == ["node2"]
+    # The summary's line per node: claims there, the fault it received, its audit.
+    assert {n: a["claims"] for n, a in res["audit"]["nodes"].items()} == me["claims_per_node"]
+    out = " ".join(r.out.split())
+    for name in NODES:
+        fault = r" pause at 1\.\d s for 0\.\d s," if name == "node2" else ""
+        assert re.search(rf"{name} {me['claims_per_node'][name]} claims?,{fault} audit complete", out), name
     # Every command of a lease call went to the node its connection names.
     acquires = [e for e in _history(d) if e.get("f") == "acquire" and e["type"] in ("ok", "fail")]
     assert acquires and all(s[0].split("@")[1] in NODES for e in acquires for s in e["sent"])
@@ -105,3 +116,62 @@ def test_redlock_control_holder_pauses_shorter_than_the_validity_are_safe(leasec
     assert res["mutual_exclusion"]["violations"] == 0 and res["mutual_exclusion"]["holds"] >= 3
     assert [f["took_effect"] for f in res["faults"]] == [True, True]
     assert res["reasons"][0].startswith("mutual exclusion held")
+
+
+def test_pottery_on_five_masters_is_judged_with_every_command_credited_to_its_call(leasecheck):
+    """pottery returns once a majority answered; the other masters' commands go out after the
+    call returned. Each is recorded as late_sent of its call and joined to it on its node, so
+    the complete audits hold no command without a call."""
+    scenario = SCENARIOS / "redlock-holder-pause.toml"
+    r = leasecheck("run", "--scenario", str(scenario), "--lease", "pottery-redlock-n")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == set(NODES)
+    assert res["disagreements"] == [] and res["problems"] == []
+    assert res["mutual_exclusion"]["violations"] == 0 and res["mutual_exclusion"]["holds"] >= 3
+    assert all(res["mutual_exclusion"]["claims_per_node"][n] >= 1 for n in NODES)
+    events = _history(r.run_dir)
+    calls = {(e["attempt"], e["f"], e["time"]) for e in events if e["type"] == "invoke"}
+    late = [e for e in events if e["type"] == "late_sent"]
+    assert all((e["attempt"], e["f"], e["invoked"]) in calls for e in late)
+    assert all(e["f"] in ("acquire", "release") and e["sent"][0][0].split("@")[1] in NODES for e in late)
+    # Checked here by pottery's uuid (the checker never compares tokens): every command carrying
+    # an attempt's uuid is joined to that attempt, and every SET to an acquire.
+    config = json.loads((r.run_dir / "config.json").read_text())
+    for node in NODES:
+        ops, _ = pair_ops(only_node(events, node))
+        records, complete, _ = parse_audit((r.run_dir / f"audit-{node}.log").read_text())
+        joined = join(records, ops, complete)
+        f_of = {op.index: op.f for op in ops}
+        writer = {}
+        for rec, attempt, op in zip(records, joined.attempt, joined.op):
+            if rec.kind != "cmd" or rec.name not in ("SET", "EVALSHA"):
+                continue
+            token = rec.argv[2] if rec.name == "SET" else rec.argv[-1]
+            writer.setdefault(token, attempt)
+            assert attempt is not None and writer[token] == attempt, (node, rec.line, attempt)
+            assert rec.name != "SET" or f_of[op] == "acquire", (node, rec.line, f_of[op])
+    assert config["store_nodes"] and len(config["store_nodes"]) == 5
+
+
+def test_pottery_on_five_masters_is_broken_by_the_clock_jump_too(leasecheck):
+    """pottery implements the published algorithm with its drift allowance: a master whose clock
+    jumps past the TTL lets a second client win a majority while the first holds the lock."""
+    scenario = SCENARIOS / "redlock-clock-jump.toml"
+    r = leasecheck("run", "--scenario", str(scenario), "--lease", "pottery-redlock-n")
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    assert res["mutual_exclusion"]["violations"] >= 1 and "both on node3" in res["reasons"][0]
+    (lost,) = res["mutual_exclusion"]["first"]["lost"]
+    assert lost["node"] == "node3" and lost["fate"] == "expired"
+    assert res["disagreements"] == []
+
+
+def test_redlock_without_audits_is_inconclusive_and_says_why(leasecheck):
+    r = leasecheck("run", "--topology", "redlock", "--nodes", "3", "--lease", "redlock", "--no-audit",
+                   "--workers", "2", "--ttl", "1s", "--job-duration", "0.1s", "--time-limit", "1s")
+    assert r.code == 2, r.out + r.err
+    assert r.results["valid"] == "unknown" and r.results["audit"]["present"] is False
+    assert r.results["reasons"][0].startswith("recorded with --no-audit: the claims on each of the 3 masters")
+    assert "INCONCLUSIVE recorded with --no-audit" in r.out
+    assert not list(r.run_dir.glob("audit*.log"))

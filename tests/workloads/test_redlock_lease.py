@@ -1,6 +1,8 @@
 """The built-in ``redlock`` lease against three real redis-servers: a majority wins, a minority
 loses and leaves nothing behind, an unreachable master counts as a no, release deletes on every
 master; its commands are numbered on connections named after their node."""
+import time
+
 import pytest
 import redis
 
@@ -83,3 +85,41 @@ def test_an_unreachable_master_is_a_no_and_a_slow_acquire_has_no_validity_left(s
         stores[1].resume()
     assert admins[0].get(KEY) == lease.token and admins[2].get(KEY) == lease.token
     assert [a.exists(KEY + "x") for a in admins] == [0, 0, 0]   # the losing attempt left nothing
+
+
+def test_pottery_on_every_master_wins_a_majority_and_its_straggler_is_credited_to_its_acquire(stores, admins):
+    """pottery returns once two of three masters said OK; node2 (stopped while the connection
+    to it is being made) gets its SET only after the acquire returned: a late command of that
+    acquire, not of the next call."""
+    cls = load_lease("pottery-redlock-n")
+    assert cls.nodes == "all"
+    late = []
+    tracker = SendTracker("w5.s0", on_late=lambda call, entry: late.append((call.f, call.invoked, entry)))
+    lease = cls(_clients(stores, tracker, timeout=5), KEY, 3000)
+    stores[1].pause()
+    try:
+        tracker.begin("w5.s0.0", "acquire", KEY, 1)
+        assert lease.acquire() is True
+        sent = tracker.drain()
+    finally:
+        stores[1].resume()
+    assert sorted(e[0].split("@")[1] for e in sent) == ["node1", "node3"] and {e[2] for e in sent} == {"SET"}
+    for _ in range(100):
+        if late:
+            break
+        time.sleep(0.02)
+    assert late == [("acquire", 1, [late[0][2][0], 0, "SET"])] and late[0][2][0].endswith("@node2")
+    for _ in range(100):
+        if admins[1].exists("redlock:" + KEY):
+            break
+        time.sleep(0.02)
+    token = admins[0].get("redlock:" + KEY)
+    assert token and [a.get("redlock:" + KEY) for a in admins] == [token] * 3
+    tracker.begin("w5.s0.0", "release", KEY, 2)
+    assert lease.release() is True
+    for _ in range(100):                      # a delete still in flight when release returned is late
+        if not any(a.exists("redlock:" + KEY) for a in admins):
+            break
+        time.sleep(0.02)
+    assert [a.exists("redlock:" + KEY) for a in admins] == [0, 0, 0]
+    assert all(f == "release" and invoked == 2 for f, invoked, _ in late[1:])

@@ -25,7 +25,12 @@ and then receives a list of clients, one per node in node order, instead of one:
 
 Every client's connections are audited and named after their node, so the checker knows which
 node each command went to. Under ``--topology redlock`` a lease without ``nodes = "all"`` is
-refused; under ``single`` it gets a list of one client. Built in: ``redlock``.
+refused; under ``single`` it gets a list of one client. Built in: ``redlock``, ``pottery-redlock-n``.
+
+A lease whose library sends a call's commands from threads of its own, and may return before
+they are all out, runs those threads' work in a copy of the calling thread's context
+(``contextvars.copy_context().run``): the harness then credits a command sent after the call
+returned to that call (``late_sent``; ``pottery_redlock.py`` shows how).
 """
 from __future__ import annotations
 
@@ -49,6 +54,7 @@ BUILTIN = {
     "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",
     "python-redis-lock-renew": "workloads.leases.python_redis_lock:PythonRedisLockRenew",
     "pottery-redlock": "workloads.leases.pottery_redlock:PotteryRedlock",
+    "pottery-redlock-n": "workloads.leases.pottery_redlock:PotteryRedlockN",
     "redlock": "workloads.leases.redlock:Redlock",
 }
 

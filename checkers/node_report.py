@@ -1,0 +1,67 @@
+"""A run of several store nodes in words, one line per node, for the terminal summary:
+
+    node3  31 claims, clock +10 s at 4.0 s for 2.0 s, audit complete
+
+read from the result alone: each node's claims and audit (``audit.nodes``), the faults aimed at
+it (``faults``: a target naming the node; ``store`` acts on the first node), and the releases
+there that removed another attempt's claim (``mutual_exclusion.foreign_releases_per_node``).
+"""
+from __future__ import annotations
+
+
+def lines(result: dict) -> list[str]:
+    """One line per node, in node order; [] for a run of one store."""
+    nodes = (result.get("audit") or {}).get("nodes") or {}
+    if not nodes:
+        return []
+    foreign = (result.get("mutual_exclusion") or {}).get("foreign_releases_per_node") or {}
+    width = max(len(name) for name in nodes)
+    first = next(iter(nodes))
+    out = []
+    for name, a in nodes.items():
+        said = [_claims(a)]
+        said += [_fault(f) for f in result.get("faults") or []
+                 if f.get("target") == name or (f.get("target") == "store" and name == first)]
+        if foreign.get(name):
+            said.append(f"{foreign[name]} foreign release(s)")
+        said.append(_audit(a))
+        out.append(f"{name.ljust(width)}  {', '.join(said)}")
+    return out
+
+
+def _claims(a: dict) -> str:
+    n = a.get("claims")
+    return "claims unknown" if n is None else f"{n} claim{'' if n == 1 else 's'}"
+
+
+def _audit(a: dict) -> str:
+    if not a.get("recorded", True):
+        return "no audit"
+    return "audit complete" if a.get("complete") else "audit cut short"
+
+
+def _fault(f: dict) -> str:
+    """``clock +10 s at 4.0 s for 2.0 s``, ``pause at 1.0 s for 0.6 s``; ``(did not take effect)``
+    when the harness judged that it did not."""
+    what = str(f.get("fault"))
+    size = (f.get("requested") or {}).get("size")
+    if what == "clock" and isinstance(size, (int, float)):
+        what += f" {_num(size, signed=True)} s"
+    elif what == "latency" and isinstance(size, (int, float)):
+        what += f" {_num(size)} ms"
+    start, end = f.get("start_s"), f.get("end_s")
+    if isinstance(start, (int, float)):
+        what += f" at {start:.1f} s"
+        if isinstance(end, (int, float)):
+            what += f" for {end - start:.1f} s"
+        else:
+            what += ", never healed"
+    if f.get("took_effect") is False:
+        what += " (did not take effect)"
+    return what
+
+
+def _num(x: float, signed: bool = False) -> str:
+    """``+10``, ``+2.731``: at most three decimals, no trailing zeros."""
+    text = f"{x:+.3f}" if signed else f"{x:.3f}"
+    return text.rstrip("0").rstrip(".")
