@@ -85,7 +85,7 @@ def test_a_slot_reports_entering_and_leaving_each_call():
             raise ConnectionError("reply lost")       # an unknown outcome still reports leaving
 
     history = SimpleNamespace(record=lambda *a, **k: None, now=lambda: 0)
-    tracker = SimpleNamespace(drain=lambda: [])
+    tracker = SimpleNamespace(drain=lambda: [], begin=lambda *a: None)
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
