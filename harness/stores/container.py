@@ -225,11 +225,11 @@ def _undo_unpause(entry: dict) -> None:
     unpause(entry["container"])
 
 
-def remove_leftovers(everything: bool = False) -> list[str]:
+def remove_leftovers(everything: bool = False, run_id: str | None = None) -> list[str]:
     """Remove containers labelled ``leasecheck=1`` whose harness is gone (all of them with
-    ``everything``); each one's output goes to its node's log (``leasecheck.log``; a container
-    of an older harness: the run directory's store.log) unless that file exists or its folder
-    is gone."""
+    ``everything``; only one run's with ``run_id``); each one's output goes to its node's log
+    (``leasecheck.log``; a container of an older harness: the run directory's store.log) unless
+    that file exists or its folder is gone."""
     if not daemon_maybe_present():
         return []
     try:
@@ -237,7 +237,8 @@ def remove_leftovers(everything: bool = False) -> list[str]:
     except Exception:
         return []
     done = []
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    wanted = [f"{LABEL}=1"] + ([f"{RUN_LABEL}={run_id}"] if run_id else [])
+    for c in client.containers.list(all=True, filters={"label": wanted}):
         labels = c.labels or {}
         pid, started = labels.get(OWNER_LABELS[0]), labels.get(OWNER_LABELS[1])
         owner_alive = bool(pid and pid.isdigit() and str(proc_started(int(pid))) == started)
