@@ -160,3 +160,20 @@ def test_leftovers_of_a_killed_harness_go_each_to_its_nodes_log(leasecheck, tmp_
     assert len(done) == 3 and all(line.startswith("removed container") for line in done), done
     assert run_containers(run_id) == []
     _own_logs(run_dir, ports)
+
+
+def test_a_replica_and_a_sentinel_run_in_containers_and_fail_over(tmp_path, store_image, run_containers):
+    """``ServerRole`` on the docker kind: ``--replicaof`` in a container, a Sentinel whose config
+    folder is mounted writable; the pieces a replicated topology needs."""
+    from harness.stores.base import MASTER
+    from tests.harness.test_server_role import replica_and_sentinel_fail_over
+
+    run_id = f"t{time.monotonic_ns()}"
+
+    def make(name, role=MASTER):
+        return DockerStore(store_image, tmp_path, run_id, log_path=tmp_path / f"store-{name}.log", node=name, role=role)
+
+    assert replica_and_sentinel_fail_over(make, tmp_path) < 20
+    assert run_containers(run_id) == []
+    assert "+monitor master m 127.0.0.1" in (tmp_path / "store-node3.log").read_text()
+    assert "MASTER MODE enabled" in (tmp_path / "store-node2.log").read_text()
