@@ -1,7 +1,7 @@
 """Several store nodes on the docker backend: one container per node, faults that hit one node's
 container alone, the Redlock scenarios' verdicts as on the embedded backend, and every node's
-container gone (its output in that node's own log) after the run, after Ctrl-C and after the
-harness is killed outright."""
+container gone (its output in that node's own log) after the run, after Ctrl-C and when swept
+as a leftover; and ``ServerRole`` (a replica, a Sentinel) in containers."""
 import json
 import os
 import re
@@ -150,13 +150,20 @@ def test_ctrl_c_removes_every_nodes_container(leasecheck, tmp_path, store_image,
     _own_logs(run_dir, ports)
 
 
-def test_leftovers_of_a_killed_harness_go_each_to_its_nodes_log(leasecheck, tmp_path, store_image, run_containers):
+def test_leftovers_go_each_to_its_nodes_log(leasecheck, tmp_path, store_image, run_containers):
+    """What `leasecheck cleanup` does to a run's containers, for this run's only. The harness is
+    frozen, not killed: a dead owner's containers are anyone's to sweep, and every run on this
+    machine sweeps at its start (with its own version of the code)."""
     proc, run_dir, run_id, ports = _three_node_run(leasecheck, tmp_path)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
-    assert len(run_containers(run_id)) == 3             # left behind
-    assert not any((run_dir / f"store-{n}.log").exists() for n in ports)
-    done = remove_leftovers(run_id=run_id)              # what `leasecheck cleanup` does, for this run only
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        assert len(run_containers(run_id)) == 3
+        assert not any((run_dir / f"store-{n}.log").exists() for n in ports)
+        assert remove_leftovers(run_id=run_id) == []        # its harness is alive: not a leftover
+        done = remove_leftovers(everything=True, run_id=run_id)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
     assert len(done) == 3 and all(line.startswith("removed container") for line in done), done
     assert run_containers(run_id) == []
     _own_logs(run_dir, ports)
