@@ -141,6 +141,29 @@ def test_redlock_scenarios_give_their_verdicts_on_docker(leasecheck, store_image
     _own_logs(r.run_dir, {n["name"]: n["port"] for n in config["store_nodes"]})
 
 
+def test_a_run_kills_one_nodes_container_and_pauses_another(leasecheck, tmp_path, store_image, run_containers):
+    scenario = tmp_path / "kill-pause.toml"
+    scenario.write_text('[run]\ntopology = "redlock"\nnodes = 3\nlease = "redlock"\nworkers = 2\nttl = "1s"\n'
+                        'job_duration = "0.2s"\ntime_limit = "3s"\nclient_timeout = "200ms"\nclient_retries = 0\n'
+                        '[[event]]\nat = 1\nfault = "kill"\ntarget = "node2"\nduration = 0.5\n'
+                        '[[event]]\nat = 2\nfault = "pause"\ntarget = "node3"\nduration = 0.5\n')
+    r = leasecheck("run", "--scenario", str(scenario), "--backend", "docker")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    kill, pause = res["faults"]
+    assert kill["target"] == "node2" and kill["took_effect"] is True
+    assert kill["measured"]["keys_after_restart"] == 0
+    assert kill["measured"]["run_id_before"] != kill["measured"]["run_id_after"]
+    assert pause["target"] == "node3" and pause["took_effect"] is True
+    assert pause["measured"]["processes"] == ["node3"]
+    assert ["# restart" in (r.run_dir / f"audit-{n}.log").read_text() for n in ("node1", "node2", "node3")] == \
+        [False, True, False]
+    assert res["audit"]["complete"] is True and res["mutual_exclusion"]["violations"] == 0
+    config = json.loads((r.run_dir / "config.json").read_text())
+    assert run_containers(config["run_id"]) == []
+    _own_logs(r.run_dir, {n["name"]: n["port"] for n in config["store_nodes"]})
+
+
 def _three_node_run(leasecheck, tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text('name = "docker-nodes"\n[run]\ntopology = "redlock"\nnodes = 3\nlease = "redlock"\n'
