@@ -15,6 +15,7 @@ A new kind is one module in this package with a class that satisfies this protoc
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -46,7 +47,7 @@ class ServerRole:
         """The server's arguments: the config file and ``--sentinel`` first (Redis reads a config
         file only as its first argument), then ``defaults``, then ``args``. ``conf``: the config
         file's path as the server sees it (inside a container), if not ``sentinel_conf`` itself."""
-        head = [conf or str(self.sentinel_conf), "--sentinel"] if self.sentinel_conf else []
+        head = [conf or os.path.abspath(self.sentinel_conf), "--sentinel"] if self.sentinel_conf else []
         return [*head, *defaults, *self.args]
 
 
