@@ -98,6 +98,6 @@ def nodes_for(cfg, run_dir: Path, skew_store: bool, names: tuple[str, ...] = ("n
     nodes = []
     for name in names:
         files = NodeFiles.of(Path(run_dir), name, alone=len(names) == 1)
-        store = store_for(cfg, run_dir, files.log, files.faketime if skew_store else None)
+        store = store_for(cfg, run_dir, files.log, files.faketime if skew_store else None, node=name)
         nodes.append(Node(name, store, files))
     return nodes

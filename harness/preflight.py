@@ -96,8 +96,8 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     if cfg.seed is None:
         cfg = cfg.with_(seed=random.SystemRandom().randrange(2**31))
     cfg = _check_server(cfg, say)
+    cfg = topology.check(cfg, lease_cls, say)     # before the backend's: no use bringing up a stack it refuses
     cfg = _check_backend(cfg, say)
-    cfg = topology.check(cfg, lease_cls, say)
     if cfg.backend == "docker":
         _check_store_port(cfg, say)
     elif cfg.store_url:

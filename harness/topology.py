@@ -2,7 +2,7 @@
 
 ``single`` is one store, ``node1``, whose files keep the run directory's historic names.
 ``redlock`` is ``--nodes N`` independent masters (default 5, odd, at least 3), no replication
-between them, each with its own files (``harness.node.NodeFiles``): the setting of the Redlock
+between them, each an embedded process or (``--backend docker``) a container of its own, with its own files (``harness.node.NodeFiles``): the setting of the Redlock
 algorithm, where a lease must win a majority of the masters.
 
 A lease that needs every node says so with the class attribute ``nodes = "all"`` and gets one
@@ -47,8 +47,9 @@ def check(cfg, lease_cls, say):
     if n < 3 or n % 2 == 0:
         raise UsageError(f"{say('nodes', str(n))}: redlock needs an odd number of masters, at least 3 "
                          "(e.g. --nodes 5)")
-    if cfg.backend != "embedded" or cfg.store_url:
-        raise UsageError(f"{say('topology', 'redlock')} runs embedded stores only; drop --backend/--store-url")
+    if cfg.backend not in ("embedded", "docker") or cfg.store_url:
+        raise UsageError(f"{say('topology', 'redlock')} starts its own {n} masters (--backend embedded or docker); "
+                         "drop --backend compose/--store-url")
     if cfg.store_port is not None:
         raise UsageError(f"{say('store_port', str(cfg.store_port))}: each of the {n} masters takes a free port; "
                          "drop --store-port")

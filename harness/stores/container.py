@@ -1,15 +1,20 @@
-"""The ``docker`` backend: the store in a container the harness creates, faults and removes.
+"""The ``docker`` backend: each store node in a container the harness creates, faults and removes.
 
-The container runs ``redis-server`` from the store image in the host's network namespace
+A container runs ``redis-server`` from the store image in the host's network namespace
 (``network_mode="host"``), bound to 127.0.0.1 on a free port, with no RDB/AOF, a read-only root,
-every capability dropped, ``no-new-privileges`` and the harness's own uid. Its labels
-(``leasecheck=1``, the run id, the harness's PID and start time, the run directory) let
-``leasecheck cleanup`` and the next run find a container whose harness was killed outright.
+every capability dropped, ``no-new-privileges`` and the harness's own uid. A run of several nodes
+has one container per node, ``leasecheck-store-<run id>-<node>``, each on its own port. Its labels
+(``leasecheck=1``, the run id, the node's name, the node's log file, the harness's PID and start
+time, the run directory) let ``leasecheck cleanup`` and the next run find a container whose
+harness was killed outright, and put its output in that node's log.
 
-Faults: ``pause()``/``resume()`` use the cgroup freezer (``docker pause``); ``kill()`` sends
-SIGKILL and ``restart()`` starts the same container again (same command, same port, empty); the
-store's clock follows ``run_dir/faketime/store`` through a read-only bind mount of that folder
-and libfaketime inside the image. The container's output becomes its log (``store.log``) at the end.
+Faults act on one node's container alone: ``pause()``/``resume()`` use the cgroup freezer
+(``docker pause``); ``kill()`` sends SIGKILL and ``restart()`` starts the same container again
+(same command, same port, empty); the node's clock follows its own timestamp file
+(``run_dir/faketime/store-node3``) through a read-only bind mount of that folder and libfaketime
+inside the image. The container's output becomes the node's log (``store.log``,
+``store-node3.log``) when it is removed. A ``ServerRole`` (``base``) adds server arguments
+(``--replicaof``) or starts it as a Sentinel.
 """
 from __future__ import annotations
 
@@ -19,7 +24,9 @@ from pathlib import Path
 
 import redis
 
-from harness.stores.daemon import LABEL, OWNER_LABELS, owner_labels, RUN_DIR_LABEL, RUN_LABEL, connect, daemon_maybe_present
+from harness.stores.base import MASTER, ServerRole
+from harness.stores.daemon import (LABEL, LOG_LABEL, NODE_LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL,
+                                   connect, daemon_maybe_present, owner_labels)
 from harness.stores.image import FAKETIME_LABEL
 from harness.errors import StoreError
 from harness.heal import undoes
@@ -27,6 +34,7 @@ from harness.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_s
 
 FAKETIME_MOUNT = "/leasecheck/faketime"
 FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"
+CONF_MOUNT = "/leasecheck/conf"      # a Sentinel's config folder, writable (Sentinel rewrites its file)
 
 
 class DockerStore:
@@ -34,8 +42,10 @@ class DockerStore:
     managed = True
 
     def __init__(self, image: str, run_dir: Path, run_id: str, port: int | None = None,
-                 faketime_file: Path | None = None, log_path: Path | None = None):
+                 faketime_file: Path | None = None, log_path: Path | None = None, node: str = "node1",
+                 role: ServerRole = MASTER):
         self.image, self.run_dir, self.run_id = image, Path(run_dir), run_id
+        self.node, self.role = node, role
         self.log_path = Path(log_path) if log_path else self.run_dir / "store.log"
         self.port = port
         self.host = "127.0.0.1"
@@ -53,7 +63,7 @@ class DockerStore:
         fixed = self.port is not None
         for attempt in range(1 if fixed else 5):
             port = self.port if fixed else free_port()
-            name = f"leasecheck-store-{self.run_id}" + (f"-{attempt}" if attempt else "")
+            name = f"leasecheck-store-{self.run_id}-{self.node}" + (f"-{attempt}" if attempt else "")
             t = time.monotonic()
             self.container = self.client.containers.run(**self._spec(name, port))
             if self._wait_ready(port, timeout_s):
@@ -65,14 +75,18 @@ class DockerStore:
 
     def _spec(self, name: str, port: int) -> dict:
         labels = {LABEL: "1", RUN_LABEL: self.run_id, RUN_DIR_LABEL: str(self.run_dir.resolve()),
-                  **owner_labels()}
+                  NODE_LABEL: self.node, LOG_LABEL: str(self.log_path.resolve()), **owner_labels()}
+        defaults = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                    "--daemonize", "no", "--protected-mode", "yes", "--dir", "/tmp"]
+        conf = self.role.sentinel_conf
         spec = dict(
             image=self.image, entrypoint=["redis-server"], name=name, labels=labels, detach=True,
-            command=["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                     "--daemonize", "no", "--protected-mode", "yes", "--dir", "/tmp"],
+            command=self.role.argv(defaults, f"{CONF_MOUNT}/{conf.name}" if conf else None),
             network_mode="host", read_only=True, tmpfs={"/tmp": "size=16m"}, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], user=f"{os.getuid()}:{os.getgid()}",
             environment={}, volumes={})
+        if conf is not None:
+            spec["volumes"][str(Path(conf).parent.resolve())] = {"bind": CONF_MOUNT, "mode": "rw"}
         if self.faketime_file is not None:
             self._faketime(spec)
         return spec
@@ -111,14 +125,16 @@ class DockerStore:
             client.close()
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Remove the container (its output saved as store.log) — and any other of this run's."""
+        """Remove the container (its output saved as the node's log) — and any other of this run's
+        for this node, never another node's (each node of a run stops its own)."""
         container, self.container = self.container, None
         if self.client is None:
             return
         if container is not None:
             self._remove(container, timeout_s)
         try:  # one created while Ctrl-C interrupted containers.run()
-            for c in self.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}):
+            mine = [f"{RUN_LABEL}={self.run_id}", f"{NODE_LABEL}={self.node}"]
+            for c in self.client.containers.list(all=True, filters={"label": mine}):
                 self._remove(c, timeout_s)
         except Exception:
             pass
@@ -209,9 +225,11 @@ def _undo_unpause(entry: dict) -> None:
     unpause(entry["container"])
 
 
-def remove_leftovers(everything: bool = False) -> list[str]:
+def remove_leftovers(everything: bool = False, run_id: str | None = None) -> list[str]:
     """Remove containers labelled ``leasecheck=1`` whose harness is gone (all of them with
-    ``everything``); their output goes to the run directory's store.log if it still exists."""
+    ``everything``; only one run's with ``run_id``); each one's output goes to its node's log
+    (``leasecheck.log``; a container of an older harness: the run directory's store.log) unless
+    that file exists or its folder is gone."""
     if not daemon_maybe_present():
         return []
     try:
@@ -219,17 +237,24 @@ def remove_leftovers(everything: bool = False) -> list[str]:
     except Exception:
         return []
     done = []
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    wanted = [f"{LABEL}=1"] + ([f"{RUN_LABEL}={run_id}"] if run_id else [])
+    for c in client.containers.list(all=True, filters={"label": wanted}):
         labels = c.labels or {}
         pid, started = labels.get(OWNER_LABELS[0]), labels.get(OWNER_LABELS[1])
         owner_alive = bool(pid and pid.isdigit() and str(proc_started(int(pid))) == started)
         if owner_alive and not everything:
             continue
-        run_dir = labels.get(RUN_DIR_LABEL)
-        log = Path(run_dir) / "store.log" if run_dir and not (Path(run_dir) / "store.log").exists() else None
+        log = leftover_log(labels)
         try:
             remove_container(c, log, timeout_s=2)
             done.append(f"removed container {c.name} (run {labels.get(RUN_LABEL, '?')}, its harness is gone)")
         except Exception as e:
             done.append(f"could not remove container {c.name}: {e}")
     return done
+
+
+def leftover_log(labels: dict) -> Path | None:
+    """Where a leftover container's output goes: its node's log, if not written already."""
+    run_dir = labels.get(RUN_DIR_LABEL)
+    log = labels.get(LOG_LABEL) or (str(Path(run_dir) / "store.log") if run_dir else None)
+    return Path(log) if log and not Path(log).exists() else None

@@ -13,6 +13,8 @@ LABEL = "leasecheck"                    # every container the harness creates: l
 RUN_LABEL = "leasecheck.run"            # ... and the run id
 OWNER_LABELS = ("leasecheck.owner-pid", "leasecheck.owner-started")
 RUN_DIR_LABEL = "leasecheck.run-dir"
+NODE_LABEL = "leasecheck.node"          # the store node it is (node1, node2, ...): one container each
+LOG_LABEL = "leasecheck.log"            # where its output goes (that node's store log)
 DOCKERD_HINT = "start one (e.g. `dockerd --bridge=none --iptables=false &`) or use --backend embedded"
 
 

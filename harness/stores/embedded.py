@@ -18,6 +18,7 @@ from pathlib import Path
 import redis
 
 from harness.errors import StoreError
+from harness.stores.base import MASTER, ServerRole
 from harness.host import faketime_env, free_port, proc_started
 from harness.procfs import is_stopped
 
@@ -38,8 +39,9 @@ class EmbeddedStore:
     managed = True
 
     def __init__(self, binary: str, run_dir: Path, port: int | None = None,
-                 faketime_file: Path | None = None, log_path: Path | None = None):
-        self.binary = binary
+                 faketime_file: Path | None = None, log_path: Path | None = None,
+                 role: ServerRole = MASTER):
+        self.binary, self.role = binary, role
         self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
         self.log_path = Path(log_path).resolve() if log_path else self.run_dir / "store.log"
         # A clock the harness may move: libfaketime reads this file on every clock call.
@@ -64,9 +66,9 @@ class EmbeddedStore:
 
     def _launch(self, port: int, timeout_s: float) -> bool:
         log = self.log_path
-        args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
-                "--logfile", str(log), "--dir", str(self.run_dir)]
+        args = [self.binary, *self.role.argv([
+            "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--daemonize", "no", "--protected-mode", "yes", "--logfile", str(log), "--dir", str(self.run_dir)])]
         env = dict(os.environ, **self.env) if self.env else None
         self.proc = self._launcher.submit(
             subprocess.Popen, args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,

@@ -7,22 +7,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.stores.base import Store
+from harness.stores.base import MASTER, ServerRole, Store
 from harness.stores.compose import ComposeStore
 from harness.stores.container import DockerStore
 from harness.stores.embedded import EmbeddedStore
 from harness.stores.external import ExternalStore
 
 
-def store_for(cfg, run_dir: Path, log_path: Path, faketime_file: Path | None = None) -> Store:
+def store_for(cfg, run_dir: Path, log_path: Path, faketime_file: Path | None = None,
+              node: str = "node1", role: ServerRole = MASTER) -> Store:
     """The store of ``cfg`` (a ``RunConfig`` the preflight completed), not started yet.
-    ``faketime_file``: its clock follows that file (only kinds the harness starts)."""
+    ``faketime_file``: its clock follows that file; ``node``: its name (the docker kind names and
+    labels its container after it); ``role``: what it runs as (only kinds the harness starts)."""
     if cfg.backend == "docker":
         return DockerStore(cfg.store_image, run_dir, cfg.run_id, cfg.store_port,
-                           faketime_file=faketime_file, log_path=log_path)
+                           faketime_file=faketime_file, log_path=log_path, node=node, role=role)
     if cfg.backend == "compose":
         return ComposeStore(cfg.store_host, cfg.store_port, cfg.store_db)
     if cfg.store_url:
         return ExternalStore(cfg.store_host, cfg.store_port, cfg.store_db)
     return EmbeddedStore(cfg.store_bin, run_dir, cfg.store_port, faketime_file=faketime_file,
-                         log_path=log_path)
+                         log_path=log_path, role=role)

@@ -26,7 +26,9 @@ def test_redlock_defaults_to_five_masters_and_records_the_count():
     ({"topology": "redlock", "lease": "token-cas"}, "--lease token-cas talks to one store, and --topology redlock has 5"),
     ({"topology": "redlock", "lease": "redlock", "store_port": 7000}, "--store-port 7000: each of the 5 masters"),
     ({"topology": "redlock", "lease": "redlock", "sink": True}, "drop --sink with --topology redlock"),
-    ({"topology": "redlock", "lease": "redlock", "store_url": "redis://127.0.0.1:6379/0"}, "runs embedded stores only"),
+    ({"topology": "redlock", "lease": "redlock", "store_url": "redis://127.0.0.1:6379/0"},
+     "--topology redlock starts its own 5 masters (--backend embedded or docker); drop --backend compose/--store-url"),
+    ({"topology": "redlock", "lease": "redlock", "backend": "compose"}, "drop --backend compose/--store-url"),
 ])
 def test_bad_topologies_are_refused_in_one_line(kw, says):
     assert says in refused_by_preflight(**kw)
