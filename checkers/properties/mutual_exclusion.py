@@ -41,7 +41,7 @@ def check(m: Measured, found) -> Part:
                       + (f"; {x['faults']} on {x['node']}" if x["faults"] else "") + ")" for x in lost)
         part.failures.append(
             f"mutual exclusion violated: {len(bad)} pair(s) of attempts held the lock at once; first "
-            f"{a.attempt} (promised until {a.end / 1e9:.3f} s) and {b.attempt} (won at {b.start / 1e9:.3f} s) "
+            f"{a.attempt} ({_held(a)}) and {b.attempt} (won at {b.start / 1e9:.3f} s) "
             f"on {a.key}: {_majorities(m, a, b)}{why}")
         part.witness.append({"kind": "mutual_exclusion", "markdown": witness_markdown(m, a, b)})
     foreign = sum(len(n.foreign) for n in m.nodes)
@@ -84,11 +84,16 @@ def _majorities(m: Measured, a: Hold, b: Hold) -> str:
             f"{', '.join(sorted(where(b))) or 'no node'}; both on {', '.join(both) or 'none'}")
 
 
+def _held(a: Hold) -> str:
+    """Until when A held the lock: its release, or the end of the validity it was promised."""
+    return f"{'held until its release at' if a.released else 'promised until'} {a.end / 1e9:.3f} s"
+
+
 def witness_markdown(m: Measured, a: Hold, b: Hold) -> str:
     """One row per node: each holder's claim there, created and ended in history seconds, and
     what the nemesis did to that node's clock or process."""
     lines = [f"## Mutual exclusion on `{a.key}`", "",
-             f"A = {a.attempt} won at {a.start / 1e9:.3f} s, promised until {a.end / 1e9:.3f} s; "
+             f"A = {a.attempt} won at {a.start / 1e9:.3f} s, {_held(a)}; "
              f"B = {b.attempt} won at {b.start / 1e9:.3f} s, while A still held the lock.", "",
              "| node | A's claim | B's claim | faults on the node |", "|---|---|---|---|"]
     faults = m.faults()
