@@ -134,7 +134,7 @@ class DockerStore:
             self._remove(container, timeout_s)
         try:  # one created while Ctrl-C interrupted containers.run()
             mine = [f"{RUN_LABEL}={self.run_id}", f"{NODE_LABEL}={self.node}"]
-            for c in self.client.containers.list(all=True, filters={"label": mine}):
+            for c in self.client.containers.list(all=True, filters={"label": mine}, ignore_removed=True):
                 self._remove(c, timeout_s)
         except Exception:
             pass
@@ -204,7 +204,8 @@ def remove_container(container, log_path: Path | None, timeout_s: float = 5.0) -
     except Exception as e:
         import docker.errors
 
-        if not isinstance(e, docker.errors.NotFound):
+        gone = isinstance(e, docker.errors.NotFound) or "already in progress" in str(e)  # another sweep
+        if not gone:
             raise StoreError(f"could not remove container {container.name}: {e}") from None
 
 
@@ -238,7 +239,7 @@ def remove_leftovers(everything: bool = False, run_id: str | None = None) -> lis
         return []
     done = []
     wanted = [f"{LABEL}=1"] + ([f"{RUN_LABEL}={run_id}"] if run_id else [])
-    for c in client.containers.list(all=True, filters={"label": wanted}):
+    for c in client.containers.list(all=True, filters={"label": wanted}, ignore_removed=True):
         labels = c.labels or {}
         pid, started = labels.get(OWNER_LABELS[0]), labels.get(OWNER_LABELS[1])
         owner_alive = bool(pid and pid.isdigit() and str(proc_started(int(pid))) == started)

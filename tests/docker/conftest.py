@@ -42,7 +42,7 @@ def store_image(docker_client):
 @pytest.fixture
 def run_containers(docker_client):
     """The containers labelled with a run id (none once the run is over)."""
-    return lambda run_id: docker_client.containers.list(all=True, filters={"label": f"leasecheck.run={run_id}"})
+    return lambda run_id: docker_client.containers.list(all=True, filters={"label": f"leasecheck.run={run_id}"}, ignore_removed=True)
 
 
 @pytest.fixture(scope="module")
