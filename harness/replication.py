@@ -83,14 +83,22 @@ def _client(port: int, timeout_s: float = 1.0) -> redis.Redis:
                        retry=Retry(NoBackoff(), 0))
 
 
-def role(port: int, timeout_s: float = 0.5) -> tuple[str, int | None] | None:
-    """``ROLE`` of the store at ``port``: ("master", None) or ("slave", its master's port); None
-    when it does not answer (stopped, down)."""
+def role(port: int, timeout_s: float = 0.5, clients: dict | None = None) -> tuple[str, int | None] | None:
+    """``ROLE`` of the store at ``port``: ("master", None) or ("slave", the port it replicates
+    from; negative while the link is down); None when it does not answer (stopped, down).
+    ``clients``: connections to reuse, by port (else a new one for this question)."""
+    c = clients.get(port) if clients is not None else None
+    if c is None:
+        c = _client(port, timeout_s)
+        if clients is not None:
+            clients[port] = c
     try:
-        with _client(port, timeout_s) as c:
-            r = c.execute_command("ROLE")
+        r = c.execute_command("ROLE")
     except redis.RedisError:
         return None
+    finally:
+        if clients is None:
+            c.close()
     kind = r[0].decode() if isinstance(r[0], bytes) else str(r[0])
     if kind == "master":
         return ("master", None)

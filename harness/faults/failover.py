@@ -18,10 +18,13 @@ Measured, in ``fault_end``:
 
 - ``primary_before``: the node stopped; ``promoted``: the node that answered ``ROLE`` as master
   first after the stop (None: no promotion while the primary was stopped);
-- ``promotion_s``: seconds from the stop (the fault's start when there is no lag) to that answer;
+- ``promotion_s``: seconds from the stop to that answer; ``stopped_after_s`` and
+  ``promoted_after_s``: the stop and the promotion in seconds after the fault's start (its
+  ``fault_start`` record), which is how the checker places them on the history's timeline;
   ``sentinels_switched_s``: to the first Sentinel naming it (``SENTINEL get-master-addr-by-name``);
 - ``unreplicated_bytes``: the primary's replication offset at the stop less the furthest replica's
   — bytes it acknowledged that no replica had (0: nothing can be lost);
+- ``healed_after_s``: the heal (SIGCONT), in seconds after the fault's start;
 - ``rejoined_s``: seconds from the heal until the old primary replicates from the new one
   (None: not within ``REJOIN_WAIT_S``); ``stopped_s``: how long the primary was stopped.
 
@@ -53,7 +56,8 @@ class Failover(Fault):
     store_targets = ("primary",)
     acts = "stops the primary process"
     lasts_ttls = False
-    measures = ("primary_before", "promoted", "promotion_s", "sentinels_switched_s", "lag_ms",
+    measures = ("primary_before", "promoted", "promotion_s", "stopped_after_s", "promoted_after_s",
+                "healed_after_s", "sentinels_switched_s", "lag_ms",
                 "unreplicated_bytes", "stopped_s", "rejoined_s", "took_effect", "why")
     undoes = ("sigcont", "toxic")
 
@@ -64,6 +68,7 @@ class Failover(Fault):
                              "replicated or drop the failover fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
+        begun = time.monotonic()              # the fault's start (its fault_start record)
         repl = ctx.replication
         node = ctx.node_for(step.target)     # the nemesis resolved `primary` to its node
         lag_ms = int(step.params.get("lag_ms") or 0)
@@ -82,7 +87,8 @@ class Failover(Fault):
         unreplicated = _offset(node.admin) - max((_offset(n.admin) for n in others), default=0)
         ids.append(ctx.ledger.add(node.store.resume_entry()))
         node.store.pause()
-        active = Active(step, ids, data={"node": node, "lag_ms": lag_ms, "unreplicated": unreplicated})
+        active = Active(step, ids, data={"node": node, "lag_ms": lag_ms, "unreplicated": unreplicated,
+                                         "begun": begun})
         watch = _PromotionWatch(repl, node, others, active.started)
         active.data["watch"] = watch
         watch.start()
@@ -95,14 +101,18 @@ class Failover(Fault):
         for ident in active.ledger_ids:       # the cut first, then SIGCONT
             ctx.ledger.heal(ident)
         healed = time.monotonic()
+        healed_after = round(healed - active.data["begun"], 3)
         rejoined = None
         if watch.promoted is not None:
             want = ctx.replication.peer_ports[watch.promoted.name]
+            clients: dict = {}
             while time.monotonic() - healed < REJOIN_WAIT_S:
-                if role(node.store.port) == ("slave", want):
+                if role(node.store.port, 0.5, clients) == ("slave", want):
                     rejoined = round(time.monotonic() - healed, 3)
                     break
                 time.sleep(0.1)
+            for c in clients.values():
+                c.close()
         promoted = watch.promoted.name if watch.promoted is not None else None
         if promoted:
             why = (f"{promoted} answered ROLE master {watch.promotion_s:.3f} s after {node.name} was stopped"
@@ -110,10 +120,14 @@ class Failover(Fault):
                       if active.data["lag_ms"] else ""))
         else:
             why = f"no replica was promoted in the {stopped:.3f} s {node.name} was stopped"
+        since_start = round(active.started - active.data["begun"], 3)
         return {"primary_before": node.name, "promoted": promoted, "promotion_s": watch.promotion_s,
+                "stopped_after_s": since_start,
+                "promoted_after_s": round(since_start + watch.promotion_s, 3) if promoted else None,
                 "sentinels_switched_s": watch.sentinels_s, "lag_ms": active.data["lag_ms"],
                 "unreplicated_bytes": active.data["unreplicated"], "stopped_s": stopped,
-                "rejoined_s": rejoined, "took_effect": promoted is not None, "why": why}
+                "healed_after_s": healed_after, "rejoined_s": rejoined,
+                "took_effect": promoted is not None, "why": why}
 
 
 def _offset(admin) -> int:
@@ -133,6 +147,7 @@ class _PromotionWatch:
         self.promoted = None
         self.promotion_s: float | None = None
         self.sentinels_s: float | None = None
+        self._clients: dict = {}            # one connection per node polled (one line per poll in its audit)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="failover-watch", daemon=True)
 
@@ -142,12 +157,14 @@ class _PromotionWatch:
     def finish(self) -> None:
         self._done.set()
         self._thread.join(5)
+        for c in self._clients.values():
+            c.close()
 
     def _run(self) -> None:
         while not self._done.is_set() and (self.promoted is None or self.sentinels_s is None):
             if self.promoted is None:
                 for n in self.others:
-                    if (role(n.store.port, 0.2) or ("",))[0] == "master":
+                    if (role(n.store.port, 0.2, self._clients) or ("",))[0] == "master":
                         self.promoted, self.promotion_s = n, round(time.monotonic() - self.t0, 3)
                         break
             if self.sentinels_s is None:
