@@ -31,7 +31,9 @@ def check(m: Measured, found) -> Part:
                             "promoted_s": round(f.promoted / 1e9, 3) if f.promoted is not None else None}
                            for f in fos],
              "lost_in_failover": len(lost), "early_loss": {"count": len(early), "by_cause": {"failover": len(early)}},
-             "examples": [x.to_dict() for x in lost[:EXAMPLES]]}
+             "examples": [x.to_dict() for x in lost[:EXAMPLES]],
+             # claims each node's audit attributes to an attempt (a replica's copies have no owner)
+             "claims_per_node": {n.name: sum(1 for c in n.claims if c.owner) for n in m.nodes}}
     part = Part({"failover": field})
     if early:
         x = early[0]
