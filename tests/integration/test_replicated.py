@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from checkers.nodes import measure_nodes, open_node_audits
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "failover-loses-claim.toml"
@@ -75,6 +77,13 @@ def test_a_failover_without_lag_loses_no_claim_and_the_client_follows_the_new_pr
     assert on_node2
     audit2 = (d / "audit-node2.log").read_text()
     assert all(f'"leasecheck:conn:{conn}"' in audit2 for conn in on_node2)
+    # ... and every acquire won on node2 is a claim node2's audit attributes to that very attempt.
+    config = json.loads((d / "config.json").read_text())
+    nodes = {n.name: n for n in measure_nodes(events, open_node_audits(d, config), config)}
+    won = {e["attempt"] for e in events if e.get("f") == "acquire" and e["type"] == "ok" and e.get("value") is True
+           and any(s[0].endswith("@node2") for s in e["sent"])}
+    assert won and won <= {c.owner for c in nodes["node2"].claims}
+    assert not nodes["node2"].problems
     assert (d / "sentinel-1.log").exists() and "+switch-master" in (d / "sentinel-1.log").read_text()
 
 
