@@ -115,9 +115,12 @@ class Failover(Fault):
                 c.close()
         promoted = watch.promoted.name if watch.promoted is not None else None
         if promoted:
-            why = (f"{promoted} answered ROLE master {watch.promotion_s:.3f} s after {node.name} was stopped"
-                   + (f"; {active.data['unreplicated']} byte(s) {node.name} acknowledged had reached no replica"
-                      if active.data["lag_ms"] else ""))
+            why = f"{promoted} answered ROLE master {watch.promotion_s:.3f} s after {node.name} was stopped"
+            if active.data["unreplicated"] > 0:
+                why += f"; {active.data['unreplicated']} byte(s) {node.name} acknowledged had reached no replica"
+            elif active.data["lag_ms"]:
+                why += (f"; nothing was written during the {active.data['lag_ms']} ms cut, so the replicas had "
+                        "everything: no claim could be lost")
         else:
             why = f"no replica was promoted in the {stopped:.3f} s {node.name} was stopped"
         since_start = round(active.started - active.data["begun"], 3)

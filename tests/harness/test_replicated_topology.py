@@ -38,7 +38,7 @@ def test_bad_replicated_settings_are_refused_in_one_line(kw, says):
 
 def test_primary_and_replica_are_targets_of_a_replicated_run_only():
     cfg = preflight(RunConfig(topology="replicated")).cfg
-    for fault in ("pause", "clock", "kill", "partition"):
+    for fault in ("pause", "clock", "partition"):
         FAULTS[fault].validate(cfg, "primary")
         FAULTS[fault].validate(cfg, "replica")
     assert FAULTS["pause"].acts_as("primary") == "store" and FAULTS["partition"].acts_as("replica") == "workers"
@@ -50,6 +50,8 @@ def test_primary_and_replica_are_targets_of_a_replicated_run_only():
         FAULTS["failover"].validate(single, "primary")
     with pytest.raises(UsageError, match="failover targets are primary"):
         FAULTS["failover"].validate(cfg, "replica")
+    with pytest.raises(UsageError, match="kill:primary: a node restarted empty loses its replication settings"):
+        FAULTS["kill"].validate(cfg, "primary")
 
 
 def test_the_failover_fault_describes_itself():
