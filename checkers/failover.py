@@ -107,8 +107,8 @@ def lost_in_failover(nodes, fos: list[Failover], events, ttl_ms: float) -> list[
     out = []
     for fo in fos:
         old, new = by_name.get(fo.old), by_name.get(fo.new or "")
-        if old is None or new is None or fo.promoted is None:
-            continue
+        if old is None or new is None or fo.promoted is None or not new.complete:
+            continue                          # an incomplete audit cannot show what never arrived
         for c in old.claims:
             if c.owner is None or c.owner not in by_attempt:
                 continue                      # not a create acknowledged to an attempt

@@ -53,6 +53,14 @@ def check(m: Measured, found) -> Part:
         part.notes.append("no failover happened: every claim stayed on the first primary")
     elif not lost:
         part.notes.append(f"{len(fos)} failover(s), no acknowledged claim lost: the promoted node had every live claim")
+    measured = [n.name for n in m.nodes]
+    missing = [x for x in names if x not in measured]
+    if missing:
+        part.doubts.append(f"no audit for {', '.join(missing)}: what happened there is unknown")
+    broken = [n.name for n in m.nodes if not n.complete]
+    if broken:
+        part.doubts.append(f"the audit of {', '.join(broken)} is incomplete: a claim lost in failover may be "
+                           "missed there")
     unpromoted = [f.n for f in fos if f.new is None]
     if unpromoted:
         part.doubts.append(f"failover fault(s) {', '.join(map(str, unpromoted))} promoted no replica: nothing failed over")

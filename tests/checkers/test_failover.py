@@ -20,8 +20,8 @@ def _claim(i, owner, token, created_s, fate=None, ended_s=None):
                  fate=fate, ended=ended_s, token=token)
 
 
-def _node(name, claims):
-    return NodeMeasure(name, claims, [], StoreClock.fixed(0), True)
+def _node(name, claims, complete=True):
+    return NodeMeasure(name, claims, [], StoreClock.fixed(0), complete)
 
 
 def _call(process, attempt, f, t0_ms, t1_ms, value=True):
@@ -124,3 +124,13 @@ def test_a_failover_that_promoted_nobody_is_a_doubt():
 
 def test_the_property_is_registered_with_its_own_field():
     assert "failover" in PROPERTIES.names and PROPERTIES.owner("failover") == "failover"
+
+
+def test_an_incomplete_audit_of_the_promoted_node_proves_no_loss_and_is_a_doubt():
+    nodes = _nodes()
+    nodes[1].complete = False
+    assert lost_in_failover(nodes, failovers([_fault()]), EVENTS, TTL_MS) == []
+    part = prop.check(_measured(nodes), {})
+    assert part.valid == "unknown" and any("the audit of node2 is incomplete" in d for d in part.doubts)
+    part = prop.check(_measured(_nodes()[:1]), {})
+    assert any("no audit for node2" in d for d in part.doubts)
