@@ -212,14 +212,22 @@ class Replication:
     def node_at_peer(self, port: int):
         return next((n for n in self.nodes if self.peer_ports.get(n.name) == port), None)
 
-    def sentinel_primary(self):
-        """The node the Sentinels name as primary now (the first that answers), or None."""
+    def sentinel_primary(self, clients: dict | None = None):
+        """The node the Sentinels name as primary now (the first that answers), or None.
+        ``clients``: connections to the Sentinels to reuse, by port."""
         for s in self.sentinels:
+            c = clients.get(s.port) if clients is not None else None
+            if c is None:
+                c = _client(s.port, 0.5)
+                if clients is not None:
+                    clients[s.port] = c
             try:
-                with _client(s.port, 0.5) as c:
-                    addr = c.sentinel_get_master_addr_by_name(SERVICE)
+                addr = c.sentinel_get_master_addr_by_name(SERVICE)
             except redis.RedisError:
                 continue
+            finally:
+                if clients is None:
+                    c.close()
             if addr:
                 return self.node_at_peer(int(addr[1]))
         return None

@@ -150,7 +150,7 @@ class _PromotionWatch:
         self.promoted = None
         self.promotion_s: float | None = None
         self.sentinels_s: float | None = None
-        self._clients: dict = {}            # one connection per node polled (one line per poll in its audit)
+        self._clients: dict = {}            # one connection per node or Sentinel polled, by port
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="failover-watch", daemon=True)
 
@@ -171,7 +171,7 @@ class _PromotionWatch:
                         self.promoted, self.promotion_s = n, round(time.monotonic() - self.t0, 3)
                         break
             if self.sentinels_s is None:
-                named = self.repl.sentinel_primary()
+                named = self.repl.sentinel_primary(self._clients)
                 if named is not None and named is not self.stopped:
                     self.sentinels_s = round(time.monotonic() - self.t0, 3)
             self._done.wait(POLL_S)
