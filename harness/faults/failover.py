@@ -4,7 +4,7 @@ The primary is stopped with SIGSTOP, not killed. A stopped primary is what a fai
 process, a VM or a link that stops answering without saying so — and it keeps its process, its
 data and its audit connection: when the fault heals it is continued, still believing it is the
 primary, holding the claims it acknowledged, until the Sentinels demote it to a replica of the new
-primary (``+convert-to-slave`` in their log; they look at it every 10 s) and it resyncs, dropping
+primary (``+convert-to-slave`` in their log; about 10 s after it comes back) and it resyncs, dropping
 them. A kill would bring back an empty master and cut its ``MONITOR`` stream, and say nothing new.
 
 ``lag`` (optional, e.g. ``lag = "500ms"``): first cut the primary's peer path
