@@ -8,6 +8,7 @@ from harness.connection import FollowingConnection, SendTracker, make_sentinel_c
 from harness.errors import UsageError
 from harness.faults import FAULTS, nemesis_entries
 from harness.preflight import preflight
+from harness.report import _failover
 from harness.topology import node_names
 from tests.conftest import refused_by_preflight
 
@@ -74,3 +75,11 @@ def test_the_followers_connection_is_named_after_the_node_the_sentinels_name():
     conn.connect_to(("127.0.0.1", 8002))
     assert (conn.node, conn.port) == ("node2", 9002)
     assert tracker.new_conn_id(conn.node) == "w0.s0.c0@node2"
+
+
+def test_the_terminal_summary_has_a_failover_line():
+    fo = {"failovers": [{"primary_before": "node1", "promoted": "node2", "promoted_s": 4.2}],
+          "lost_in_failover": 1, "early_loss": {"count": 1}}
+    assert _failover(fo) == ("node1 -> node2 (promoted at 4.200 s); [red]1 claim(s) lost in failover[/], "
+                             "[red]1 then held by another attempt (early loss, cause failover)[/]")
+    assert _failover({"failovers": [], "lost_in_failover": 0}) == "no failover happened; no acknowledged claim lost"

@@ -52,6 +52,7 @@ def test_the_failover_scenario_gives_the_verdict_its_file_states(leasecheck):
     assert "| time (s) | what | node1 | node2 |" in witness
     assert "A's claim created" in witness and "B's claim created" in witness
     assert res["audit"]["complete"] is True
+    assert "node1 -> node2 (promoted at" in r.out           # the summary's failover line
     config = json.loads((d / "config.json").read_text())
     ports = [n["port"] for n in config["store_nodes"]] + [n["peer_port"] for n in config["store_nodes"]]
     assert _nothing_listens(ports + config["sentinel_ports"])
