@@ -80,10 +80,15 @@ def node_of_conn(conn: str) -> str | None:
     return node if sep else None
 
 
+ROLE_TARGETS = ("primary", "replica")
+SENTINEL_SERVICE = "leasecheck"   # --topology replicated: the name the Sentinels know the primary by   # --topology replicated: the node in that role when the fault starts
+
+
 def is_node(target) -> bool:
-    """Whether a fault's target names one store node (``node1``, ``node2``, ...): it acts there
-    as its ``store`` target does on a single store (``clock:node3``, ``pause:node2``)."""
-    return isinstance(target, str) and target.startswith("node") and target[4:].isdigit()
+    """Whether a fault's target names one store node (``node1``, ``node2``, ...; or, in a replicated
+    run, ``primary``/``replica``: the node in that role when the fault starts): it acts there as
+    its ``store`` target does on a single store (``clock:node3``, ``pause:node2``, ``pause:primary``)."""
+    return isinstance(target, str) and (target in ROLE_TARGETS or (target.startswith("node") and target[4:].isdigit()))
 
 
 def on_store(target) -> bool:

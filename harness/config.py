@@ -56,13 +56,16 @@ class RunConfig:
     faults_in_turn: bool = _setting(False)
     topology: str = _setting("single", "topology")   # single | redlock (harness.topology)
     nodes: int | None = _setting(None, "nodes", int)  # --topology redlock: how many independent masters (default 5)
+    replicas: int | None = _setting(None, "replicas", int)    # --topology replicated: replicas of the primary (default 1)
+    sentinels: int | None = _setting(None, "sentinels", int)  # --topology replicated: Sentinel processes (default 3)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""
     store_host: str = "127.0.0.1"
     store_db: int = 0
     client_port: int | None = None    # where workers connect: the proxy's port, or the store's
-    store_nodes: list | None = None   # several nodes: [{"name", "port", "client_port"}] per node
+    store_nodes: list | None = None   # several nodes: [{"name", "port", "client_port"}] per node (+ "peer_port")
+    sentinel_ports: list | None = None   # --topology replicated: where the Sentinels listen
     extra: dict = field(default_factory=dict)
 
     @property

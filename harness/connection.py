@@ -7,6 +7,11 @@ address after the marker is the ``seq``-th command sent — even if it reaches t
 client gave up and reconnected. The numbers go into the history (``sent``), which is how the
 checker attributes store-side effects to claim attempts without ever comparing tokens.
 
+Under ``--topology replicated`` a slot's client finds the primary through the Sentinels and
+follows a failover (``make_sentinel_client``): each time it connects it asks them for the primary,
+and the connection is named after the node it reached (``w0.s0.c5@node2``), so the attribution
+keeps working when the client switches to a new primary.
+
 A lease that talks to several nodes gets one client per node, all on the slot's one tracker: a
 connection to a node among several is named after it (``w0.s0.c3@node2``), so every ``sent``
 entry says which node its command went to, and each node's audit holds only its own markers.
@@ -36,8 +41,9 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import Connection
 from redis.exceptions import ResponseError
 from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelManagedConnection
 
-from protocol import CONN_MARKER as MARKER
+from protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE
 
 
 # Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
@@ -221,5 +227,37 @@ def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
         kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
     client = redis.Redis(host=host, port=port, db=db, **kwargs)
     cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node})
+    client.connection_pool.connection_class = cls
+    return client
+
+
+class FollowingConnection(SentinelManagedConnection, AuditedConnection):
+    """An audited connection to whichever node the Sentinels name as primary. They answer a node's
+    peer address (``harness.replication``); ``peers`` maps its port to the node's name and the
+    address the workers use, so the connection reaches the node directly and is named after it."""
+
+    peers: dict  # peer port -> (node name, port to connect to); set on the per-slot subclass
+
+    def connect_to(self, address):
+        host, port = address
+        self.node, port = self.peers.get(int(port), (None, port))
+        super().connect_to((host, port))
+
+
+def make_sentinel_client(tracker: SendTracker, sentinel_ports: list[int], nodes: list[dict], db: int = 0,
+                         socket_timeout: float | None = None, retries: int | None = None) -> redis.Redis:
+    """A client of the primary the Sentinels name (redis-py's ``Sentinel.master_for``) on audited
+    connections; ``nodes``: config.json's ``store_nodes`` (name, port, client_port, peer_port)."""
+    kwargs = {}
+    if socket_timeout is not None:
+        kwargs["socket_timeout"] = socket_timeout
+        kwargs["socket_connect_timeout"] = socket_timeout
+    if retries is not None:
+        kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
+    sentinel = Sentinel([("127.0.0.1", p) for p in sentinel_ports],
+                        sentinel_kwargs={"socket_timeout": 0.5, "socket_connect_timeout": 0.5}, db=db)
+    client = sentinel.master_for(SENTINEL_SERVICE, db=db, **kwargs)
+    peers = {int(n["peer_port"]): (n["name"], n.get("client_port") or n["port"]) for n in nodes}
+    cls = type("SlotFollowingConnection", (FollowingConnection,), {"tracker": tracker, "peers": peers})
     client.connection_pool.connection_class = cls
     return client

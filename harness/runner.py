@@ -36,6 +36,7 @@ from harness.leftovers import remove_run_keys
 from harness.nemesis import Nemesis
 from harness.node import Node, nodes_for
 from harness.preflight import Plan
+from harness.replication import Replication
 from harness.replies import Replies
 from harness.stores.container import remove_leftovers
 from harness.topology import node_names
@@ -79,6 +80,7 @@ class Run:
         self.run_dir = make_run_dir(cfg)
         self.workers: list[subprocess.Popen] = []
         self.nodes: list[Node] = []            # the store nodes (one today), in start order
+        self.replication: Replication | None = None   # --topology replicated: replication, Sentinels
         self.history: HistoryWriter | None = None
         self.end_reason = "time-limit"
         self.end_signal: str | None = None    # SIGINT / SIGTERM when a signal stopped the run
@@ -137,6 +139,9 @@ class Run:
             node.store.start()
             if self.plan.needs_proxy:
                 node.start_proxy(self.run_dir, cfg.run_id, cfg.toxiproxy_url)
+        if cfg.topology == "replicated":
+            self.replication = Replication(self.nodes, self.run_dir, cfg.store_bin, cfg.sentinels)
+            self.replication.start()
         # A single-endpoint lease reaches the first node, through its proxy if any; a run of
         # several nodes records each node's address for the workers and the checker.
         first = self.nodes[0]
@@ -146,7 +151,10 @@ class Run:
         if len(self.nodes) > 1:
             cfg = self.cfg = cfg.with_(store_nodes=[
                 {"name": n.name, "port": n.store.port, "client_port": n.proxy.listen_port if n.proxy else None}
+                | ({"peer_port": self.replication.peer_ports[n.name]} if self.replication else {})
                 for n in self.nodes])
+        if self.replication:
+            cfg = self.cfg = cfg.with_(sentinel_ports=self.replication.describe()["sentinel_ports"])
         cfg.save(self.run_dir / "config.json")
         for node in self.nodes:
             node.connect(cfg.store_db)
@@ -186,7 +194,8 @@ class Run:
         if steps:
             ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, workers=self.workers,
                                holders=self.holders, rng=random.Random(f"{cfg.seed}:nemesis-targets"),
-                               nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies)
+                               nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies,
+                               replication=self.replication)
             self.nemesis = Nemesis(ctx, steps, self.history, t0, in_turn=cfg.faults_in_turn)
             self.nemesis.start()
         for note in self.plan.notes:
@@ -261,6 +270,8 @@ class Run:
             self.history.close()
         complete = [node.stop_recorders() for node in self.nodes]
         self.audit_complete = bool(complete) and all(complete)
+        if self.replication:
+            self.replication.stop()
         for node in self.nodes:
             if not node.store.managed and node.admin:
                 self._remove_run_keys(node)

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from harness.config import RunConfig
-from harness.connection import SendTracker, make_client
+from harness.connection import SendTracker, make_client, make_sentinel_client
 from harness.durations import parse_distribution
 from harness.history import HistoryWriter
 from harness.slot_board import FILE as SLOT_BOARD, SlotBoard
@@ -74,6 +74,9 @@ def main(argv: list[str]) -> int:
         tracker = SendTracker(process, on_late=_late_writer(history, process))
         if needs_all_nodes(lease_cls):
             client = _node_clients(cfg, tracker)
+        elif cfg.topology == "replicated":
+            client = make_sentinel_client(tracker, cfg.sentinel_ports, cfg.store_nodes, cfg.store_db,
+                                          socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         else:
             client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
                                  socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)

@@ -17,8 +17,8 @@ FIELDS = {"mutual_exclusion": OMITTED}
 
 
 def applies(m: Measured) -> bool:
-    """Only a run of several store nodes."""
-    return m.nodes is not None
+    """Only a run of several independent masters (a replicated run is judged by `failover`)."""
+    return m.nodes is not None and m.config.get("topology") != "replicated"
 
 
 def check(m: Measured, found) -> Part:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.topology import node_names
-from protocol import is_node
+from protocol import ROLE_TARGETS, is_node
 
 if TYPE_CHECKING:
     from harness.node import Node
@@ -70,6 +70,7 @@ class FaultContext:
     nodes: list[Node] = field(default_factory=list)   # the run's store nodes (one today)
     faketime_dir: Path | None = None                   # the workers' timestamp files (w0, w1, ...)
     replies: Any = None      # harness.replies.Replies: the workers' answers to probes
+    replication: Any = None  # harness.replication.Replication (--topology replicated)
 
     @property
     def node(self) -> Node:
@@ -80,7 +81,12 @@ class FaultContext:
 
     def node_for(self, target: str) -> Node:
         """The node a step acts on: the one its target names (``node2``), else the first — a
-        target such as ``store`` or ``workers`` means the run's one node."""
+        target such as ``store`` or ``workers`` means the run's one node. In a replicated run
+        ``primary`` is the node that is primary now, ``replica`` one of the others at random."""
+        if target in ROLE_TARGETS and self.replication is not None:
+            if target == "primary":
+                return self.replication.primary()
+            return self.rng.choice(self.replication.replicas())
         for node in self.nodes:
             if node.name == target:
                 return node
@@ -130,7 +136,11 @@ class Fault:
         message starts with ``NAME:TARGET`` (the caller says where it was asked for)."""
         if self.node_target and is_node(target):
             names = node_names(cfg) if hasattr(cfg, "topology") else ("node1",)
-            if target not in names:
+            if target in ROLE_TARGETS:
+                if getattr(cfg, "topology", "single") != "replicated":
+                    raise UsageError(f"{self.name}:{target}: only a replicated run has a {target} "
+                                     f"(add --topology replicated, or name a node: {self.name}:node1)")
+            elif target not in names:
                 raise UsageError(f"{self.name}:{target}: this run's nodes are {', '.join(names)} "
                                  "(more with --topology redlock --nodes N)")
             target = self.node_target

@@ -41,6 +41,9 @@ class Kill(Fault):
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
+        if getattr(cfg, "topology", "single") == "replicated":
+            raise UsageError(f"kill:{target}: a node restarted empty loses its replication settings, so it would "
+                             "rejoin the replicated set under another address; use failover or pause:primary")
         if not getattr(cfg, "audit", True):
             raise UsageError(f"kill:{target} drains and re-attaches the store audit around the restart; "
                              "drop --no-audit or the kill fault")

@@ -19,7 +19,7 @@ def test_redlock_defaults_to_five_masters_and_records_the_count():
 
 
 @pytest.mark.parametrize("kw,says", [
-    ({"topology": "ring"}, "--topology ring: pick one of single, redlock"),
+    ({"topology": "ring"}, "--topology ring: pick one of single, replicated, redlock"),
     ({"topology": "redlock", "lease": "redlock", "nodes": 4}, "--nodes 4: redlock needs an odd number of masters, at least 3"),
     ({"topology": "redlock", "lease": "redlock", "nodes": 1}, "--nodes 1: redlock needs an odd number"),
     ({"nodes": 3}, "--nodes 3: several nodes need a topology; add --topology redlock or drop --nodes"),

@@ -1,0 +1,48 @@
+"""Two real replicated runs, saved (tests/checkers/replicated): the failover scenario, whose cut
+lost an acknowledged claim, and the same scenario without the cut. Checked from their files alone."""
+import json
+from pathlib import Path
+
+from checkers import check_run
+from checkers.measure import measure, replication_addresses
+from checkers.nodes import only_node, open_node_audits
+
+RUNS = Path(__file__).parent / "replicated"
+
+
+def test_a_claim_acknowledged_during_the_cut_is_lost_in_failover_and_fails_the_run():
+    r = check_run(RUNS / "failover-lost-bad")
+    assert r["valid"] is False and r["reasons"][0].startswith("1 claim(s) lost in failover")
+    f = r["failover"]
+    assert f["failovers"] == [{"fault": 0, "primary_before": "node1", "promoted": "node2",
+                               "stopped_s": f["failovers"][0]["stopped_s"], "promoted_s": f["failovers"][0]["promoted_s"]}]
+    assert f["failovers"][0]["stopped_s"] < f["failovers"][0]["promoted_s"]
+    (lost,) = f["examples"]
+    assert (lost["node"], lost["promoted"], lost["fate"], lost["cause"]) == ("node1", "node2", "lost_in_failover", "failover")
+    assert lost["created_s"] < f["failovers"][0]["stopped_s"] < lost["newcomer_won_s"] < lost["deadline_s"]
+    assert r["witness"]["kind"] == "failover"        # the first violation's witness
+    assert "| time (s) | what | node1 | node2 |" in r["witness"]["markdown"]
+    assert "mutual_exclusion" not in r          # a replicated run is judged by `failover`
+
+
+def test_the_same_failover_without_the_cut_loses_nothing():
+    r = check_run(RUNS / "failover-nolag-ok")
+    assert r["valid"] is True and r["failover"]["lost_in_failover"] == 0
+    assert r["failover"]["failovers"][0]["promoted"] == "node2" and r["failover"]["claims_per_node"]["node2"] >= 1
+    assert r["audit"]["complete"] is True
+
+
+def test_a_replicas_copies_come_from_its_primarys_peer_address_and_are_no_lost_attribution():
+    run = RUNS / "failover-nolag-ok"
+    config = json.loads((run / "config.json").read_text())
+    events = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
+    assert replication_addresses(config) == {f"127.0.0.1:{n['peer_port']}" for n in config["store_nodes"]}
+    audit, samples = open_node_audits(run, config)["node2"]
+    m = measure(only_node(events, "node2"), audit, config, samples)
+    copy = m.model.claims[0]                    # node1's first claim, as node2 applied it
+    assert copy.owner is None and copy.token and m.problems == []
+    # Without the peer addresses the same line is an unattributed create, reported as a problem.
+    bare = dict(config, store_nodes=[{k: v for k, v in n.items() if k != "peer_port"} for n in config["store_nodes"]])
+    audit, samples = open_node_audits(run, bare)["node2"]
+    m = measure(only_node(events, "node2"), audit, bare, samples)
+    assert any("created by an unattributed command" in p for p in m.problems)
