@@ -28,6 +28,12 @@ Measured, in ``fault_end``:
 - ``rejoined_s``: seconds from the heal until the old primary replicates from the new one
   (None: not within ``REJOIN_WAIT_S``); ``stopped_s``: how long the primary was stopped.
 
+The primary stays stopped for the step's duration and, when the Sentinels have not named a new
+primary by then, on until they do — at most ``PROMOTION_WAIT_S`` after the stop (a loaded machine
+can take longer than the 1–3 s the Sentinels' timings promise): a primary continued before the
+failover happened would test nothing. ``extended_s`` says how much longer than asked it stayed
+stopped (0.0: not at all).
+
 ``took_effect`` is true when a replica was promoted while the primary was stopped; false, with the
 reason, otherwise — a failover that did not happen is never silent.
 """
@@ -43,6 +49,7 @@ from harness.faults.base import Active, Fault, FaultContext, Param, Step
 from harness.replication import role
 
 POLL_S = 0.02
+PROMOTION_WAIT_S = 15.0   # longest a stopped primary waits for the Sentinels to name another
 REJOIN_WAIT_S = 15.0
 
 
@@ -58,7 +65,7 @@ class Failover(Fault):
     lasts_ttls = False
     measures = ("primary_before", "promoted", "promotion_s", "stopped_after_s", "promoted_after_s",
                 "healed_after_s", "sentinels_switched_s", "lag_ms",
-                "unreplicated_bytes", "stopped_s", "rejoined_s", "took_effect", "why")
+                "unreplicated_bytes", "stopped_s", "extended_s", "rejoined_s", "took_effect", "why")
     undoes = ("sigcont", "toxic")
 
     def validate(self, cfg, target: str) -> None:
@@ -96,6 +103,10 @@ class Failover(Fault):
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         node, watch = active.data["node"], active.data["watch"]
+        asked = time.monotonic()
+        while watch.sentinels_s is None and time.monotonic() - active.started < PROMOTION_WAIT_S:
+            time.sleep(POLL_S)            # the Sentinels have not failed over yet: stay stopped
+        extended = round(time.monotonic() - asked, 3) if time.monotonic() - asked > 2 * POLL_S else 0.0
         watch.finish()
         stopped = round(time.monotonic() - active.started, 4)
         for ident in active.ledger_ids:       # the cut first, then SIGCONT
@@ -128,7 +139,7 @@ class Failover(Fault):
                 "stopped_after_s": since_start,
                 "promoted_after_s": round(since_start + watch.promotion_s, 3) if promoted else None,
                 "sentinels_switched_s": watch.sentinels_s, "lag_ms": active.data["lag_ms"],
-                "unreplicated_bytes": active.data["unreplicated"], "stopped_s": stopped,
+                "unreplicated_bytes": active.data["unreplicated"], "stopped_s": stopped, "extended_s": extended,
                 "healed_after_s": healed_after, "rejoined_s": rejoined,
                 "took_effect": promoted is not None, "why": why}
 
