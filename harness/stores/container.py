@@ -219,11 +219,7 @@ def remove_leftovers(everything: bool = False) -> list[str]:
     except Exception:
         return []
     done = []
-    try:    # another harness may remove a listed container before it is inspected: skip it
-        found = client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
-    except Exception as e:      # a sweep the daemon refused is not the starting run's failure
-        return [f"could not list leftover containers: {e}"]
-    for c in found:
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
         labels = c.labels or {}
         pid, started = labels.get(OWNER_LABELS[0]), labels.get(OWNER_LABELS[1])
         owner_alive = bool(pid and pid.isdigit() and str(proc_started(int(pid))) == started)

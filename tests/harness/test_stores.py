@@ -182,33 +182,3 @@ def test_store_for_picks_the_kind_the_configuration_asks_for(tmp_path):
     docker = store_for(_cfg(backend="docker", store_image="img"), tmp_path, log, tmp_path / "faketime" / "store")
     assert type(docker) is DockerStore and docker.faketime_file == tmp_path / "faketime" / "store"
     assert docker.log_path == log
-
-
-def test_the_leftover_sweep_skips_containers_removed_while_it_looks(monkeypatch):
-    # Runs start by sweeping containers whose harness is gone; in a parallel suite another run
-    # removes its own container between the daemon's list and the sweep's inspect of it. That
-    # NotFound failed the starting run (exit 255, a shrink with it); a daemon error is one line.
-    import docker.errors
-    from harness.stores import container
-
-    asked = []
-
-    class Containers:
-        def __init__(self, error=None):
-            self.error = error
-
-        def list(self, **kw):
-            asked.append(kw)
-            if self.error:
-                raise self.error
-            if not kw.get("ignore_removed"):
-                raise docker.errors.NotFound("No such container: 3f2a")   # as docker-py does
-            return []
-
-    monkeypatch.setattr(container, "daemon_maybe_present", lambda: True)
-    monkeypatch.setattr(container, "connect", lambda timeout_s: SimpleNamespace(containers=Containers()))
-    assert container.remove_leftovers() == [] and asked[-1]["filters"] == {"label": "leasecheck=1"}
-    monkeypatch.setattr(container, "connect", lambda timeout_s: SimpleNamespace(
-        containers=Containers(docker.errors.APIError("500 Server Error"))))
-    (line,) = container.remove_leftovers()
-    assert line.startswith("could not list leftover containers: ") and "\n" not in line
