@@ -28,7 +28,9 @@ The smallest candidate is then voted on again, all ``replays`` of it: shrinking 
 edge of failing (the shortest pause that still breaks the lease), where a candidate can win its
 vote by luck. The confirmed rate is the one printed; a candidate that fails its confirmation
 gives way to the one before it, and in the end to the recorded run itself. The search keeps
-room in the budget for that confirmation.
+room in the budget for that confirmation, and keeps it wide (``ReplayEstimate``): a replay's
+length beyond its time limit (start, stop, check) is measured on earlier replays, and a busy
+machine can make the later ones slower than any of those.
 
 This module runs nothing: ``replay(candidate)`` carries out one run and says whether it failed
 (``harness.shrink_run`` does it with real processes), ``on_replay`` hears about each one (the
@@ -125,6 +127,36 @@ class Policy:
     slots: int = 1
 
 
+@dataclass
+class ReplayEstimate:
+    """How long a replay of a candidate takes: its time limit plus the overhead beyond it (starting
+    the store and the workers, stopping, checking), the longest measured so far.
+
+    Two readings. ``likely_s`` decides whether a confirming replay may start (the budget's
+    promise: none starts that could not end within it, judged by the replays so far).
+    ``safe_s`` counts the search's own replays and the room kept after them for the confirming
+    replays: the overhead measured early, on a quieter machine, is no bound for later replays
+    (another run's load can double it), so it counts ``margin`` times the longest overhead, and
+    at least ``floor_s`` before anything has been measured. Without that slack a loaded machine
+    once spent the room kept on slower search replays (16 replays in 115 s) and left the result
+    unconfirmed."""
+    margin: float = 2.0
+    floor_s: float = 2.0
+    overhead_s: float = 0.0         # the longest replay beyond its time limit so far
+    seen: int = 0
+
+    def observe(self, time_limit_s: float, elapsed_s: float) -> None:
+        """One replay of ``time_limit_s`` took ``elapsed_s`` from start to verdict."""
+        self.overhead_s = max(self.overhead_s, elapsed_s - time_limit_s)
+        self.seen += 1
+
+    def likely_s(self, time_limit_s: float) -> float:
+        return time_limit_s + self.overhead_s
+
+    def safe_s(self, time_limit_s: float) -> float:
+        return time_limit_s + max(self.floor_s, self.margin * self.overhead_s)
+
+
 class _Stop(Exception):
     """The budget cannot fit another replay, or a replay was interrupted."""
 
@@ -142,7 +174,7 @@ class Search:
     chosen: Trial | None = None              # the confirmed result (``stage`` confirm or recorded)
     ended: str = ""                          # done, budget, interrupted
     started: float = 0.0
-    _overhead_s: float = 0.0                 # the longest replay beyond its time limit so far
+    estimate: ReplayEstimate = field(default_factory=ReplayEstimate)
     _seen: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -170,13 +202,18 @@ class Search:
         return self.accepted[-1].candidate if self.accepted else None
 
     # -- the vote ----------------------------------------------------------------------------
-    def _replay(self, cand: Candidate, trial: Trial, reserve_s: float = 0.0) -> None:
-        """One replay into ``trial``, if the budget can still hold it and ``reserve_s`` after it."""
-        if self.elapsed_s + cand.time_limit_s + self._overhead_s + reserve_s > self.policy.budget_s:
+    def _replay(self, cand: Candidate, trial: Trial, reserve_s: float | None = None) -> None:
+        """One replay into ``trial``, if the budget can still hold it. A search replay keeps
+        ``reserve_s`` free after it and is counted at its safe length, so a replay slower than
+        the ones before does not eat into that room; a confirming replay (``reserve_s`` None,
+        the search's last) is counted at its likely length."""
+        est = self.estimate
+        need = est.likely_s(cand.time_limit_s) if reserve_s is None else est.safe_s(cand.time_limit_s) + reserve_s
+        if self.elapsed_s + need > self.policy.budget_s:
             raise _Stop("budget")
         t = self.clock()
         r = self.replay(cand)
-        self._overhead_s = max(self._overhead_s, self.clock() - t - cand.time_limit_s)
+        self.estimate.observe(cand.time_limit_s, self.clock() - t)
         trial.replays.append(r)
         self.on_replay(self)
         if r.interrupted:
@@ -199,7 +236,7 @@ class Search:
             else:
                 # room to confirm whichever is the best after this vote: this one or the last
                 widest = max(cand.time_limit_s, self.best.time_limit_s if self.best else 0.0)
-                self._replay(cand, trial, p.replays * (widest + self._overhead_s))
+                self._replay(cand, trial, p.replays * self.estimate.safe_s(widest))
         self._seen[cand.key()] = trial.failing
         if trial.failing:
             self.accepted.append(trial)

@@ -1,9 +1,9 @@
 """Pause processes with SIGSTOP and continue them with SIGCONT — a GC pause, a VM stall.
 
-Targets: ``holder`` (a worker that holds a claim right now: the classic failure needs the
-holder stalled past its deadline), ``worker`` (one at random), ``workers`` (about half of them, at
-random), ``store`` (the store the harness started: clients time out, queued commands run on
-SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acquirer``,
+Targets: ``holder`` (a worker that holds a claim right now, outside ``release()``: the classic
+failure needs the holder stalled past its deadline), ``worker`` (one at random), ``workers``
+(about half of them, at random), ``store`` (the store the harness started: clients time out,
+queued commands run on SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acquirer``,
 ``renewer`` — the worker one of whose slots is inside ``release()`` / ``acquire()`` / ``renew()``
 right now (``harness.holders`` knows from the slots' ``in``/``out`` lines; it waits up to
 ``CALL_WAIT_S`` for one, then pauses a worker at random). With ``latency`` on the workers' path the

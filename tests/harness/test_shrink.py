@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.faults.base import Step
 from harness.shrink import (EXIT_NOT_SMALLER, EXIT_SMALLER, EXIT_UNKNOWN, Candidate, Fault, Policy, Replayed,
-                            Search, changes)
+                            ReplayEstimate, Search, changes)
 
 KINDS = ["latency", "kill", "pause", "clock", "partition", "pause", "clock", "latency"]
 
@@ -112,14 +112,52 @@ def test_no_replay_starts_that_the_budget_cannot_finish():
         return Replayed(failed=has(cand, 2), exit_code=1)
     s = Search(recorded(), Policy(budget_s=250.0), replay, clock=lambda: now[0]).run()
     assert s.ended == "budget"
-    # no fault (3 s runs: 14 s), faults 0-3 (28 s runs: 64 s, kept), faults 0-1 (14 s runs: 36 s),
-    # one run of faults 2-3 (32 s): 146 s; a second would leave less than the 3 x 32 s that
-    # confirming the best takes, so the search stops and confirms faults 0-3
-    assert now[0] == 146.0 + 96.0
+    # no fault (3 s runs: 14 s), faults 0-3 (28 s runs: 64 s, kept), faults 0-1 (14 s runs: 36 s):
+    # 114 s; a run of faults 2-3, counted at 28 + 2 x 4 s, would leave less than the 3 x (28 + 2 x 4)
+    # = 108 s kept for confirming the best, so the search stops and confirms faults 0-3 (3 x 32 s)
+    assert now[0] == 114.0 + 96.0
     assert [f.n for f in s.result.candidate.faults] == [0, 1, 2, 3]
     assert s.result.stage == "confirm" and s.confirmed and s.exit_code == EXIT_SMALLER
     assert s.exit_code == EXIT_SMALLER
 
+
+
+def test_the_replay_estimate_keeps_twice_the_longest_overhead_seen():
+    est = ReplayEstimate()
+    assert est.likely_s(4.0) == 4.0 and est.safe_s(4.0) == 6.0       # nothing measured: the floor
+    est.observe(10.0, 13.0)                                          # a long early replay: 3 s overhead
+    est.observe(3.0, 4.5)                                            # a faster one does not lower it
+    assert est.overhead_s == 3.0 and est.seen == 2
+    assert est.likely_s(4.0) == 7.0 and est.safe_s(4.0) == 10.0
+    est.observe(2.0, 7.0)                                            # a loaded one raises it
+    assert est.likely_s(4.0) == 9.0 and est.safe_s(4.0) == 14.0
+
+
+def _search_slowing_down(budget_s: float, switch: int, estimate: ReplayEstimate) -> Search:
+    """Replays with 2 s of overhead, then 4 s from replay ``switch`` on (the machine got busy)."""
+    now, n = [0.0], [0]
+
+    def replay(cand):
+        n[0] += 1
+        now[0] += cand.time_limit_s + (2.0 if n[0] < switch else 4.0)
+        return Replayed(failed=has(cand, 0, 0.5) and cand.workers >= 2, exit_code=1)
+    return Search(recorded(n_faults=2, workers=4, limit=12.0), Policy(budget_s=budget_s), replay,
+                  clock=lambda: now[0], estimate=estimate).run()
+
+
+def test_replays_that_slow_down_midway_still_leave_room_to_confirm_the_result():
+    # Whatever the budget and whenever the overhead doubles, a search that found a smaller failing
+    # candidate confirms one; counting only the overhead seen so far (margin 1) leaves some
+    # results unconfirmed: the room kept went to the slower search replays.
+    cases = [(b, k) for b in range(40, 200, 5) for k in range(1, 20)]
+    confirmed = 0
+    for budget_s, switch in cases:
+        s = _search_slowing_down(budget_s, switch, ReplayEstimate())
+        assert s.result is None or s.confirmed, (budget_s, switch, s.result.stage)
+        confirmed += s.confirmed
+    assert confirmed > len(cases) * 3 // 4          # (the smallest budgets fit no candidate at all)
+    naive = [_search_slowing_down(b, k, ReplayEstimate(margin=1.0, floor_s=0.0)) for b, k in cases]
+    assert any(s.result is not None and not s.confirmed for s in naive)
 
 def test_an_interrupted_replay_ends_the_search_with_the_best_so_far():
     calls = []

@@ -121,9 +121,10 @@ def _alive(pid: int) -> bool:
 
 
 def test_check_all_witnesses_writes_one_timeline_per_foreign_release(leasecheck):
-    # Half the jobs outlast the 1 s TTL, so a foreign release is all but certain in 12 s; with
-    # the default mix (one job in ten) a loaded machine once drew none among 30 claims.
-    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "12", "--workers", "4",
+    # Half the jobs outlast the 1 s TTL; with the default mix (one job in ten) a loaded machine
+    # once drew none among 30 claims (0.9^30 ~ 4 %). No long job in 6 s means ~20 short claims in
+    # a row (0.5^20 ~ 1e-6), and a long job's late DEL misses only if the key is free then (~0.1 %).
+    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "6", "--workers", "4",
                    "--job-duration", "50%:0.3s,50%:1.5s")
     assert r.code == 1, r.out + r.err
     c = subprocess.run([sys.executable, "-m", "harness", "check", "--all-witnesses", str(r.run_dir)],

@@ -18,8 +18,16 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_failing_run_with_four_fault_kinds_shrinks_to_at_most_two_faults_that_fail_2_of_3(leasecheck, tmp_path):
-    # a lease long enough for every job (1 s against 0.2 s jobs): only the faults break it
-    source = leasecheck("run", "--lease", "naive-del", "--ttl", "1s", "--job-duration", "0.2s", "--workers", "4",
+    # a lease long enough for every job (1 s against 0.4 s jobs): only the faults break it. The
+    # shrunk fault is the clock jump, moved to 1 s; it breaks the lease when another worker claims
+    # before the holder releases. One worker re-claims the moment it releases, so fixed jobs keep
+    # the first claim's rhythm: with 0.2 s jobs the jump at 1 s met a holder ending its job within
+    # a few ms (a race the contenders won 29 times of 29 here, the same race at 2.642 s lost 2 of
+    # 11), so each of the last three replays could miss (~2-5 % under load: fewer than 2 of 3
+    # fail ~0.1-0.8 %). With 0.4 s jobs the jump at 1 s and at 2.642 s comes ~0.2 s before the
+    # holder's release (unless the first claim came ~0.2 s late); a replay then misses only if
+    # the key is free at the jump (~0.1 %).
+    source = leasecheck("run", "--lease", "naive-del", "--ttl", "1s", "--job-duration", "0.4s", "--workers", "4",
                         "--nemesis", "pause:holder,latency,clock:store,kill", "--nemesis-interval", "2s",
                         "--time-limit", "10s", "--seed", "12")
     assert source.code == 1, source.out + source.err
