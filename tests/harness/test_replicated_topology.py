@@ -30,7 +30,8 @@ def test_replicated_defaults_to_a_primary_one_replica_and_three_sentinels():
     ({"topology": "replicated", "lease": "redlock"}, "--lease redlock declares nodes = \"all\", and the replicas"),
     ({"topology": "replicated", "store_port": 7000}, "--store-port 7000: each of the 2 nodes takes a free port"),
     ({"topology": "replicated", "sink": True}, "drop --sink with --topology replicated"),
-    ({"topology": "replicated", "store_url": "redis://127.0.0.1:6379/0"}, "runs embedded stores only"),
+    ({"topology": "replicated", "store_url": "redis://127.0.0.1:6379/0"},
+     "starts its own 2 nodes and 3 Sentinels (--backend embedded or docker); drop --backend compose/--store-url"),
 ])
 def test_bad_replicated_settings_are_refused_in_one_line(kw, says):
     message = refused_by_preflight(**kw)
