@@ -1,11 +1,14 @@
 """A primary, its replicas and the Redis Sentinels that fail over (``--topology replicated``).
 
-The nodes are ordinary embedded stores (``harness.node``), started as masters; this module makes
-``node1`` the primary and the others its replicas, and starts the Sentinels — the same
-``redis-server`` (or ``valkey-server``) binary run as ``redis-server sentinel-K.conf --sentinel``,
-with a config file it writes into the run directory (``sentinels/``) and a log there
+The nodes are ordinary stores of the run's kind (``harness.node``: embedded processes or, under
+``--backend docker``, one container each), started as masters; this module makes ``node1`` the
+primary and the others its replicas, and starts the Sentinels as stores of the same kind in
+sentinel mode (``stores.base.ServerRole``): the same ``redis-server`` (or ``valkey-server``)
+binary run as ``redis-server sentinel-K.conf --sentinel`` — a child process, or a container of the
+store image named and labelled ``sentinel-K`` — with a config file it writes into the run
+directory (``sentinels/``, mounted writable into a container) and a log there
 (``sentinel-K.log``). They are the harness's infrastructure: not audited, never faulted, stopped
-by PID at the end.
+at the end like the nodes (a container of a harness that died is swept as any leftover of it).
 
 The peer path. Every node is reached by its peers — its replicas and the Sentinels — through a
 proxy of its own (one embedded Toxiproxy-compatible proxy process, one proxy per node, ``peer``
@@ -50,9 +53,6 @@ attempted within 6 s of the previous one (twice the failover timeout, Sentinel's
 """
 from __future__ import annotations
 
-import ctypes
-import signal
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,19 +65,13 @@ from redis.retry import Retry
 from harness.errors import StoreError
 from harness.host import free_port
 from harness.proxy.embedded import EmbeddedProxy
+from harness.stores.base import ServerRole
 from protocol import SENTINEL_SERVICE
 
 SERVICE = SENTINEL_SERVICE         # the name the Sentinels know the primary by
 DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT_MS = 3000
 READY_TIMEOUT_S = 30.0
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def _client(port: int, timeout_s: float = 1.0) -> redis.Redis:
@@ -109,25 +103,31 @@ def role(port: int, timeout_s: float = 0.5, clients: dict | None = None) -> tupl
 
 
 @dataclass
-class SentinelProcess:
-    port: int
+class Sentinel:
+    """One Sentinel: its store (a process or a container) and its config file."""
+    name: str          # sentinel-1, sentinel-2, ...
     conf: Path
-    log: Path
-    proc: subprocess.Popen | None = None
+    store: object      # a stores.base.Store started in sentinel mode
+
+    @property
+    def port(self) -> int | None:
+        return self.store.port
 
 
 class Replication:
-    """The replicated topology around already started nodes (``nodes[0]`` becomes the primary)."""
+    """The replicated topology around already started nodes (``nodes[0]`` becomes the primary).
+    ``make_sentinel(name, log_path, role)``: a store of the nodes' kind, not started, that will run
+    as ``role`` (``kinds.store_for`` with the run's configuration)."""
 
-    def __init__(self, nodes, run_dir: Path, binary: str, sentinels: int):
+    def __init__(self, nodes, run_dir: Path, sentinels: int, make_sentinel):
         self.nodes = list(nodes)
         self.run_dir = Path(run_dir).resolve()
-        self.binary = binary
+        self.make_sentinel = make_sentinel
         self.count = sentinels
         self.proxy: EmbeddedProxy | None = None
         self.api_url = ""
         self.peer_ports: dict[str, int] = {}      # node name -> its peer proxy's port
-        self.sentinels: list[SentinelProcess] = []
+        self.sentinels: list[Sentinel] = []
 
     # -- start ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,20 +155,21 @@ class Replication:
         sdir = self.run_dir / "sentinels"
         sdir.mkdir(exist_ok=True)
         for i in range(1, self.count + 1):
-            s = SentinelProcess(free_port(), sdir / f"sentinel-{i}.conf", self.run_dir / f"sentinel-{i}.log")
-            s.conf.write_text(self._conf(s, self.peer_ports[primary.name]))
-            self.sentinels.append(s)
-            s.proc = subprocess.Popen([self.binary, str(s.conf), "--sentinel"], cwd=sdir,
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True,
-                                      preexec_fn=_die_with_parent)
+            name = f"sentinel-{i}"
+            conf = sdir / f"{name}.conf"
+            conf.write_text(self._conf(self.peer_ports[primary.name]))
+            s = Sentinel(name, conf, self.make_sentinel(name, self.run_dir / f"{name}.log",
+                                                        ServerRole(sentinel_conf=conf)))
+            self.sentinels.append(s)     # before it starts: one that half-started is stopped too
+            s.store.start()
         self._wait(self._sentinels_ready, "the Sentinels did not learn every replica and each other "
                                           f"(see {self.run_dir}/sentinel-*.log)")
 
-    def _conf(self, s: SentinelProcess, primary_peer: int) -> str:
+    def _conf(self, primary_peer: int) -> str:
+        """The Sentinel's own lines; its port, address, log and folder come from its store's
+        command line, as every node's do."""
         quorum = self.count // 2 + 1
         return "\n".join([
-            f"port {s.port}", "bind 127.0.0.1", "daemonize no", f"logfile {s.log}", f"dir {s.conf.parent}",
             f"sentinel monitor {SERVICE} 127.0.0.1 {primary_peer} {quorum}",
             f"sentinel down-after-milliseconds {SERVICE} {DOWN_AFTER_MS}",
             f"sentinel failover-timeout {SERVICE} {FAILOVER_TIMEOUT_MS}",
@@ -179,9 +180,6 @@ class Replication:
     def _wait(self, ready, what: str) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            for s in self.sentinels:
-                if s.proc and s.proc.poll() is not None:
-                    raise StoreError(f"Sentinel on port {s.port} exited; see {s.log}")
             if ready():
                 return
             time.sleep(0.05)
@@ -247,15 +245,7 @@ class Replication:
     def stop(self) -> None:
         """Stop the Sentinels (first: none may fail over while the nodes go), then the peer proxy."""
         for s in self.sentinels:
-            proc, s.proc = s.proc, None
-            if proc is None or proc.poll() is not None:
-                continue
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            s.store.stop()
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None

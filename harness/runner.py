@@ -39,6 +39,7 @@ from harness.preflight import Plan
 from harness.replication import Replication
 from harness.replies import Replies
 from harness.stores.container import remove_leftovers
+from harness.stores.kinds import store_for
 from harness.topology import node_names
 from protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
@@ -140,7 +141,9 @@ class Run:
             if self.plan.needs_proxy:
                 node.start_proxy(self.run_dir, cfg.run_id, cfg.toxiproxy_url)
         if cfg.topology == "replicated":
-            self.replication = Replication(self.nodes, self.run_dir, cfg.store_bin, cfg.sentinels)
+            self.replication = Replication(  # its Sentinels: stores of the nodes' kind
+                self.nodes, self.run_dir, cfg.sentinels,
+                lambda name, log, role: store_for(cfg, self.run_dir, log, node=name, role=role))
             self.replication.start()
         # A single-endpoint lease reaches the first node, through its proxy if any; a run of
         # several nodes records each node's address for the workers and the checker.

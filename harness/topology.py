@@ -89,8 +89,9 @@ def _check_replicated(cfg, lease_cls, say):
     if sentinels < 1 or sentinels % 2 == 0:
         raise UsageError(f"{say('sentinels', str(sentinels))}: an odd number of Sentinels, so that a majority "
                          "can authorize a failover (e.g. --sentinels 3)")
-    if cfg.backend != "embedded" or cfg.store_url:
-        raise UsageError(f"{say('topology', 'replicated')} runs embedded stores only; drop --backend/--store-url")
+    if cfg.backend not in ("embedded", "docker") or cfg.store_url:
+        raise UsageError(f"{say('topology', 'replicated')} starts its own {1 + replicas} nodes and {sentinels} "
+                         "Sentinels (--backend embedded or docker); drop --backend compose/--store-url")
     if cfg.store_port is not None:
         raise UsageError(f"{say('store_port', str(cfg.store_port))}: each of the {1 + replicas} nodes takes a "
                          "free port; drop --store-port")

@@ -1,6 +1,8 @@
 """Fail over: stop the primary so the Sentinels promote a replica (``--topology replicated``).
 
-The primary is stopped with SIGSTOP, not killed. A stopped primary is what a failover is for — a
+The primary is stopped with SIGSTOP (an embedded node) or ``docker pause`` (a container, under
+``--backend docker``: the cgroup freezer, the container's SIGSTOP), not killed — through its
+store's ``pause``, whose undo goes into the ledger first. A stopped primary is what a failover is for — a
 process, a VM or a link that stops answering without saying so — and it keeps its process, its
 data and its audit connection: when the fault heals it is continued, still believing it is the
 primary, holding the claims it acknowledged, until the Sentinels demote it to a replica of the new
@@ -16,7 +18,8 @@ on the same cut path, see the primary down from the cut on.
 
 Measured, in ``fault_end``:
 
-- ``primary_before``: the node stopped; ``promoted``: the node that answered ``ROLE`` as master
+- ``primary_before``: the node stopped, ``stopped_with``: how (``SIGSTOP``, ``docker pause``);
+  ``promoted``: the node that answered ``ROLE`` as master
   first after the stop (None: no promotion while the primary was stopped);
 - ``promotion_s``: seconds from the stop to that answer; ``stopped_after_s`` and
   ``promoted_after_s``: the stop and the promotion in seconds after the fault's start (its
@@ -24,7 +27,7 @@ Measured, in ``fault_end``:
   ``sentinels_switched_s``: to the first Sentinel naming it (``SENTINEL get-master-addr-by-name``);
 - ``unreplicated_bytes``: the primary's replication offset at the stop less the furthest replica's
   — bytes it acknowledged that no replica had (0: nothing can be lost);
-- ``healed_after_s``: the heal (SIGCONT), in seconds after the fault's start;
+- ``healed_after_s``: the heal (SIGCONT, ``docker unpause``), in seconds after the fault's start;
 - ``rejoined_s``: seconds from the heal until the old primary replicates from the new one
   (None: not within ``REJOIN_WAIT_S``); ``stopped_s``: how long the primary was stopped.
 
@@ -56,17 +59,18 @@ REJOIN_WAIT_S = 15.0
 class Failover(Fault):
     name = "failover"
     order = 55
-    summary = "SIGSTOP the primary so the Sentinels promote a replica (with lag: cut its replication first)"
+    summary = ("SIGSTOP (or docker pause) the primary so the Sentinels promote a replica "
+               "(with lag: cut its replication first)")
     targets = ("primary",)
     default_target = "primary"
     params = (Param("lag", "ms", "lag_ms", "cut the primary's replication this long before stopping it, e.g. 500ms"),)
     store_targets = ("primary",)
     acts = "stops the primary process"
     lasts_ttls = False
-    measures = ("primary_before", "promoted", "promotion_s", "stopped_after_s", "promoted_after_s",
+    measures = ("primary_before", "stopped_with", "promoted", "promotion_s", "stopped_after_s", "promoted_after_s",
                 "healed_after_s", "sentinels_switched_s", "lag_ms",
                 "unreplicated_bytes", "stopped_s", "extended_s", "rejoined_s", "took_effect", "why")
-    undoes = ("sigcont", "toxic")
+    undoes = ("sigcont", "toxic")   # a container's pause writes its store kind's docker-unpause
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
@@ -135,7 +139,8 @@ class Failover(Fault):
         else:
             why = f"no replica was promoted in the {stopped:.3f} s {node.name} was stopped"
         since_start = round(active.started - active.data["begun"], 3)
-        return {"primary_before": node.name, "promoted": promoted, "promotion_s": watch.promotion_s,
+        stopped_with = "docker pause" if node.store.kind == "docker" else "SIGSTOP"
+        return {"primary_before": node.name, "stopped_with": stopped_with, "promoted": promoted, "promotion_s": watch.promotion_s,
                 "stopped_after_s": since_start,
                 "promoted_after_s": round(since_start + watch.promotion_s, 3) if promoted else None,
                 "sentinels_switched_s": watch.sentinels_s, "lag_ms": active.data["lag_ms"],

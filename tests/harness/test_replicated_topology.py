@@ -30,11 +30,25 @@ def test_replicated_defaults_to_a_primary_one_replica_and_three_sentinels():
     ({"topology": "replicated", "lease": "redlock"}, "--lease redlock declares nodes = \"all\", and the replicas"),
     ({"topology": "replicated", "store_port": 7000}, "--store-port 7000: each of the 2 nodes takes a free port"),
     ({"topology": "replicated", "sink": True}, "drop --sink with --topology replicated"),
-    ({"topology": "replicated", "store_url": "redis://127.0.0.1:6379/0"}, "runs embedded stores only"),
+    ({"topology": "replicated", "store_url": "redis://127.0.0.1:6379/0"},
+     "starts its own 2 nodes and 3 Sentinels (--backend embedded or docker); drop --backend compose/--store-url"),
+    ({"topology": "replicated", "backend": "compose"},
+     "starts its own 2 nodes and 3 Sentinels (--backend embedded or docker); drop --backend compose/--store-url"),
 ])
 def test_bad_replicated_settings_are_refused_in_one_line(kw, says):
     message = refused_by_preflight(**kw)
     assert says in message and "\n" not in message
+
+
+def test_the_docker_backend_may_run_the_replicated_topology():
+    """Its nodes and Sentinels are containers (tests/docker/test_docker_replicated.py runs them)."""
+    from harness import topology
+    from harness.preflight import Say
+    from workloads.leases import load_lease
+
+    cfg = topology.check(RunConfig(topology="replicated", backend="docker", lease="token-cas"),
+                         load_lease("token-cas"), Say())
+    assert (cfg.replicas, cfg.sentinels) == (1, 3)
 
 
 def test_primary_and_replica_are_targets_of_a_replicated_run_only():

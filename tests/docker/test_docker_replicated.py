@@ -1,0 +1,116 @@
+"""--topology replicated on the docker backend: the primary, its replica and the three Sentinels
+each a container of the store image; the failover scenario gives the verdict its file states, the
+failover fault freezing the primary's container (``docker pause``) and measuring the promotion as
+on the embedded backend; nothing left afterwards — no container of the run, every port free — and
+a killed harness's containers swept, each one's output in its own log."""
+import json
+import os
+import re
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.stores.container import remove_leftovers
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "failover-loses-claim.toml"
+MEMBERS = ["node1", "node2", "sentinel-1", "sentinel-2", "sentinel-3"]
+
+
+def _listening(port) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _ports(config: dict) -> dict[str, int]:
+    """Every port of the run: each node's own and its peer proxy's, each Sentinel's."""
+    ports = {n["name"]: n["port"] for n in config["store_nodes"]}
+    ports |= {f"peer-{n['name']}": n["peer_port"] for n in config["store_nodes"]}
+    return ports | {f"sentinel-{i}": p for i, p in enumerate(config["sentinel_ports"], 1)}
+
+
+def _own_logs(run_dir: Path, ports: dict[str, int]) -> None:
+    """Each container's output is in its own log: a node's in store-nodeN.log, a Sentinel's in
+    sentinel-K.log, each naming its own port and no other member's."""
+    members = {m: ports[m] for m in MEMBERS}
+    for name, port in members.items():
+        text = (run_dir / (f"store-{name}.log" if name.startswith("node") else f"{name}.log")).read_text()
+        assert f"port={port}." in text, name
+        assert all(f"port={p}." not in text for other, p in members.items() if other != name), name
+    assert "Running mode=sentinel" in (run_dir / "sentinel-1.log").read_text()
+
+
+def _wait_for(predicate, timeout_s=60.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_the_failover_scenario_gives_the_verdict_its_file_states_on_docker(leasecheck, store_image, run_containers):
+    expected = int(re.search(r"Expected: exit (\d)", SCENARIO.read_text()).group(1))
+    r = leasecheck("run", "--scenario", str(SCENARIO), "--backend", "docker")
+    assert r.code == expected == 1, r.out + r.err
+    res, d = r.results, r.run_dir
+    (fault,) = [f for f in res["faults"] if f["fault"] == "failover"]
+    m = fault["measured"]
+    assert fault["took_effect"] is True and m["primary_before"] == "node1" and m["promoted"] == "node2"
+    assert m["stopped_with"] == "docker pause"
+    assert 0 < m["promotion_s"] < 10 and m["unreplicated_bytes"] > 0 and m["lag_ms"] == 800
+    assert m["rejoined_s"] is not None            # unpaused, node1 was made a replica of node2
+    fo = res["failover"]
+    assert fo["lost_in_failover"] >= 1 and fo["early_loss"]["by_cause"]["failover"] >= 1
+    first = fo["examples"][0]
+    assert first["fate"] == "lost_in_failover" and first["cause"] == "failover"
+    assert first["node"] == "node1" and first["promoted"] == "node2" and first["newcomer"] != first["attempt"]
+    assert res["valid"] is False and "lost in failover" in res["reasons"][0] and "cause failover" in res["reasons"][0]
+    witness = (d / "witness.md").read_text()
+    assert "| time (s) | what | node1 | node2 |" in witness
+    assert "A's claim created" in witness and "B's claim created" in witness
+    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == {"node1", "node2"}
+    assert "node1 -> node2 (promoted at" in r.out
+    config = json.loads((d / "config.json").read_text())
+    assert config["backend"] == "docker" and config["topology"] == "replicated"
+    assert run_containers(config["run_id"]) == []
+    ports = _ports(config)
+    assert len(set(ports.values())) == 7 and not any(_listening(p) for p in ports.values())
+    _own_logs(d, ports)
+    assert all("+switch-master" in (d / f"sentinel-{i}.log").read_text() for i in (1, 2, 3))
+
+
+def test_a_killed_harnesss_nodes_and_sentinels_are_swept_each_into_its_own_log(
+        leasecheck, tmp_path, store_image, run_containers):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('name = "docker-replicated"\n[run]\ntopology = "replicated"\nlease = "token-cas"\n'
+                        'workers = 1\nttl = "1s"\njob_duration = "0.2s"\ntime_limit = "60s"\n')
+    proc = leasecheck.popen("run", "--backend", "docker", "--scenario", str(scenario))
+    try:
+        run_dir = _wait_for(lambda: next((tmp_path / "results" / "docker-replicated").glob("*/config.json"),
+                                         None)).parent
+        _wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
+        config = json.loads((run_dir / "config.json").read_text())
+        run_id, ports = config["run_id"], _ports(config)
+        containers = run_containers(run_id)
+        assert sorted(c.labels["leasecheck.node"] for c in containers) == MEMBERS
+        assert sorted(c.name for c in containers) == [f"leasecheck-store-{run_id}-{m}" for m in MEMBERS]
+        assert all(c.attrs["HostConfig"]["NetworkMode"] == "host" for c in containers)
+        assert all(f"--port {ports[c.labels['leasecheck.node']]} --bind 127.0.0.1" in " ".join(c.attrs["Args"])
+                   for c in containers)
+        assert remove_leftovers(run_id=run_id) == []        # its harness is alive: not a leftover
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    # Every run sweeps a dead harness's containers at its start, so a parallel run may get there
+    # first (its removal may still be under way when this one lists them): either way they go,
+    # each one's output in its own log.
+    done = remove_leftovers(run_id=run_id)
+    assert all(line.startswith("removed container") for line in done), done
+    _wait_for(lambda: run_containers(run_id) == [], 10)
+    _wait_for(lambda: not any(_listening(p) for p in ports.values()), 10)   # the peer proxy died with it
+    _own_logs(run_dir, ports)
