@@ -24,7 +24,7 @@ class _Watch:
 def _stop(watch, started_ago_s: float = 0.0):
     healed = []
     ctx = SimpleNamespace(ledger=SimpleNamespace(heal=healed.append), replication=None)
-    node = SimpleNamespace(name="node1")
+    node = SimpleNamespace(name="node1", store=SimpleNamespace(kind="embedded"))
     active = Active(Step(0.0, "failover", "primary", 1.0), [7],
                     started=time.monotonic() - started_ago_s,
                     data={"node": node, "watch": watch, "lag_ms": 0, "unreplicated": 0, "begun": time.monotonic()})
