@@ -1,6 +1,7 @@
 """A run of several store nodes in words, one line per node, for the terminal summary:
 
     node3  31 claims, clock +10 s at 4.0 s for 2.0 s, audit complete
+    node2  12 claims (9 copies of a primary's), audit complete
 
 read from the result alone: each node's claims and audit (``audit.nodes``), the faults aimed at
 it (``faults``: a target naming the node; ``store`` acts on the first node), and the releases
@@ -31,7 +32,11 @@ def lines(result: dict) -> list[str]:
 
 def _claims(a: dict) -> str:
     n = a.get("claims")
-    return "claims unknown" if n is None else f"{n} claim{'' if n == 1 else 's'}"
+    if n is None:
+        return "claims unknown"
+    copies = a.get("copies")      # a replicated run: how many were copies of a primary's claims
+    return f"{n} claim{'' if n == 1 else 's'}" + (f" ({copies} cop{'y' if copies == 1 else 'ies'} of a primary's)"
+                                                   if copies else "")
 
 
 def _audit(a: dict) -> str:

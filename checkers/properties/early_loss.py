@@ -1,8 +1,11 @@
 """Early loss: a claim the store lost before the lease's deadline while another attempt then ran
 the same job breaks the lease's promise and fails the run, whatever `max_overlap` says
-(`checkers/early_loss.py` measures it; its timeline joins the witness)."""
+(`checkers/early_loss.py` measures it; its timeline joins the witness). In a replicated run the
+claims lost in a failover that another attempt then won are early losses with cause ``failover``
+(`checkers/failover.py` measures them from each node's audit), told and drawn as a failover."""
 from __future__ import annotations
 
+from .. import failover
 from ..early_loss import early_losses, witness_markdown
 from ..measure import Measured
 from ..result import Part
@@ -14,10 +17,20 @@ FIELDS = {"early_loss": None}
 def check(m: Measured, found) -> Part:
     digest = m.digest
     found_ = early_losses(m.jobs, digest.promises, m.claims, digest.ttl_ms)
+    fo = failover.measured(m)
+    if fo is not None:
+        found_.losses = sorted(found_.losses + failover.early_losses(fo.lost, digest.ttl_ms or 0),
+                               key=lambda x: x.newcomer_start)
     part = Part({"early_loss": found_.to_dict()})
     if not found_.losses:
         return part
     first = found_.losses[0]
+    if first.cause == "failover":
+        lost, when = fo.story(first)
+        part.failures.append(failover.reason(lost, when, sum(x.cause == "failover" for x in found_.losses)))
+        names = [n.get("name") for n in m.config.get("store_nodes") or []]
+        part.witness.append({"kind": "failover", "markdown": failover.witness_markdown(lost, when, names)})
+        return part
     causes = ", ".join(f"{c.replace('_', ' ')} {n}" for c, n in part.fields["early_loss"]["by_cause"].items() if n)
     part.failures.append(
         f"{len(found_.losses)} claim(s) lost before the lease's deadline while another attempt "

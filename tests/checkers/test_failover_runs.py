@@ -19,7 +19,12 @@ def test_a_claim_acknowledged_during_the_cut_is_lost_in_failover_and_fails_the_r
     assert f["failovers"][0]["stopped_s"] < f["failovers"][0]["promoted_s"]
     (lost,) = f["examples"]
     assert (lost["node"], lost["promoted"], lost["fate"], lost["cause"]) == ("node1", "node2", "lost_in_failover", "failover")
-    assert lost["created_s"] < f["failovers"][0]["stopped_s"] < lost["newcomer_won_s"] < lost["deadline_s"]
+    assert lost["created_s"] < f["failovers"][0]["stopped_s"] < lost["newcomer_won_s"] < lost["held_until_s"]
+    # counted where every fate and every cause is: one claim lost in failover, one early loss by failover
+    assert r["claims"]["lost_in_failover"] == 1 and r["early_loss"]["count"] == r["early_loss"]["by_cause"]["failover"] == 1
+    assert r["early_loss"]["first"][0]["holder"] == lost["attempt"]
+    assert r["early_loss"]["first"][0]["newcomer_start_s"] == lost["newcomer_won_s"]
+    assert "failover 1" in r["diagnosis"][0]
     assert r["witness"]["kind"] == "failover"        # the first violation's witness
     assert "| time (s) | what | node1 | node2 |" in r["witness"]["markdown"]
     assert "mutual_exclusion" not in r          # a replicated run is judged by `failover`
@@ -27,8 +32,10 @@ def test_a_claim_acknowledged_during_the_cut_is_lost_in_failover_and_fails_the_r
 
 def test_the_same_failover_without_the_cut_loses_nothing():
     r = check_run(RUNS / "failover-nolag-ok")
-    assert r["valid"] is True and r["failover"]["lost_in_failover"] == 0
-    assert r["failover"]["failovers"][0]["promoted"] == "node2" and r["failover"]["claims_per_node"]["node2"] >= 1
+    assert r["valid"] is True and r["claims"]["lost_in_failover"] == 0 and r["early_loss"]["count"] == 0
+    assert r["failover"]["failovers"][0]["promoted"] == "node2" and r["failover"]["examples"] == []
+    node2 = r["audit"]["nodes"]["node2"]
+    assert node2["claims"] - node2["copies"] >= 1 and node2["copies"] >= 1
     assert r["audit"]["complete"] is True
 
 
@@ -40,7 +47,7 @@ def test_a_replicas_copies_come_from_its_primarys_peer_address_and_are_no_lost_a
     audit, samples = open_node_audits(run, config)["node2"]
     m = measure(only_node(events, "node2"), audit, config, samples)
     copy = m.model.claims[0]                    # node1's first claim, as node2 applied it
-    assert copy.owner is None and copy.token and m.problems == []
+    assert copy.copy and copy.owner is None and copy.token and m.problems == []
     # Without the peer addresses the same line is an unattributed create, reported as a problem.
     bare = dict(config, store_nodes=[{k: v for k, v in n.items() if k != "peer_port"} for n in config["store_nodes"]])
     audit, samples = open_node_audits(run, bare)["node2"]
