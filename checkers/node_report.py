@@ -4,8 +4,10 @@
     node2  12 claims (9 copies of a primary's), audit complete
 
 read from the result alone: each node's claims and audit (``audit.nodes``), the faults aimed at
-it (``faults``: a target naming the node; ``store`` acts on the first node), and the releases
-there that removed another attempt's claim (``mutual_exclusion.foreign_releases_per_node``).
+it (``faults``: a target naming the node, or a role's target that acted on it — ``node``;
+``store`` acts on the first node), and the releases
+there that removed another attempt's claim (``mutual_exclusion.foreign_releases_per_node``; in a
+replicated run the node of each in ``foreign_releases_first``).
 """
 from __future__ import annotations
 
@@ -16,13 +18,17 @@ def lines(result: dict) -> list[str]:
     if not nodes:
         return []
     foreign = (result.get("mutual_exclusion") or {}).get("foreign_releases_per_node") or {}
+    if not foreign:   # a replicated run lists each foreign release with its node
+        for f in result.get("foreign_releases_first") or []:
+            if f.get("node"):
+                foreign[f["node"]] = foreign.get(f["node"], 0) + 1
     width = max(len(name) for name in nodes)
     first = next(iter(nodes))
     out = []
     for name, a in nodes.items():
         said = [_claims(a)]
         said += [_fault(f) for f in result.get("faults") or []
-                 if f.get("target") == name or (f.get("target") == "store" and name == first)]
+                 if name in (f.get("target"), f.get("node")) or (f.get("target") == "store" and name == first)]
         if foreign.get(name):
             said.append(f"{foreign[name]} foreign release(s)")
         said.append(_audit(a))
