@@ -1,5 +1,7 @@
-"""Two real replicated runs, saved (tests/checkers/replicated): the failover scenario, whose cut
-lost an acknowledged claim, and the same scenario without the cut. Checked from their files alone."""
+"""Real replicated runs, saved (tests/checkers/replicated): the failover scenario, whose cut lost
+an acknowledged claim; the same scenario without the cut; and naive-del across a failover without
+a cut (its scenario file beside it), whose release on the promoted node deleted another attempt's
+claim there. Checked from their files alone."""
 import json
 from pathlib import Path
 
@@ -53,3 +55,20 @@ def test_a_replicas_copies_come_from_its_primarys_peer_address_and_are_no_lost_a
     audit, samples = open_node_audits(run, bare)["node2"]
     m = measure(only_node(events, "node2"), audit, bare, samples)
     assert any("created by an unattributed command" in p for p in m.problems)
+
+
+def test_a_release_on_the_promoted_node_that_deletes_another_attempts_copy_is_a_foreign_release():
+    """naive-del, no cut (scenario.toml beside the run): the first holder's claim expires during its
+    7.5 s job, the other worker claims on node1, which replicates it; node1 is stopped, node2
+    promoted; the first holder's DEL then reaches node2 and deletes the other's claim, a copy there."""
+    r = check_run(RUNS / "failover-naive-del-foreign-bad")
+    assert r["valid"] is False and r["foreign_releases"] == 2
+    first = r["foreign_releases_first"][0]
+    assert (first["attempt"], first["victim"], first["node"], first["command"]) == ("w0.s0.0", "w1.s0.99", "node2", "DEL")
+    assert r["reasons"][0].startswith("2 foreign release(s): the first is attempt w0.s0.0's DEL on node2 "
+                                      "(audit-node2.log line 164, 7.531 s)")
+    assert r["reasons"][0].endswith("(its copy there, replicated from the primary)")
+    assert r["failover"]["failovers"][0]["promoted_s"] < first["time_s"]       # after the promotion
+    assert r["witness"]["kind"] == "foreign_release" and "its copy, replicated" in r["witness"]["summary"]
+    assert r["claims"]["foreign_release"] == 2 and r["claims"]["lost_in_failover"] == 0
+    assert r["audit"]["nodes"]["node2"]["copies"] == 2
