@@ -28,12 +28,20 @@ def lines(result: dict) -> list[str]:
     for name, a in nodes.items():
         said = [_claims(a)]
         said += [_fault(f) for f in result.get("faults") or []
-                 if name in (f.get("target"), f.get("node")) or (f.get("target") == "store" and name == first)]
+                 if _on(f, name, first)]
         if foreign.get(name):
             said.append(f"{foreign[name]} foreign release(s)")
         said.append(_audit(a))
         out.append(f"{name.ljust(width)}  {', '.join(said)}")
     return out
+
+
+def _on(f: dict, name: str, first: str) -> bool:
+    """Did fault ``f`` act on node ``name``? The node it recorded (a role's target, or ``store``
+    in a replicated run: the primary then), else the node its target names; ``store``: the first."""
+    if f.get("node"):
+        return f["node"] == name
+    return f.get("target") == name or (f.get("target") == "store" and name == first)
 
 
 def _claims(a: dict) -> str:

@@ -113,12 +113,18 @@ def open_node_audits(run_dir, config: dict) -> dict[str, tuple[AuditStream | Non
     return out
 
 
-def only_node(events, node: str) -> list[dict]:
+def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
     """The history as one node saw it: every ``sent`` list cut down to the commands sent to
     ``node``, and every lease call's outcome unknown (``info``). A multi-node call's result is
     not any one node's: an acquire that won a majority may have found the key taken here, one
     that lost may have created it here — so the store model must judge each node's commands by
     that node's audit alone, never by the call's result.
+
+    With ``one_endpoint`` (``--topology replicated``: a lease talks to whichever node is primary)
+    a call whose every command went to ``node`` keeps its outcome: its result is that node's
+    answer, which the store model relies on where the audit alone cannot decide (an expiry's
+    edge, an eviction window). A call that reached two nodes (retried after a failover) is
+    unknown on both.
 
     A ``late_sent`` event (a command the lease's own thread sent after its call returned,
     ``harness.connection``) joins the ``sent`` list of the call that sent it, named by attempt,
@@ -143,12 +149,13 @@ def only_node(events, node: str) -> list[dict]:
                 else:
                     early.setdefault(which, []).extend(mine)
                 continue
+            here = one_endpoint and bool(mine) and len(mine) == sum(isinstance(x, list) and bool(x) for x in sent)
             e = dict(e, sent=mine)
             if kind in (OK, FAIL, INFO):
                 which = call + (invoked.pop(call, None),)
                 e["sent"] = mine + early.pop(which, [])
                 done[which] = len(out)
-            if kind in (OK, FAIL):
+            if kind in (OK, FAIL) and not here:
                 e["type"] = INFO
                 e.pop("value", None)
         out.append(e)
@@ -169,7 +176,8 @@ def measure_nodes(events, audits: dict, config: dict) -> list[NodeMeasure]:
 
 
 def _measure_node(events, name: str, audit, samples, config: dict, copy_owner=None) -> NodeMeasure:
-    m = measure(only_node(events, name), audit, config, samples, copy_owner=copy_owner)
+    m = measure(only_node(events, name, config.get("topology") == "replicated"), audit, config, samples,
+                copy_owner=copy_owner)
     return NodeMeasure(name, m.model.claims, m.model.foreign, m.clock, m.audit.complete,
                        m.audit.lines, m.joined.unattributed, [f"{name}: {p}" for p in m.problems],
                        [f"{name}: {d}" for d in m.joined.disagreements + m.model.disagreements], m.model)

@@ -116,3 +116,18 @@ def test_another_attempts_release_of_the_holders_copy_on_the_promoted_node_is_a_
     assert r["claims"]["foreign_release"] == 1 and r["claims"]["expired_while_held"] == 1
     assert sum(r["claims"].values()) == 2
     assert r["audit"]["nodes"]["node2"]["copies"] == 2 and r["problems"] == []
+
+
+def test_on_one_endpoint_a_call_that_reached_one_node_keeps_its_outcome_there():
+    events = _history()
+    release = lambda ev: [e for e in ev if e.get("attempt") == "b.s0.0" and e.get("f") == "release" and "sent" in e]
+    (kept,) = release(only_node(events, "node2", one_endpoint=True))
+    assert kept["type"] == "ok" and kept["value"] is True and kept["sent"] == [["b.s0.c1@node2", 0, "DEL"]]
+    (unknown,) = release(only_node(events, "node2"))                  # redlock: a majority's result
+    assert unknown["type"] == "info" and "value" not in unknown
+    # A call retried on the new primary after a failover reached both nodes: unknown on each.
+    both = [dict(e, sent=[["b.s0.c0@node1", 1, "DEL"], ["b.s0.c1@node2", 0, "DEL"]]) if e in release(events) else e
+            for e in events]
+    for node in ("node1", "node2"):
+        (call,) = release(only_node(both, node, one_endpoint=True))
+        assert call["type"] == "info" and len(call["sent"]) == 1
