@@ -1,4 +1,5 @@
-"""A run of several store nodes in words, one line per node, for the terminal summary:
+"""A run of several store nodes in words, for the terminal summary and report.html: one line per
+node (`lines`), and a replicated run's failovers (`failover_line`):
 
     node3  31 claims, clock +10 s at 4.0 s for 2.0 s, audit complete
     node2  12 claims (9 copies of a primary's), audit complete
@@ -10,6 +11,8 @@ there that removed another attempt's claim (``mutual_exclusion.foreign_releases_
 replicated run the node of each in ``foreign_releases_first``).
 """
 from __future__ import annotations
+
+from typing import Callable
 
 
 def lines(result: dict) -> list[str]:
@@ -84,3 +87,22 @@ def _num(x: float, signed: bool = False) -> str:
     """``+10``, ``+2.731``: at most three decimals, no trailing zeros."""
     text = f"{x:+.3f}" if signed else f"{x:.3f}"
     return text.rstrip("0").rstrip(".")
+
+
+def failover_line(result: dict, mark: Callable[[str], str] = str) -> str | None:
+    """``node1 -> node2 (promoted at 4.149 s); 1 claim(s) lost in failover, 1 then held by another
+    attempt (early loss, cause failover)`` for a replicated run (None for others): the failovers
+    from the ``failover`` field, the counts where every claim fate and early-loss cause is counted
+    (``claims``, ``early_loss``). ``mark`` wraps what went wrong (the terminal colours it)."""
+    fo = result.get("failover")
+    if not fo:
+        return None
+    moves = "; ".join(f"{f['primary_before']} -> {f['promoted'] or 'nobody'}"
+                      + (f" (promoted at {f['promoted_s']:.3f} s)" if f.get("promoted_s") is not None else "")
+                      for f in fo.get("failovers") or []) or "no failover happened"
+    lost = (result.get("claims") or {}).get("lost_in_failover", 0)
+    early = ((result.get("early_loss") or {}).get("by_cause") or {}).get("failover", 0)
+    if not lost:
+        return f"{moves}; no acknowledged claim lost"
+    return (f"{moves}; " + mark(f"{lost} claim(s) lost in failover")
+            + (", " + mark(f"{early} then held by another attempt (early loss, cause failover)") if early else ""))

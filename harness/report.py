@@ -139,16 +139,5 @@ def _found_nothing(outcomes: dict, total: int, first: list) -> str:
 
 
 def _failover(result: dict) -> str:
-    """``node1 -> node2 (promoted at 4.149 s); 1 claim lost in failover, 1 then held by another``:
-    the failovers from the ``failover`` field, the counts where every claim fate and early-loss
-    cause is counted (``claims``, ``early_loss``)."""
-    fo = result["failover"]
-    moves = "; ".join(f"{f['primary_before']} -> {f['promoted'] or 'nobody'}"
-                      + (f" (promoted at {f['promoted_s']:.3f} s)" if f.get("promoted_s") is not None else "")
-                      for f in fo.get("failovers") or []) or "no failover happened"
-    lost = (result.get("claims") or {}).get("lost_in_failover", 0)
-    early = ((result.get("early_loss") or {}).get("by_cause") or {}).get("failover", 0)
-    if not lost:
-        return f"{moves}; no acknowledged claim lost"
-    return (f"{moves}; [red]{lost} claim(s) lost in failover[/]"
-            + (f", [red]{early} then held by another attempt (early loss, cause failover)[/]" if early else ""))
+    """The failover line (`node_report.failover_line`), what was lost in red."""
+    return node_report.failover_line(result, lambda said: f"[red]{said}[/]") or ""
