@@ -5,8 +5,8 @@ Under replication the store's truth at a moment is the node that is primary then
 seconds after the fault's start) hands that role to a replica, which has only what reached it by
 replication. A replica's ``MONITOR`` shows the commands it applies from its primary (from the
 replication link's address, which no lease call sent: an unattributed line), so its audit,
-modelled like any node's (``checkers.nodes``), holds a copy of every claim that reached it — with
-no owner, but with the value it was created with.
+modelled like any node's (``checkers.nodes``), holds a copy of every claim that reached it, with
+the value it was created with and, as its owner, the attempt whose create wrote that value.
 
 A claim is ``lost_in_failover`` when
 
