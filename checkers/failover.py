@@ -25,15 +25,16 @@ A's value; B wins the key on node2 at 5.21 s, before A's deadline at 7.13 s: A's
 in the failover, and A and B both held the key from 5.21 s.
 
 Where the results put it: ``lost_in_failover`` is a claim fate like the others, counted in
-results.json's ``claims`` (`claim_fates`: each claim created by a lease call counted once, a claim
-live at a failover followed to its copy on the promoted node, whose fate there is its fate), and
+results.json's ``claims`` (`resolved_claims`: each claim created by a lease call counted once, a
+claim live at a failover followed to its copy on the promoted node, whose fate there is its fate;
+the overlaps' causes and the losses while held come from them too), and
 ``failover`` a cause of ``early_loss`` (`early_losses`), judged there; the ``failover`` field keeps
 what only a failover has: who was promoted when, and the lost claims themselves.
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .claims import FATES, Claim
 from .early_loss import EarlyLoss, allowance_ms
@@ -147,31 +148,53 @@ def copy_of(c: Claim, new, fo: Failover) -> Claim | None:
     return found[-1] if found else None
 
 
-def claim_fates(nodes, fos: list[Failover], lost: list[Lost]) -> dict[str, int]:
-    """Claims per fate (`claims.FATES`) in a replicated run: every claim a lease call created, on
-    whichever node, counted once — copies are not claims of their own. A claim still there when
-    its node was stopped in a failover has the fate of its copy on the promoted node (followed
-    through later failovers the same way); with no copy there, it was ``lost_in_failover`` when
-    its create was acknowledged, ``unknown`` when the promoted node's audit is missing or
-    incomplete, and otherwise (a create whose acquire never returned True) its fate on its node."""
+def resolved_claims(nodes, fos: list[Failover], lost: list[Lost]) -> list[Claim]:
+    """Every claim a lease call created in a replicated run, on whichever node, once — copies are
+    not claims of their own — with its fate across failovers and its times on the history clock
+    (``created``/``ended`` in history seconds: the nodes' store clocks differ), what the claim
+    fates, the overlaps' causes and the losses while held are measured from.
+
+    A claim still there when its node was stopped in a failover has the fate of its copy on the
+    promoted node (followed through later failovers the same way); with no copy there, it was
+    ``lost_in_failover`` (ended at the promotion) when its create was acknowledged, ``unknown``
+    when the promoted node's audit is missing or incomplete, and otherwise (a create whose
+    acquire never returned True) its fate on its node."""
     by_name = {n.name: n for n in nodes}
-    lost_ids = {(x.node, x.claim.id) for x in lost if x.claim is not None}
+    lost_at = {(x.node, x.claim.id): fo.promoted for x in lost if x.claim is not None
+               for fo in fos if fo.n == x.failover}
     order = sorted((f for f in fos if f.promoted is not None), key=lambda f: f.start)
 
-    def fate(c: Claim, node, after: int | None) -> str:
-        if (node.name, c.id) in lost_ids:
-            return "lost_in_failover"
+    def end(c: Claim, node, after: int | None) -> tuple[str, int | None, Claim]:
+        """(fate, history ns it ended, the claim it ended as)."""
+        if (node.name, c.id) in lost_at:
+            return "lost_in_failover", lost_at[(node.name, c.id)], c
         for fo in order:
             if fo.old != node.name or (after is not None and fo.start <= after) or not live_at(c, node, fo.stopped):
                 continue
             new = by_name.get(fo.new)
             if new is None or not new.complete:
-                return "unknown"
+                return "unknown", None, c
             copy = copy_of(c, new, fo)
-            return fate(copy, new, fo.start) if copy is not None else c.fate or "unknown"
-        return c.fate or "unknown"
+            if copy is not None:
+                return end(copy, new, fo.start)
+            break
+        return c.fate or "unknown", node.clock.to_history_ns(c.ended) if c.ended is not None else None, c
 
-    counts = Counter(fate(c, n, None) for n in nodes for c in n.claims if not c.copy)
+    out = []
+    for n in nodes:
+        for c in n.claims:
+            if c.copy:
+                continue
+            fate, ended, last = end(c, n, None)
+            out.append(replace(c, fate=fate, created=n.clock.to_history_ns(c.created) / 1e9,
+                               ended=ended / 1e9 if ended is not None else None,
+                               gone_ns=last.gone_ns, gone_op=last.gone_op))
+    return out
+
+
+def claim_fates(claims: list[Claim]) -> dict[str, int]:
+    """Claims per fate (`claims.FATES`), every fate present."""
+    counts = Counter(c.fate for c in claims)
     return {f: counts.get(f, 0) for f in FATES}
 
 
@@ -197,7 +220,11 @@ class FailoverMeasure:
     for the properties that report them (`measured`)."""
     failovers: list[Failover]
     lost: list[Lost]
-    fates: dict[str, int] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)   # `resolved_claims`: times in history seconds
+
+    @property
+    def fates(self) -> dict[str, int]:
+        return claim_fates(self.claims)
 
     def story(self, loss: EarlyLoss) -> tuple[Lost, Failover]:
         """The lost claim behind an early loss with cause failover, and its failover."""
@@ -213,7 +240,7 @@ def measured(m) -> FailoverMeasure | None:
     if getattr(m, "failover", None) is None:
         fos = failovers(m.faults() or [])
         lost = lost_in_failover(m.nodes, fos, m.events, float(m.config.get("ttl_ms") or 0))
-        m.failover = FailoverMeasure(fos, lost, claim_fates(m.nodes, fos, lost))
+        m.failover = FailoverMeasure(fos, lost, resolved_claims(m.nodes, fos, lost))
     return m.failover
 
 

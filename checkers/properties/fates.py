@@ -2,7 +2,7 @@
 the history's sent lists, a claim that could not be followed, a key lost after an eviction leave
 the verdict unknown. Without the audit no claim is known. In a replicated run the claims are
 those the lease calls created on any node, each followed across failovers to its copy on the
-promoted node (`failover.claim_fates`; ``lost_in_failover`` when that node never had it)."""
+promoted node (`failover.resolved_claims`; ``lost_in_failover`` when that node never had it)."""
 from __future__ import annotations
 
 from .. import failover

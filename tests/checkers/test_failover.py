@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from checkers.claims import FATES, Claim
 from checkers.clock import StoreClock
 from checkers.early_loss import Promises
-from checkers.failover import claim_fates, failovers, lost_in_failover
+from checkers.failover import claim_fates, failovers, lost_in_failover, resolved_claims
 from checkers.nodes import NodeMeasure
 from checkers.properties import PROPERTIES
 from checkers.properties import early_loss as early_prop
@@ -157,15 +157,15 @@ def test_a_claim_live_at_the_stop_has_the_fate_of_its_copy_on_the_promoted_node(
     nodes = [_node("node1", node1), _node("node2", node2)]
     fos = failovers([_fault()])
     # two claims (the copy is no claim of its own), A's with its copy's fate
-    assert claim_fates(nodes, fos, []) == dict.fromkeys(FATES, 0) | {"released_by_holder": 2}
+    assert claim_fates(resolved_claims(nodes, fos, [])) == dict.fromkeys(FATES, 0) | {"released_by_holder": 2}
     # the promoted node's audit cut short: A's claim cannot be followed
     nodes[1].complete = False
-    assert claim_fates(nodes, fos, []) == dict.fromkeys(FATES, 0) | {"released_by_holder": 1, "unknown": 1}
+    assert claim_fates(resolved_claims(nodes, fos, [])) == dict.fromkeys(FATES, 0) | {"released_by_holder": 1, "unknown": 1}
 
 
 def test_a_claim_gone_before_the_stop_keeps_its_own_fate():
     nodes = _nodes(a_released_at=3.2)
-    assert claim_fates(nodes, failovers([_fault()]), []) == dict.fromkeys(FATES, 0) | {"released_by_holder": 2}
+    assert claim_fates(resolved_claims(nodes, failovers([_fault()]), [])) == dict.fromkeys(FATES, 0) | {"released_by_holder": 2}
 
 
 def test_a_failover_that_promoted_nobody_is_a_doubt():

@@ -27,6 +27,10 @@ def test_a_claim_acknowledged_during_the_cut_is_lost_in_failover_and_fails_the_r
     assert r["early_loss"]["first"][0]["holder"] == lost["attempt"]
     assert r["early_loss"]["first"][0]["newcomer_start_s"] == lost["newcomer_won_s"]
     assert "failover 1" in r["diagnosis"][0]
+    # ... and it is what let the newcomer in: the overlap's cause, the loss while held, in words
+    assert r["overlap"]["causes"]["failover"] == r["overlap"]["count"] == 1
+    assert r["lost_while_held"]["failover"] == 1 and sum(r["lost_while_held"].values()) == 1
+    assert r["diagnosis"][1].startswith("1 claim was lost in a failover before its holder released it")
     assert r["witness"]["kind"] == "failover"        # the first violation's witness
     assert "| time (s) | what | node1 | node2 |" in r["witness"]["markdown"]
     assert "mutual_exclusion" not in r          # a replicated run is judged by `failover`

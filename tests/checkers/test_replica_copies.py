@@ -116,6 +116,8 @@ def test_another_attempts_release_of_the_holders_copy_on_the_promoted_node_is_a_
     assert r["claims"]["foreign_release"] == 1 and r["claims"]["expired_while_held"] == 1
     assert sum(r["claims"].values()) == 2
     assert r["audit"]["nodes"]["node2"]["copies"] == 2 and r["problems"] == []
+    # why claims were lost while held, across the nodes: A's by B's release, B's by its deadline
+    assert {k: v for k, v in r["lost_while_held"].items() if v} == {"foreign_release": 1, "deadline_passed": 1}
 
 
 def test_on_one_endpoint_a_call_that_reached_one_node_keeps_its_outcome_there():
