@@ -204,7 +204,8 @@ def witness_markdown(loss: EarlyLoss, clock: StoreClock | None, faults: list[dic
     for f in faults:
         start = f.get("start_s")
         if start is not None and loss.promised_from / 1e9 - 1 <= start <= loss.deadline / 1e9:
-            rows.append((start, "", "", f"{f.get('fault')}:{f.get('target')} {_size(f)}", ""))
+            node = f" ({f['node']})" if f.get("node") else ""     # a role's target: the node it acted on
+            rows.append((start, "", "", f"{f.get('fault')}:{f.get('target')}{node} {_size(f)}", ""))
     rows.append((loss.newcomer_start / 1e9, "still working, within its lease",
                  "wins its own conditional create, starts the same job", "", "B's claim"))
     rows.append((loss.deadline / 1e9, "its deadline only now", "still working", "", ""))

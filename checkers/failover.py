@@ -37,7 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from .claims import FATES, Claim
-from .early_loss import EarlyLoss, allowance_ms
+from .early_loss import EarlyLoss, EarlyLossResult, allowance_ms
+from .early_loss import early_losses as store_early_losses
 from .mutual_exclusion import Hold, holds
 
 # A replicated create and the promotion are seen on two clocks (the new primary's store clock
@@ -212,6 +213,22 @@ def early_losses(lost: list[Lost], ttl_ms: float) -> list[EarlyLoss]:
         out.append(EarlyLoss(x.attempt, x.newcomer.attempt, x.hold.key, x.claim, "failover", since, deadline,
                              x.newcomer.start))
     return out
+
+
+def node_early_losses(nodes, runs, promises, ttl_ms: float | None) -> tuple[EarlyLossResult, dict[int, object]]:
+    """The early losses each node shows as one store would (`early_loss.early_losses`): a holder's
+    claim and the newcomer's both created on that node by lease calls — a clock jump or an
+    eviction on the primary of the moment. A replica's copies are left out (what a replica does to
+    them follows its primary, whose own claims show it). Returns them with the node of each
+    (by the claim's ``id()``, for its store clock)."""
+    out, where = EarlyLossResult(), {}
+    for n in nodes:
+        found = store_early_losses(runs, promises, [c for c in n.claims if not c.copy], ttl_ms)
+        out.losses += found.losses
+        out.undecided += found.undecided
+        where.update({id(x.claim): n for x in found.losses})
+    out.losses.sort(key=lambda x: x.newcomer_start)
+    return out, where
 
 
 @dataclass

@@ -133,3 +133,44 @@ def test_on_one_endpoint_a_call_that_reached_one_node_keeps_its_outcome_there():
     for node in ("node1", "node2"):
         (call,) = release(only_node(both, node, one_endpoint=True))
         assert call["type"] == "info" and len(call["sent"]) == 1
+
+
+def _jump_history() -> list[dict]:
+    """No failover: A claims on node1 at 0.1 s (1 s TTL) and works until 0.9 s; node1's clock jumps
+    +2 s at 0.3 s, so A's claim expires there at once; B's SET NX at 0.4 s wins on node1."""
+    ev = [{"time": 0, "process": "harness", "type": "run_start", "config": CONFIG}]
+    ev += _call("a.s0.0", "acquire", 100, 102, True, [["a.s0.c0@node1", 0, "SET"]]) + _job("a.s0.0", 103, 900)
+    ev.append({"time": 300 * MS, "process": "nemesis", "type": "fault_start", "fault": "clock", "target": "primary",
+               "n": 0, "requested": {"duration_s": 1.0, "size": 2.0}, "node": "node1"})
+    ev += _call("b.s0.0", "acquire", 400, 402, True, [["b.s0.c0@node1", 0, "SET"]]) + _job("b.s0.0", 403, 600)
+    ev.sort(key=lambda e: e["time"])
+    for i, e in enumerate(ev):
+        e["index"] = i
+    return ev
+
+
+def _jump_nodes() -> dict:
+    conn = '"ECHO" "leasecheck:conn:{}"'
+    a_set, b_set = f'"SET" "{KEY}" "tokA" "NX" "PX" "1000"', f'"SET" "{KEY}" "tokB" "NX" "PX" "1000"'
+    node1 = [(0.1, 5001, conn.format("a.s0.c0@node1")), (0.101, 5001, a_set),
+             (2.4, 5002, conn.format("b.s0.c0@node1")), (2.401, 5002, b_set)]        # node1's clock: +2 s
+    node2 = [(0.1015, NODE1_PEER, f'"SET" "{KEY}" "tokA" "PX" "1000"'),
+             (0.4015, NODE1_PEER, f'"SET" "{KEY}" "tokB" "PX" "1000"')]             # over A's live copy
+    flat = [{"time": 0, "store_us": round(BASE * 1e6)}, {"time": 2000 * MS, "store_us": round((BASE + 2) * 1e6)}]
+    jumped = [{"time": 0, "store_us": round(BASE * 1e6)}, {"time": 250 * MS, "store_us": round((BASE + 0.25) * 1e6)},
+              {"time": 350 * MS, "store_us": round((BASE + 2.35) * 1e6)}]
+    return {"node1": (_audit(node1), jumped), "node2": (_audit(node2), flat)}
+
+
+def test_a_clock_jump_on_the_primary_is_an_early_loss_as_on_one_store_and_the_replicas_copies_add_nothing():
+    r = check(_jump_history(), None, CONFIG, nodes=_jump_nodes())
+    assert r["valid"] is False
+    early = r["early_loss"]
+    assert early["count"] == 1 and early["by_cause"]["clock_jump"] == 1 and early["undecided"] == 0
+    (first,) = early["first"]
+    assert (first["holder"], first["newcomer"], first["cause"]) == ("a.s0.0", "b.s0.0", "clock_jump")
+    assert r["reasons"][0].startswith("1 claim(s) lost before the lease's deadline while another attempt then ran "
+                                      "the same job (clock jump 1)")
+    assert r["witness"]["kind"] == "early_loss" and "clock:primary (node1) jumps +2.000 s" in r["witness"]["markdown"]
+    assert first["newcomer_start_s"] == 0.403 and first["deadline_s"] == 1.088
+    assert sum(r["claims"].values()) == 2 and r["failover"]["failovers"] == []    # the copies are no claims
