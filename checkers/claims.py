@@ -36,7 +36,7 @@ Every create of an absent key is a claim, owned by the creating command's attemp
   proves it removed something;
 - `lost_in_restart`: live when the store restarted (a `# restart` record): volatile, it came back
   empty;
-- `lost_in_failover` (``--topology replicated`` only, sealed by `failover.resolved_claims` across the
+- `lost_in_failover` (``--topology replicated`` only, sealed by `replicated.resolved_claims` across the
   nodes, never here): acknowledged by a primary that was stopped, and never had by the replica
   promoted in its place;
 - `unknown`: it cannot be followed: removed by an unattributed command, owned by nobody known,

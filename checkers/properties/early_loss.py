@@ -7,7 +7,7 @@ node's own claims show the other causes as one store would (a clock jump, an evi
 primary)."""
 from __future__ import annotations
 
-from .. import failover
+from .. import failover, replicated
 from ..early_loss import early_losses, witness_markdown
 from ..measure import Measured
 from ..result import Part
@@ -20,9 +20,9 @@ def check(m: Measured, found) -> Part:
     digest = m.digest
     found_ = early_losses(m.jobs, digest.promises, m.claims, digest.ttl_ms)
     clock_of = {}     # a replicated run: the node (its store clock) of each loss a node showed
-    fo = failover.measured(m)
+    fo = replicated.measured(m)
     if fo is not None:
-        found_, clock_of = failover.node_early_losses(m.nodes, m.jobs, digest.promises, digest.ttl_ms)
+        found_, clock_of = replicated.node_early_losses(m.nodes, m.jobs, digest.promises, digest.ttl_ms)
         found_.losses = sorted(found_.losses + failover.early_losses(fo.lost, digest.ttl_ms or 0),
                                key=lambda x: x.newcomer_start)
     part = Part({"early_loss": found_.to_dict()})

@@ -8,7 +8,7 @@ short on a node, or a failover that promoted nobody, leaves the verdict unknown.
 topologies (the field is left out of results.json)."""
 from __future__ import annotations
 
-from .. import failover
+from .. import replicated
 from ..measure import Measured
 from ..result import OMITTED, Part
 
@@ -23,7 +23,7 @@ def applies(m: Measured) -> bool:
 
 
 def check(m: Measured, found) -> Part:
-    fo = failover.measured(m)
+    fo = replicated.measured(m)
     if fo is None:
         return Part()
     fos, lost = fo.failovers, fo.lost

@@ -2,10 +2,10 @@
 the history's sent lists, a claim that could not be followed, a key lost after an eviction leave
 the verdict unknown. Without the audit no claim is known. In a replicated run the claims are
 those the lease calls created on any node, each followed across failovers to its copy on the
-promoted node (`failover.resolved_claims`; ``lost_in_failover`` when that node never had it)."""
+promoted node (`replicated.resolved_claims`; ``lost_in_failover`` when that node never had it)."""
 from __future__ import annotations
 
-from .. import failover
+from .. import replicated
 from ..claims import FATES
 from ..measure import Measured
 from ..result import Part
@@ -16,7 +16,7 @@ CERTAINTY = ("claims",)
 
 
 def check(m: Measured, found) -> Part:
-    fo = failover.measured(m)
+    fo = replicated.measured(m)
     if fo is not None:
         return _replicated(m, fo.fates)
     if m.model is None:

@@ -1,10 +1,10 @@
 """Overlap: runs of the same job at once, from the history (`checkers/overlap.py`), with why
 each happened and why claims were lost while held (`causes`; in a replicated run from its claims
-across the nodes, `failover.resolved_claims`). Fails the run only above `config["max_overlap"]`
+across the nodes, `replicated.resolved_claims`). Fails the run only above `config["max_overlap"]`
 when that is set."""
 from __future__ import annotations
 
-from .. import failover
+from .. import replicated
 from ..causes import lost_while_held, overlap_causes
 from ..measure import Measured
 from ..overlap import overlap
@@ -22,7 +22,7 @@ def check(m: Measured, found) -> Part:
     ov = overlap(jobs, end)
     # Without the audit there are no claims: every overlap's cause is "unknown".
     to_history = m.to_history()
-    fo = failover.measured(m)
+    fo = replicated.measured(m)
     if fo is not None:      # a replicated run: its claims across the nodes, times in history seconds
         claims, to_history = fo.claims, _seconds_to_ns
     windows = m.windows()

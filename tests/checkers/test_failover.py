@@ -6,7 +6,8 @@ from types import SimpleNamespace
 from checkers.claims import FATES, Claim
 from checkers.clock import StoreClock
 from checkers.early_loss import Promises
-from checkers.failover import claim_fates, failovers, lost_in_failover, resolved_claims
+from checkers.failover import failovers, lost_in_failover
+from checkers.replicated import claim_fates, resolved_claims
 from checkers.nodes import NodeMeasure
 from checkers.properties import PROPERTIES
 from checkers.properties import early_loss as early_prop
