@@ -12,6 +12,7 @@ newcomer claim the key.
   completion of the call that first found it gone;
 - ``foreign_release``: another attempt's command removed it (the third worker walks in);
 - ``eviction``, ``store_restart``: the store dropped it;
+- ``failover``: a replica that never had it was promoted (``lost_in_failover``, a replicated run);
 - ``unknown``: no audit, or the claim could not be followed.
 """
 from __future__ import annotations
@@ -22,9 +23,10 @@ from collections import Counter, defaultdict
 from .claims import Claim
 from .jobs import JobRun
 
-CAUSES = ("deadline_passed", "holder_paused", "clock_jump", "foreign_release", "eviction", "store_restart", "unknown")
+CAUSES = ("deadline_passed", "holder_paused", "clock_jump", "foreign_release", "eviction", "store_restart",
+          "failover", "unknown")
 _BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
-            "lost_in_restart": "store_restart"}
+            "lost_in_restart": "store_restart", "lost_in_failover": "failover"}
 EARLY = 0.8   # a claim that lived less than this share of its lease in real time expired early
 
 

@@ -36,6 +36,9 @@ Every create of an absent key is a claim, owned by the creating command's attemp
   proves it removed something;
 - `lost_in_restart`: live when the store restarted (a `# restart` record): volatile, it came back
   empty;
+- `lost_in_failover` (``--topology replicated`` only, sealed by `replicated.resolved_claims` across the
+  nodes, never here): acknowledged by a primary that was stopped, and never had by the replica
+  promoted in its place;
 - `unknown`: it cannot be followed: removed by an unattributed command, owned by nobody known,
   or live when the audit had a gap.
 
@@ -58,7 +61,7 @@ from .ops import Op
 from .store_model import AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
-         "evicted", "lost_in_restart", "still_held", "unknown")
+         "evicted", "lost_in_restart", "lost_in_failover", "still_held", "unknown")
 LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
 EVICT_MARK = fault_marker_pattern("evict")
 # Expiries are store times in ms since the epoch (about 1.8e12) as floats, so the sum of a
@@ -90,6 +93,7 @@ class Claim:
     born_ns: int | None = None   # history time: the creating call's invocation
     gone_ns: int | None = None   # history time: the completion of the call that found it expired
     token: str | None = None     # the value a SET created it with (to find reused tokens)
+    copy: bool = False           # a replica's copy of its primary's claim (applied from the primary)
 
 
 @dataclass
@@ -161,11 +165,12 @@ class Replay:
     check reads the history that far)."""
 
     def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, key_prefix: str,
-                 trust_ms: float = TRUST_CLIENT_MS, need=None, replicated_from: frozenset[str] = frozenset()) -> None:
+                 trust_ms: float = TRUST_CLIENT_MS, need=None, replicated_from: frozenset[str] = frozenset(),
+                 copy_owner=None) -> None:
         self.out = ClaimsResult()
         self.following = Following(key_prefix)
         self.claims = Claims(jobs, clock, need, self.out)
-        self.claims.replicated_from = replicated_from
+        self.claims.replicated_from, self.claims.copy_owner = replicated_from, copy_owner
         self.store = Store(self.claims, self.following, trust_ms, self.out.problems)
         self.calls = CallChecks(self.out, self.store, self.following)
         self.claims.store, self.claims.calls = self.store, self.calls
@@ -250,10 +255,13 @@ class Claims:
         self.calls: CallChecks | None = None
         self.noted: set[int] = set()
         # A replica's audit (--topology replicated) shows the commands it applies from its primary,
-        # from the primary's address: a claim they create is a copy of the primary's (no owner, by
-        # design, not a lost attribution), and what they do to a copy is the primary's doing.
+        # from the primary's address: a claim they create is a copy of the primary's (not a lost
+        # attribution), and what they do to a copy is the primary's doing. A copy's owner is the
+        # attempt whose create on a primary wrote its key and value: `copy_owner(db, key, value,
+        # history ns)` names it (`nodes.CopyOwners`), so after a promotion the store model knows
+        # whose claim the copy is (None: a copy without an owner).
         self.replicated_from: frozenset[str] = frozenset()
-        self.copies: set[int] = set()
+        self.copy_owner = None
         # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
         # job's sink write is judged against, whatever key the claim is on
         self.held: dict[str, Claim | object] = {}
@@ -309,17 +317,19 @@ class Claims:
 
     def create(self, key: str, c: _Cmd, expires_ms: float | None) -> Claim:
         argv = c.rec.argv
-        claim = Claim(len(self.out.claims), c.rec.db, key, c.attempt, c.op.index if c.op else None,
-                      c.rec.line, c.t, expires_ms, expires_ms,
-                      token=argv[2] if c.rec.name in ("SET", "SETNX") and len(argv) > 2 else None,
-                      born_ns=c.op.invoke_time if c.op else None)
+        token = argv[2] if c.rec.name in ("SET", "SETNX") and len(argv) > 2 else None
+        copy = c.attempt is None and c.rec.addr in self.replicated_from
+        owner = c.attempt
+        if copy and self.copy_owner is not None and token is not None:
+            owner = self.copy_owner(c.rec.db, key, token, self.clock.to_history_ns(c.t))
+        claim = Claim(len(self.out.claims), c.rec.db, key, owner, c.op.index if c.op else None,
+                      c.rec.line, c.t, expires_ms, expires_ms, token=token,
+                      born_ns=c.op.invoke_time if c.op else None, copy=copy)
         self.out.claims.append(claim)
-        if c.attempt is not None:
-            self.held[c.attempt] = claim
+        if owner is not None:
+            self.held[owner] = claim
         self.calls.effect(c, "created")
-        if c.attempt is None and c.rec.addr in self.replicated_from:
-            self.copies.add(claim.id)
-        elif c.attempt is None:
+        if c.attempt is None and not copy:
             self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
         return claim
 
@@ -365,7 +375,7 @@ class Claims:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
         if c.attempt is None or claim.owner is None:
             self.calls.effect(c, "unknown")
-            if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.id in self.copies):
+            if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.copy):
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
                                          f"claim on {claim.key}, but the command's attempt is "
                                          f"{c.attempt or 'unknown'} (from {c.rec.addr})")

@@ -30,13 +30,16 @@ _SAY = {
                              "(the store keeps expiries as wall-clock times)"),
     "eviction": lambda n: f"the store evicted {_n(n, 'claim')} before {_holder(n)}",
     "store_restart": lambda n: f"the store restarted empty and lost {_n(n, 'claim')} before {_holder(n)}",
+    "failover": lambda n: (f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} lost in a failover before {_holder(n)}: "
+                           "the primary acknowledged it, and the replica promoted in its place never had it "
+                           "(replication is asynchronous)"),
     "foreign_release": lambda n: (f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} removed by another "
                                   f"attempt's command before {_holder(n)}: the lease's release (or renewal) "
                                   "does not tell its own claim from another's"),
     "unknown": lambda n: f"{_n(n, 'claim')} {'was' if n == 1 else 'were'} lost for a reason the checker could not tell",
 }
-_ORDER = ("foreign_release", "clock_jump", "eviction", "store_restart", "holder_paused", "deadline_passed",
-          "unknown")
+_ORDER = ("foreign_release", "clock_jump", "eviction", "store_restart", "failover", "holder_paused",
+          "deadline_passed", "unknown")
 _EARLY = {"clock_jump": "clock jump", "eviction": "eviction", "store_restart": "store restart"}
 
 

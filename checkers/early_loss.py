@@ -16,6 +16,9 @@ What the store did to the holder's claim (its fate in the store model) names the
 - ``short_expiry``: the lease itself wrote an expiry shorter than the TTL it was given;
 - ``eviction``: the store evicted it (memory pressure);
 - ``store_restart``: the store restarted without it (a volatile store comes back empty);
+- ``failover``: a replica that never had it was promoted (``--topology replicated``: the claim was
+  ``lost_in_failover``, `checkers.failover`, which measures these losses from each node's audit:
+  the newcomer's time there is its winning acquire's completion);
 - ``undecided``: the claim could not be followed (a gap in the audit): counted, not a failure.
 
 Without the audit there are no claims to follow, and nothing is judged here.
@@ -41,7 +44,7 @@ from .clock import StoreClock
 from .jobs import JobRun
 from .ops import Op
 
-CAUSES = ("clock_jump", "short_expiry", "eviction", "store_restart")
+CAUSES = ("clock_jump", "short_expiry", "eviction", "store_restart", "failover")
 _BY_FATE = {"evicted": "eviction", "lost_in_restart": "store_restart"}
 ALLOWANCE_MS = 2.0
 ALLOWANCE_SHARE = 0.01
@@ -201,7 +204,8 @@ def witness_markdown(loss: EarlyLoss, clock: StoreClock | None, faults: list[dic
     for f in faults:
         start = f.get("start_s")
         if start is not None and loss.promised_from / 1e9 - 1 <= start <= loss.deadline / 1e9:
-            rows.append((start, "", "", f"{f.get('fault')}:{f.get('target')} {_size(f)}", ""))
+            node = f" ({f['node']})" if f.get("node") else ""     # a role's target: the node it acted on
+            rows.append((start, "", "", f"{f.get('fault')}:{f.get('target')}{node} {_size(f)}", ""))
     rows.append((loss.newcomer_start / 1e9, "still working, within its lease",
                  "wins its own conditional create, starts the same job", "", "B's claim"))
     rows.append((loss.deadline / 1e9, "its deadline only now", "still working", "", ""))

@@ -104,13 +104,14 @@ class Engine:
                 settle(op)
 
     def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS,
-               replicated_from: frozenset[str] = frozenset()):
+               replicated_from: frozenset[str] = frozenset(), copy_owner=None):
         """One pass over the audit; returns `(joined, model result, calls not settled)`.
-        ``replicated_from``: addresses a replica applies its primary's commands from.
+        ``replicated_from``: addresses a replica applies its primary's commands from;
+        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`).
 
         The loop of `_attributed`, written out: it runs once per audit line."""
         replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need,
-                        replicated_from=replicated_from)
+                        replicated_from=replicated_from, copy_owner=copy_owner)
         joiner, pull, settle, feed = self.joiner, self.pull, replay.settle, replay.feed
         ready, attribute = joiner.ready, joiner.feed
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress

@@ -5,8 +5,8 @@ Under replication the store's truth at a moment is the node that is primary then
 seconds after the fault's start) hands that role to a replica, which has only what reached it by
 replication. A replica's ``MONITOR`` shows the commands it applies from its primary (from the
 replication link's address, which no lease call sent: an unattributed line), so its audit,
-modelled like any node's (``checkers.nodes``), holds a copy of every claim that reached it — with
-no owner, but with the value it was created with.
+modelled like any node's (``checkers.nodes``), holds a copy of every claim that reached it, with
+the value it was created with and, as its owner, the attempt whose create wrote that value.
 
 A claim is ``lost_in_failover`` when
 
@@ -23,11 +23,18 @@ For example: A's ``SET NX`` is acknowledged by node1 at 3.18 s while node1's rep
 node1 is stopped at 3.32 s; node2 answers ``ROLE`` master at 4.24 s and its audit never showed
 A's value; B wins the key on node2 at 5.21 s, before A's deadline at 7.13 s: A's claim was lost
 in the failover, and A and B both held the key from 5.21 s.
+
+Where the results put it: ``lost_in_failover`` is a claim fate like the others, counted in
+results.json's ``claims`` (`checkers.replicated` follows each claim across failovers), and
+``failover`` a cause of ``early_loss`` (`early_losses`), judged there; the ``failover`` field keeps
+what only a failover has: who was promoted when, and the lost claims themselves.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .claims import Claim
+from .early_loss import EarlyLoss, allowance_ms
 from .mutual_exclusion import Hold, holds
 
 # A replicated create and the promotion are seen on two clocks (the new primary's store clock
@@ -61,12 +68,13 @@ class Lost:
     created: int           # history ns (the old primary's clock)
     newcomer: Hold | None = None   # the attempt that then won the key while the holder held it
     hold: Hold | None = None       # the holder's own hold
+    claim: Claim | None = None     # the claim on the old primary
 
     def to_dict(self) -> dict:
         out = {"attempt": self.attempt, "key": self.key, "node": self.node, "promoted": self.promoted,
                "fault": self.failover, "created_s": round(self.created / 1e9, 3), "fate": "lost_in_failover"}
-        if self.hold is not None:
-            out["deadline_s"] = round(self.hold.end / 1e9, 3)
+        if self.hold is not None:   # its release's invocation, or the end of the validity it was promised
+            out["held_until_s"] = round(self.hold.end / 1e9, 3)
         if self.newcomer is not None:
             out.update(cause="failover", newcomer=self.newcomer.attempt,
                        newcomer_won_s=round(self.newcomer.start / 1e9, 3))
@@ -112,20 +120,56 @@ def lost_in_failover(nodes, fos: list[Failover], events, ttl_ms: float) -> list[
         for c in old.claims:
             if c.owner is None or c.owner not in by_attempt:
                 continue                      # not a create acknowledged to an attempt
-            made = old.clock.to_history_ns(c.created)
-            if made > fo.stopped:
-                continue                      # made after the stop: not the failover's to lose
-            if c.ended is not None and old.clock.to_history_ns(c.ended) <= fo.stopped:
-                continue                      # gone before the stop (released, expired)
-            copied = any(x.key == c.key and x.token == c.token
-                         and new.clock.to_history_ns(x.created) <= fo.promoted + SLACK_NS for x in new.claims)
-            if copied:
-                continue
+            if not live_at(c, old, fo.stopped) or copy_of(c, new, fo) is not None:
+                continue                      # made after the stop, gone before it, or the replica had it
             h = by_attempt[c.owner]
-            rival = next((o for o in hs if o.key == c.key and o.attempt != c.owner and o.start >= fo.stopped
-                          and h.overlaps(o)), None)
-            out.append(Lost(c.owner, c.key, c.token, fo.old, new.name, fo.n, made, rival, h))
+            # the newcomer: another attempt whose hold of the same key began after the stop while
+            # the holder's ran (a lease may keep its claim under a key of its own: holds are by job key)
+            rival = next((o for o in hs if o.attempt != c.owner and o.start >= fo.stopped and h.overlaps(o)), None)
+            out.append(Lost(c.owner, c.key, c.token, fo.old, new.name, fo.n, old.clock.to_history_ns(c.created),
+                            rival, h, c))
     return sorted(out, key=lambda x: (x.newcomer is None, x.created))
+
+
+def live_at(c: Claim, node, t: int) -> bool:
+    """Was claim ``c`` of ``node`` there at history time ``t``: made by then and not yet ended?"""
+    if node.clock.to_history_ns(c.created) > t:
+        return False
+    return c.ended is None or node.clock.to_history_ns(c.ended) > t
+
+
+def copy_of(c: Claim, new, fo: Failover) -> Claim | None:
+    """The copy of ``c`` (same key, same value) that node ``new`` had by its promotion in ``fo``."""
+    found = [x for x in new.claims if x.db == c.db and x.key == c.key and x.token == c.token
+             and new.clock.to_history_ns(x.created) <= fo.promoted + SLACK_NS]
+    return found[-1] if found else None
+
+
+def early_losses(lost: list[Lost], ttl_ms: float) -> list[EarlyLoss]:
+    """The claims lost in failover whose key another attempt then won while their holder still
+    held it, as early losses with cause ``failover``: the deadline is the lease's (the TTL after
+    the acquire's invocation, less `early_loss.allowance_ms`), the newcomer's time its winning
+    acquire's completion."""
+    out = []
+    for x in lost:
+        if x.newcomer is None or x.hold is None:
+            continue
+        since = x.hold.invoked
+        deadline = since + round((ttl_ms - allowance_ms(ttl_ms)) * 1e6)
+        out.append(EarlyLoss(x.attempt, x.newcomer.attempt, x.hold.key, x.claim, "failover", since, deadline,
+                             x.newcomer.start))
+    return out
+
+
+def reason(x: Lost, fo: Failover, count: int) -> str:
+    """The verdict's sentence for ``count`` claims lost in failover that another attempt then
+    held, told by the first, ``x``."""
+    return (f"{count} claim(s) lost in failover while another attempt then held the key (early loss, "
+            f"cause failover): the first is {x.attempt}'s on {x.key}, acknowledged by {x.node} at "
+            f"{x.created / 1e9:.3f} s; {x.node} was stopped at {fo.stopped / 1e9:.3f} s before any replica had it, "
+            f"{x.promoted} was promoted at {fo.promoted / 1e9:.3f} s without it, and {x.newcomer.attempt} won the "
+            f"key there at {x.newcomer.start / 1e9:.3f} s, before {x.attempt}'s promise ended at "
+            f"{x.hold.end / 1e9:.3f} s")
 
 
 def witness_markdown(lost: Lost, fo: Failover, node_names: list[str]) -> str:

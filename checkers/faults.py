@@ -48,7 +48,9 @@ class FaultTracker:
             self._out[e.get("n", len(self._out))] = {
                 "n": e.get("n"), "fault": e.get("fault"), "target": e.get("target"),
                 "start_s": round(e["time"] / 1e9, 3), "end_s": None,
-                "requested": e.get("requested", {}), "measured": None}
+                "requested": e.get("requested", {}), "measured": None,
+                # a fault aimed at a role (`primary`, `replica`) names the node it acted on
+                **({"node": e["node"]} if e.get("node") else {})}
         elif kind == "fault_end" and e.get("n") in self._out:
             f = self._out[e["n"]]
             f["end_s"] = round(e["time"] / 1e9, 3)

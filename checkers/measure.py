@@ -37,6 +37,7 @@ class Measured:
     all_witnesses: bool = False
     problems: list[str] = field(default_factory=list)   # the audit's, the clock's, the join's, the model's
     nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
+    failover: object = None                # a replicated run's failovers, measured once (checkers.failover)
 
     @property
     def jobs(self):
@@ -64,9 +65,10 @@ class Measured:
 
 
 def measure(events, audit, config: dict, clock_samples: list[dict] | None = None,
-            all_witnesses: bool = False, progress=None) -> Measured:
+            all_witnesses: bool = False, progress=None, copy_owner=None) -> Measured:
     """Read the run (see the module docstring); CheckError when the config names no key prefix,
-    HistoryError when the history is empty."""
+    HistoryError when the history is empty. `copy_owner`: on a replica, whose claim each copy of
+    its primary's is (`nodes.CopyOwners`)."""
     if not isinstance(events, (list, tuple, HistoryStream)):
         events = list(events)
     if audit is None:
@@ -81,7 +83,7 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     digest = engine.start()
     prefix = require_prefix(config)
     trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in _store_clock_steps_ms(events)])
-    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config))
+    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner)
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
 

@@ -85,7 +85,7 @@ def _measured(m: Measured) -> dict:
                            "unattributed": m.joined.unattributed}
         fields["disagreements"] = m.joined.disagreements + m.model.disagreements
     elif m.nodes is not None:
-        fields["audit"] = audit_summary(m.nodes, node_names(m.config))
+        fields["audit"] = audit_summary(m.nodes, node_names(m.config), m.config.get("topology") == "replicated")
         fields["problems"] = fields["problems"] + [p for n in m.nodes for p in n.problems]
         fields["disagreements"] = [d for n in m.nodes for d in n.disagreements]
     return fields

@@ -42,9 +42,10 @@ class Witness:
 
 
 def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock,
-                  which: int = 0, faults: FaultWindows | None = None) -> Witness | None:
+                  which: int = 0, faults: FaultWindows | None = None, audit: str = "audit.log") -> Witness | None:
     """The timeline of foreign release number `which` (the first by default) in `result`; None
-    when there is no such one. `faults`: the run's faults, to show what the nemesis did."""
+    when there is no such one. `faults`: the run's faults, to show what the nemesis did; `audit`:
+    the file whose line numbers `result` gives (a node's own audit in a run of several)."""
     if which >= len(result.foreign):
         return None
     fr = result.foreign[which]
@@ -80,7 +81,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
     rows = timeline(events, actors, jobs, faults)
     if len(rows[0][1]) > len(actors) + 1:
         columns.append("Nemesis")
-    summary = (f"Attempt {a}'s {fr.command} (audit.log line {fr.line}) {fr.how} the claim of attempt "
+    summary = (f"Attempt {a}'s {fr.command} ({audit} line {fr.line}) {fr.how} the claim of attempt "
                f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
     if faults and a_claim is not None and a_claim.fate == "expired_while_held" and a_claim.ended is not None:

@@ -19,14 +19,13 @@ import random
 import threading
 import time
 import traceback
-from dataclasses import replace
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.faults import FAULTS, FaultContext, Step
-from protocol import FAULT_END, FAULT_NOT_FIRED, FAULT_START, ROLE_TARGETS, fault_marker
+from protocol import FAULT_END, FAULT_NOT_FIRED, FAULT_START, fault_marker
 
 
 def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: float) -> list[Step]:
@@ -127,15 +126,13 @@ class Nemesis:
     def _begin(self, n: int, step: Step):
         self._mark(n, step, "start")
         requested = {"duration_s": step.duration, "size": step.size, **step.params}
-        role = {}
-        if step.target in ROLE_TARGETS and self.ctx.replication is not None:
-            # `primary`/`replica` name whichever node has that role now: the fault acts on that
-            # node from start to heal, even if the roles change meanwhile (a failover).
-            role = {"node": self.ctx.node_for(step.target).name}
+        # In a replicated run the node is chosen now (`primary`, `replica`, and `store`/`workers`:
+        # the primary) and kept from start to heal, even if the roles change meanwhile (a failover).
+        pinned, role = self.ctx.pin(step, FAULTS[step.fault])
         self.history.record("nemesis", FAULT_START, fault=step.fault, target=step.target,
                             n=n, requested=requested, **role)
         try:
-            return FAULTS[step.fault].start(self.ctx, replace(step, target=role["node"]) if role else step)
+            return FAULTS[step.fault].start(self.ctx, pinned)
         except Exception as e:
             self.history.record("nemesis", FAULT_END, fault=step.fault, target=step.target, n=n,
                                 measured={"error": f"{type(e).__name__}: {e}"[:300]})

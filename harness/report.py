@@ -52,9 +52,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                       f"[red]{me['violations']} pair(s) of attempts held the lock at once[/] ({me['holds']} won "
                       f"acquires on {len(me['nodes'])} masters)" if me.get("violations") else
                       f"held — {me['holds']} won acquires on {len(me['nodes'])} masters, no two at once")
-    fo = result.get("failover")
-    if fo:
-        table.add_row("failover", _failover(fo))
+    if result.get("failover"):
+        table.add_row("failover", _failover(result))
     if reuse.get("tokens"):
         table.add_row("reused tokens", f"[red]{reuse['attempts']} attempts shared {reuse['tokens']} "
                       f"token value(s)[/] — a holder token must be fresh per attempt")
@@ -139,13 +138,6 @@ def _found_nothing(outcomes: dict, total: int, first: list) -> str:
     return text
 
 
-def _failover(fo: dict) -> str:
-    """``node1 -> node2 (promoted at 4.149 s); 1 claim lost in failover, 1 then held by another``."""
-    moves = "; ".join(f"{f['primary_before']} -> {f['promoted'] or 'nobody'}"
-                      + (f" (promoted at {f['promoted_s']:.3f} s)" if f.get("promoted_s") is not None else "")
-                      for f in fo.get("failovers") or []) or "no failover happened"
-    lost, early = fo.get("lost_in_failover", 0), (fo.get("early_loss") or {}).get("count", 0)
-    if not lost:
-        return f"{moves}; no acknowledged claim lost"
-    return (f"{moves}; [red]{lost} claim(s) lost in failover[/]"
-            + (f", [red]{early} then held by another attempt (early loss, cause failover)[/]" if early else ""))
+def _failover(result: dict) -> str:
+    """The failover line (`node_report.failover_line`), what was lost in red."""
+    return node_report.failover_line(result, lambda said: f"[red]{said}[/]") or ""

@@ -1,11 +1,14 @@
-"""Failover (``--topology replicated``): a claim acknowledged by the primary that the promoted
-replica never had is ``lost_in_failover``; when another attempt then won the key while its holder
-still held it, that is an early loss with cause ``failover`` and fails the run, with a witness
-timeline of one column per node (`checkers.failover` measures it). Silent on other topologies
-(the field is left out of results.json)."""
+"""Failover (``--topology replicated``): who was promoted when, and the claims acknowledged by the
+primary that the promoted replica never had (``lost_in_failover``, `checkers.failover` measures
+them). Their count is a claim fate (results.json ``claims``, the `fates` property) and those
+another attempt then won while their holder still held them are early losses with cause
+``failover`` (``early_loss``, judged by the `early_loss` property with a witness of one column per
+node); this field keeps the failovers and the lost claims themselves. An audit missing or cut
+short on a node, or a failover that promoted nobody, leaves the verdict unknown. Silent on other
+topologies (the field is left out of results.json)."""
 from __future__ import annotations
 
-from ..failover import failovers, lost_in_failover, witness_markdown
+from .. import replicated
 from ..measure import Measured
 from ..result import OMITTED, Part
 
@@ -20,39 +23,25 @@ def applies(m: Measured) -> bool:
 
 
 def check(m: Measured, found) -> Part:
-    if not applies(m):
+    fo = replicated.measured(m)
+    if fo is None:
         return Part()
-    fos = failovers(m.faults() or [])
-    names = [n.get("name") for n in m.config.get("store_nodes") or []]
-    lost = lost_in_failover(m.nodes, fos, m.events, float(m.config.get("ttl_ms") or 0))
-    early = [x for x in lost if x.newcomer is not None]
+    fos, lost = fo.failovers, fo.lost
     field = {"failovers": [{"fault": f.n, "primary_before": f.old, "promoted": f.new,
                             "stopped_s": round(f.stopped / 1e9, 3),
                             "promoted_s": round(f.promoted / 1e9, 3) if f.promoted is not None else None}
                            for f in fos],
-             "lost_in_failover": len(lost), "early_loss": {"count": len(early), "by_cause": {"failover": len(early)}},
-             "examples": [x.to_dict() for x in lost[:EXAMPLES]],
-             # claims each node's audit attributes to an attempt (a replica's copies have no owner)
-             "claims_per_node": {n.name: sum(1 for c in n.claims if c.owner) for n in m.nodes}}
+             "examples": [x.to_dict() for x in lost[:EXAMPLES]]}
     part = Part({"failover": field})
-    if early:
-        x = early[0]
-        fo = next(f for f in fos if f.n == x.failover)
-        part.failures.append(
-            f"{len(early)} claim(s) lost in failover while another attempt then held the key (early loss, "
-            f"cause failover): the first is {x.attempt}'s on {x.key}, acknowledged by {x.node} at "
-            f"{x.created / 1e9:.3f} s; {x.node} was stopped at {fo.stopped / 1e9:.3f} s before any replica had it, "
-            f"{x.promoted} was promoted at {fo.promoted / 1e9:.3f} s without it, and {x.newcomer.attempt} won the "
-            f"key there at {x.newcomer.start / 1e9:.3f} s, before {x.attempt}'s promise ended at "
-            f"{x.hold.end / 1e9:.3f} s")
-        part.witness.append({"kind": "failover", "markdown": witness_markdown(x, fo, names)})
-    elif lost:
-        part.notes.append(f"{len(lost)} acknowledged claim(s) lost in failover, none of them then won by another "
+    quiet = [x for x in lost if x.newcomer is None]
+    if quiet:
+        part.notes.append(f"{len(quiet)} acknowledged claim(s) lost in failover, none of them then won by another "
                           "attempt while its holder held it")
     if not fos:
         part.notes.append("no failover happened: every claim stayed on the first primary")
     elif not lost:
         part.notes.append(f"{len(fos)} failover(s), no acknowledged claim lost: the promoted node had every live claim")
+    names = [n.get("name") for n in m.config.get("store_nodes") or []]
     measured = [n.name for n in m.nodes]
     missing = [x for x in names if x not in measured]
     if missing:

@@ -1,7 +1,9 @@
 """When the run first went wrong: the earliest proven violation — a foreign release, a reused
 holder token, a claim lost early — as seconds on the history clock. How long a schedule of
 faults took to expose a mistake is what `leasecheck hunt` and the detection benchmark compare;
-reported, never judged (the properties that found each violation judge it)."""
+reported, never judged (the properties that found each violation judge it). A claim lost early
+is timed where the newcomer started (`early_loss.first`): in a replicated run, a claim lost in
+failover when the newcomer's acquire won the key."""
 from __future__ import annotations
 
 from ..measure import Measured
@@ -37,5 +39,5 @@ def _reused(m: Measured, found):
 
 
 def _early(found):
-    examples = (found.get("early_loss") or {}).get("examples") or []
-    return ("early_loss", examples[0]["newcomer_start_s"]) if examples else None
+    first = (found.get("early_loss") or {}).get("first") or []
+    return ("early_loss", first[0]["newcomer_start_s"]) if first else None

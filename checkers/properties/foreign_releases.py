@@ -7,6 +7,8 @@ alone proves counts (`history_only`), and nothing else can be said (unknown).
 """
 from __future__ import annotations
 
+from protocol import node_audit
+
 from ..measure import Measured
 from ..result import OMITTED, Part
 from ..witness import build_witness, walk_ins
@@ -69,10 +71,41 @@ def _uncovered(m: Measured) -> list[str]:
 
 
 def _per_node(m: Measured) -> Part:
-    """Several store nodes: each node's audit names its foreign releases (`mutual_exclusion`
-    judges them with the holds); here only their count."""
+    """Several store nodes: each node's audit names its foreign releases. Independent masters
+    (redlock): `mutual_exclusion` judges them with the holds; here only their count. A replicated
+    run's nodes are one store over time (the primary of the moment), so each node's foreign
+    releases are judged here as on one store, with each one listed, its node named, and the first
+    one's witness — e.g. after a failover, another attempt's release removing the holder's claim
+    as the promoted node had it (its copy, whose owner is the attempt whose create wrote it)."""
     n = sum(len(node.foreign) for node in m.nodes)
-    return Part({"foreign_releases": n}, certainty={"foreign_releases": "certain (every node's audit)"})
+    part = Part({"foreign_releases": n}, certainty={"foreign_releases": "certain (every node's audit)"})
+    if m.config.get("topology") != "replicated":
+        return part
+    found = sorted(((node.clock.to_history_ns(fr.time), node, fr) for node in m.nodes for fr in node.foreign),
+                   key=lambda x: x[0])
+    part.fields["foreign_releases_first"] = [
+        {"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "command": fr.command,
+         "time_s": round(t / 1e9, 3), "line": fr.line, "node": node.name} for t, node, fr in found[:FOREIGN_LISTED]]
+    part.fields["walk_ins"] = sum(walk_ins(node.model, m.jobs, node.clock) for node in m.nodes if node.model)
+    if not found:
+        return part
+    t, node, fr = found[0]
+    audit = node_audit(node.name)
+    part.failures.append(
+        f"{n} foreign release(s): the first is attempt {fr.remover}'s {fr.command} on {node.name} "
+        f"({audit} line {fr.line}, {t / 1e9:.3f} s), which {fr.how} the claim of attempt "
+        f"{fr.victim.owner} on {fr.victim.key}" + (" (its copy there, replicated from the primary)"
+                                                     if fr.victim.copy else ""))
+    if node.model is not None:
+        witness = build_witness(node.model, m.jobs, node.clock, which=node.foreign.index(fr), faults=m.windows(),
+                                audit=audit)
+        if witness is not None:
+            if fr.victim.copy:
+                witness.summary += (f" On {node.name} the claim of {fr.victim.owner} was its copy, replicated from "
+                                    "the primary where its acquire created it; the row of its create shows when the "
+                                    "copy arrived.")
+            part.witness.append(witness.to_dict() | {"markdown": witness.to_markdown()})
+    return part
 
 
 def _history_only(m: Measured) -> Part:

@@ -1,8 +1,10 @@
 """Overlap: runs of the same job at once, from the history (`checkers/overlap.py`), with why
-each happened and why claims were lost while held (`causes`). Fails the run only above
-`config["max_overlap"]` when that is set."""
+each happened and why claims were lost while held (`causes`; in a replicated run from its claims
+across the nodes, `replicated.resolved_claims`). Fails the run only above `config["max_overlap"]`
+when that is set."""
 from __future__ import annotations
 
+from .. import replicated
 from ..causes import lost_while_held, overlap_causes
 from ..measure import Measured
 from ..overlap import overlap
@@ -20,6 +22,9 @@ def check(m: Measured, found) -> Part:
     ov = overlap(jobs, end)
     # Without the audit there are no claims: every overlap's cause is "unknown".
     to_history = m.to_history()
+    fo = replicated.measured(m)
+    if fo is not None:      # a replicated run: its claims across the nodes, times in history seconds
+        claims, to_history = fo.claims, _seconds_to_ns
     windows = m.windows()
     paused = windows.holder_paused(to_history) if to_history and windows else None
     fields = {"overlap": ov.to_dict() | {"causes": overlap_causes(jobs, end, claims, ttl_ms, paused)},
@@ -34,3 +39,7 @@ def check(m: Measured, found) -> Part:
     part.notes.append(f"jobs overlapped {ov.rate:.1%} of the busy time ({ov.count} overlapping "
                       f"start(s)); {within}")
     return part
+
+
+def _seconds_to_ns(t: float) -> int:
+    return round(t * 1e9)

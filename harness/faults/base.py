@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,9 @@ from protocol import ROLE_TARGETS, is_node
 
 if TYPE_CHECKING:
     from harness.node import Node
+
+
+PINNED_NODE = "node"   # a step's param: the node `FaultContext.pin` chose for a target that names none
 
 
 @dataclass
@@ -91,6 +94,29 @@ class FaultContext:
             if node.name == target:
                 return node
         return self.node
+
+    def node_of(self, step: Step) -> Node:
+        """The node ``step`` acts on: the one `pin` recorded in its params (a fault whose target
+        is no node, such as oneway's ``replies``), else the one its target names."""
+        return self.node_for(step.params.get(PINNED_NODE) or step.target)
+
+    def pin(self, step: Step, fault: "Fault") -> tuple[Step, dict]:
+        """``step`` as ``fault`` runs it, and the node to record for it (``{"node": name}``, or
+        {}). In a replicated run the node a step acts on is chosen once, when it starts, and kept
+        to its heal even if the roles change meanwhile (a failover): a role (``primary``,
+        ``replica``) names the node in that role; the run's store or the workers' path to it
+        (the fault's ``node_target``: ``pause:store``, ``evict:store``, ``latency:workers``) and a
+        target that is no node at all on the workers' path (``oneway:replies``) mean the primary
+        — where the workers' commands go — never simply the first node."""
+        if self.replication is None or not (step.target in ROLE_TARGETS or fault.node_target or fault.needs_proxy):
+            return step, {}
+        if step.target in ROLE_TARGETS or (fault.node_target and step.target == fault.node_target):
+            node = self.node_for(step.target if step.target in ROLE_TARGETS else "primary")
+            return replace(step, target=node.name), {"node": node.name}
+        if fault.needs_proxy and not is_node(step.target) and not fault.node_target:
+            node = self.node_for("primary")
+            return replace(step, params={**step.params, PINNED_NODE: node.name}), {"node": node.name}
+        return step, {}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import time
 
 import redis
 
+from harness.errors import UsageError
 from harness.faults.base import Active, Fault, FaultContext, Step
 from harness.heal import undoes
 from harness.leftovers import delete_matching, glob_literal
@@ -46,11 +47,18 @@ class Evict(Fault):
     summary = "squeeze maxmemory until the store evicts"
     targets = ("store",)
     default_target = "store"
+    node_target = "store"           # evict:node2, evict:primary squeeze that node alone
     store_targets = ("store",)
     acts = "squeezes the store's memory"
     measures = ("evicted_keys", "evicted_run_keys", "evicted_run_key_examples", "evicted_events",
                 "filler_keys", "maxmemory", "restored", "held_s")
     undoes = ("redis-config", "redis-del-prefix")
+
+    def validate(self, cfg, target: str) -> None:
+        super().validate(cfg, target)
+        if target == "replica":
+            raise UsageError("evict:replica: a replica evicts nothing of its own (it ignores maxmemory and refuses "
+                             "the fillers' writes; its primary's evictions reach it as DELs); use evict:primary")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         node = ctx.node_for(step.target)

@@ -37,7 +37,7 @@ class _ProxyFault(Fault):
 
     def _add(self, ctx: FaultContext, step: Step, name: str, type_: str, stream: str, attributes: dict) -> int:
         """A toxic on the proxy to the step's node, its undo written to the ledger first."""
-        proxy = ctx.node_for(step.target).proxy
+        proxy = ctx.node_of(step).proxy
         ident = ctx.ledger.add({"kind": "toxic", "api": proxy.api_url, "proxy": proxy.name,
                                 "toxic": name})
         proxy.add_toxic(name, type_, stream, attributes)

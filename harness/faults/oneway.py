@@ -42,7 +42,7 @@ class OneWay(_ProxyFault):
         ident = self._add(ctx, step, f"lc-oneway-{stream}-{id(step)}", "timeout", stream, {"timeout": 0})
         key = f"leasecheck-probe:{ctx.cfg.run_id}:oneway:{id(step)}"
         active = Active(step, [ident])  # in place now: its duration runs from here, not after the probe
-        answered, applied = _probe(ctx.node_for(step.target), key)
+        answered, applied = _probe(ctx.node_of(step), key)
         active.data.update(stream=stream, answered=answered, applied=applied)
         return active
 

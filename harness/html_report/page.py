@@ -11,6 +11,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from checkers import node_report
 from checkers.history import HistoryStream
 from checkers.rundir import load_config
 from harness.runs import VERDICTS
@@ -23,7 +24,8 @@ _MD = MarkdownIt("js-default")        # tables on, raw HTML off: the witness tex
 _REMOVER = re.compile(r"Worker A \(([^,)]+)")
 # which witness heading shows the violation a reason names
 _REASON_WORDS = {"Foreign release": "foreign release", "Reused holder token": "token",
-                 "Early loss": "lost before the lease's deadline"}
+                 "Early loss": "lost before the lease's deadline", "Claim lost in failover": "lost in failover",
+                 "Mutual exclusion": "mutual exclusion violated"}
 
 
 def write_report(run_dir) -> Path:
@@ -37,6 +39,7 @@ def write_report(run_dir) -> Path:
     reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
     html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
+                  nodes=node_report.lines(results or {}), lost=_lost_in_failover(results),
                   data=json.dumps(_data(d, results, witnesses, str(config.get("key_prefix") or "")),
                     separators=(",", ":")).replace("<", "\\u003c"),   # no "</script>" or "<!--" inside
                   digest=d)
@@ -116,11 +119,23 @@ def _summary(results: dict | None) -> list[tuple[str, str, str]]:
             ("early loss", "measured", f"{early.get('count', 0)} claim(s) lost before their deadline"),
             ("stale effects", "measured", f"{stale.get('without_fence', 0) or 0} of {stale.get('effects', 0) or 0} "
              "effect(s) written without a live claim")]
+    failover = node_report.failover_line(r)
+    if failover is not None:
+        early_failover = ((early.get("by_cause") or {}).get("failover") or 0) > 0
+        rows.insert(1, ("failover", "INVALID" if early_failover else "measured", failover))
     cut = r.get("interrupted")
     if cut:
         rows.insert(0, ("run", "cut short", f"{cut.get('reason')} after {float(cut.get('actual_s') or 0):.1f} s: "
                                             f"{cut.get('detail', '')}"))
     return rows
+
+
+def _lost_in_failover(results: dict | None) -> list[dict]:
+    """The claims lost in failover a replicated run lists (``failover.examples``), as table rows."""
+    return [{"attempt": x.get("attempt"), "key": x.get("key"), "where": f"{x.get('node')} -> {x.get('promoted')}",
+             "created_s": x.get("created_s"), "held_until_s": x.get("held_until_s"),
+             "newcomer": (f"{x['newcomer']} won it at {x.get('newcomer_won_s')} s" if x.get("newcomer") else "none")}
+            for x in ((results or {}).get("failover") or {}).get("examples") or []]
 
 
 def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: str = "") -> dict:
@@ -143,7 +158,8 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: st
             continue
         mark = {"lane": lane, "t": float(f.get("time_s") or 0), "kind": "foreign",
                 "text": f"{f.get('attempt')}: {f.get('command')} removed the claim of {f.get('victim')} "
-                        f"on {f.get('key')} (audit.log line {f.get('line')})"}
+                        f"on {f.get('key')} ({'audit-' + f['node'] + '.log' if f.get('node') else 'audit.log'} "
+                        f"line {f.get('line')})"}
         if f.get("attempt") in linked:
             mark["href"] = f"#witness-{linked[f.get('attempt')]}"
         marks.append(mark)

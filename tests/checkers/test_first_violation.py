@@ -28,3 +28,14 @@ def test_a_reused_token_counts_from_the_second_claim_that_carries_it():
 def test_a_valid_run_has_none():
     r = check_run(DATA / "incident-token-cas-ok")
     assert r["valid"] is True and r["first_violation"] is None
+
+
+def test_a_claim_lost_early_counts_from_the_newcomers_start():
+    r = check_run(DATA / "evicted-info-create-ok")         # lost to an eviction while its holder worked
+    assert r["valid"] is False and r["early_loss"]["count"] == 1 and r["foreign_releases"] == 0
+    assert r["first_violation"] == {"kind": "early_loss", "time_s": r["early_loss"]["first"][0]["newcomer_start_s"]}
+
+
+def test_a_claim_lost_in_failover_is_the_first_violation_when_the_newcomer_won():
+    r = check_run(Path(__file__).parent / "replicated" / "failover-lost-bad")
+    assert r["first_violation"] == {"kind": "early_loss", "time_s": r["failover"]["examples"][0]["newcomer_won_s"]}

@@ -40,3 +40,19 @@ def test_the_checker_records_each_nodes_claims_and_audit_also_a_missing_one():
     assert r["audit"]["nodes"]["node3"] == {"recorded": False, "complete": False, "lines": 0, "claims": None}
     assert lines(r) == ["node1  1 claim, audit complete", "node2  1 claim, audit complete",
                         "node3  claims unknown, no audit"]
+
+
+def test_a_replicated_run_says_how_many_claims_were_copies_and_where_each_foreign_release_was():
+    from tests.checkers import test_replica_copies as rc
+    r = check(rc._history(), None, rc.CONFIG, nodes=rc._nodes())
+    assert lines(r) == ["node1  2 claims, failover at 1.1 s for 1.4 s, audit complete",   # `primary` was node1
+                        "node2  2 claims (2 copies of a primary's), 1 foreign release(s), audit complete"]
+
+
+def test_a_fault_that_recorded_its_node_is_shown_on_that_node_alone():
+    r = _result(node1={"recorded": True, "complete": True, "claims": 3},
+                node2={"recorded": True, "complete": True, "claims": 5})
+    r["faults"] = [{"fault": "evict", "target": "store", "node": "node2", "start_s": 5.0, "end_s": 6.0,
+                    "requested": {}, "took_effect": True}]
+    r["mutual_exclusion"] = {}
+    assert lines(r) == ["node1  3 claims, audit complete", "node2  5 claims, evict at 5.0 s for 1.0 s, audit complete"]

@@ -28,7 +28,8 @@ def test_incident_timeline_with_plain_delete_is_a_foreign_release():
     assert r["valid"] is False and r["foreign_releases"] == 1
     assert r["overlap"]["max_concurrency"] == 3 and r["overlap"]["count"] == 2
     assert r["claims"] == {"released_by_holder": 1, "expired_while_held": 1, "expired_after_job": 0,
-                           "foreign_release": 1, "evicted": 0, "lost_in_restart": 0, "still_held": 0, "unknown": 0}
+                           "foreign_release": 1, "evicted": 0, "lost_in_restart": 0, "lost_in_failover": 0,
+                           "still_held": 0, "unknown": 0}
     assert r["releases_found_nothing"] == 1                      # B's release came too late
     assert "w0.s0.0's DEL" in r["reasons"][0] and "w1.s0.0" in r["reasons"][0]
     [listed] = r["foreign_releases_first"]                      # each one, for the report's lanes

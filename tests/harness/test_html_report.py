@@ -224,3 +224,44 @@ def test_text_from_the_history_cannot_end_the_page_script(tmp_path):
     assert evil not in html
     [mark] = [m for m in _page_data(html)["marks"] if m["kind"] == "unknown"]
     assert evil in mark["text"]
+
+
+def _checked_copy(saved: Path, run: Path) -> Path:
+    """A saved run directory copied under ``run`` and checked there (results.json written)."""
+    import shutil
+
+    from checkers import check_run
+    shutil.copytree(saved, run)
+    (run / "results.json").write_text(json.dumps(check_run(run)))
+    return run
+
+
+def test_a_replicated_run_shows_its_nodes_the_failover_and_the_claims_lost_in_it(tmp_path):
+    saved = ROOT / "tests" / "checkers" / "replicated" / "failover-lost-bad"
+    html = write_report(_checked_copy(saved, tmp_path / "results" / "f" / "20261201T000000.000000Z")).read_text()
+    summary = html[html.index('<section id="summary">'):html.index('<section id="timeline-section">')]
+    # the terminal's failover line, judged, and each node's line
+    assert ("<td>failover</td><td>INVALID</td><td>node1 -&gt; node2 (promoted at 4.761 s); 1 claim(s) lost in "
+            "failover, 1 then held by another attempt (early loss, cause failover)</td>") in summary
+    assert "<h3>Store nodes</h3>" in summary
+    assert "<li><code>node2  2 claims (1 copy of a primary&#39;s), audit complete</code></li>" in summary
+    # the lost claim, with who then won its key
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>",
+                      summary[summary.index("Claims lost in failover"):])
+    assert rows[0] == ("w0.s0.1", "leasecheck:b3fd5c8d:job:0", "node1 -&gt; node2", "3.04", "6.04",
+                       "w1.s0.114 won it at 5.679 s")
+    assert "<td>primary (node1)</td>" in summary                    # the node the fault acted on
+    assert '— <a href="#witness-0">witness timeline</a>' in summary     # the reason links the failover witness
+    assert "Claim lost in failover on <code>leasecheck:b3fd5c8d:job:0</code>" in html
+
+
+def test_a_run_of_one_store_has_no_node_or_failover_parts(tmp_path):
+    html = write_report(_write(tmp_path / "run", _history(), RESULTS)).read_text()
+    assert "Store nodes" not in html and "Claims lost in failover" not in html and "<td>failover</td>" not in html
+
+
+def test_a_foreign_release_on_a_node_names_that_nodes_audit(tmp_path):
+    saved = ROOT / "tests" / "checkers" / "replicated" / "failover-naive-del-foreign-bad"
+    html = write_report(_checked_copy(saved, tmp_path / "results" / "f" / "20261201T000000.000000Z")).read_text()
+    (mark, *_) = [m for m in _page_data(html)["marks"] if m["kind"] == "foreign"]
+    assert mark["text"].endswith("(audit-node2.log line 164)") and mark["href"] == "#witness-0"

@@ -92,8 +92,9 @@ def test_the_followers_connection_is_named_after_the_node_the_sentinels_name():
 
 
 def test_the_terminal_summary_has_a_failover_line():
-    fo = {"failovers": [{"primary_before": "node1", "promoted": "node2", "promoted_s": 4.2}],
-          "lost_in_failover": 1, "early_loss": {"count": 1}}
-    assert _failover(fo) == ("node1 -> node2 (promoted at 4.200 s); [red]1 claim(s) lost in failover[/], "
-                             "[red]1 then held by another attempt (early loss, cause failover)[/]")
-    assert _failover({"failovers": [], "lost_in_failover": 0}) == "no failover happened; no acknowledged claim lost"
+    r = {"failover": {"failovers": [{"primary_before": "node1", "promoted": "node2", "promoted_s": 4.2}]},
+         "claims": {"lost_in_failover": 1}, "early_loss": {"count": 1, "by_cause": {"failover": 1}}}
+    assert _failover(r) == ("node1 -> node2 (promoted at 4.200 s); [red]1 claim(s) lost in failover[/], "
+                            "[red]1 then held by another attempt (early loss, cause failover)[/]")
+    assert _failover({"failover": {"failovers": []}, "claims": {"lost_in_failover": 0}}) == \
+        "no failover happened; no acknowledged claim lost"

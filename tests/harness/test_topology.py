@@ -36,13 +36,13 @@ def test_bad_topologies_are_refused_in_one_line(kw, says):
 
 def test_faults_take_a_node_of_the_run_as_their_target():
     cfg = preflight(RunConfig(topology="redlock", lease="redlock", nodes=3)).cfg
-    for fault in ("clock", "pause", "partition"):
+    for fault in ("clock", "pause", "partition", "evict"):
         FAULTS[fault].validate(cfg, "node3")
     assert FAULTS["clock"].acts_as("node2") == "store" and FAULTS["partition"].acts_as("node2") == "workers"
     with pytest.raises(UsageError, match="this run's nodes are node1, node2, node3"):
         FAULTS["pause"].validate(cfg, "node4")
-    with pytest.raises(UsageError, match="evict targets are store"):
-        FAULTS["evict"].validate(cfg, "node2")       # no node target: only the single store
+    with pytest.raises(UsageError, match="oneway targets are replies, requests"):
+        FAULTS["oneway"].validate(cfg, "node2")      # no node target: a direction of the workers' path
     plan = preflight(RunConfig(topology="redlock", lease="redlock", nemesis="clock:node2"))
     assert plan.skews == {"store"} and plan.targets == {("clock", "node2")}
 
@@ -53,8 +53,8 @@ def test_a_scenario_sets_the_topology_and_names_nodes_in_its_events(tmp_path):
                  '[[event]]\nat = 1\nfault = "clock"\ntarget = "node3"\noffset = "+5s"\nduration = 1\n')
     values, steps = load_scenario(s)
     assert values["topology"] == "redlock" and values["nodes"] == 3 and steps[0]["target"] == "node3"
-    s.write_text('[[event]]\nat = 1\nfault = "evict"\ntarget = "node3"\nduration = 1\n')
-    with pytest.raises(UsageError, match="evict targets are store"):
+    s.write_text('[[event]]\nat = 1\nfault = "oneway"\ntarget = "node3"\nduration = 1\n')
+    with pytest.raises(UsageError, match="oneway targets are replies, requests"):
         load_scenario(s)
 
 
