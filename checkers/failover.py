@@ -54,6 +54,7 @@ class Failover:
     promoted: int | None
     end: int | None        # the heal (SIGCONT of the old primary)
     rejoined: int | None = None   # the old primary replicating from the new one
+    how: str = "SIGSTOP"   # how it was stopped (``docker pause`` of its container on Docker)
 
 
 @dataclass
@@ -102,7 +103,8 @@ def failovers(faults: list[dict]) -> list[Failover]:
         rejoined = end + round(m["rejoined_s"] * 1e9) if end is not None and isinstance(m.get("rejoined_s"), (int, float)) \
             else None
         out.append(Failover(f.get("n"), m["primary_before"], m.get("promoted"), start,
-                            start + round(stopped_after * 1e9), promoted, end, rejoined))
+                            start + round(stopped_after * 1e9), promoted, end, rejoined,
+                            m.get("stopped_with") or "SIGSTOP"))
     return out
 
 
@@ -178,7 +180,7 @@ def witness_markdown(lost: Lost, fo: Failover, node_names: list[str]) -> str:
     rows: list[tuple[int, str, dict[str, str]]] = [
         (lost.created, f"A = {a} acquires `{lost.key}` (acknowledged)", {lost.node: "A's claim created"}),
         (fo.start, f"failover fault {fo.n} starts", {}),
-        (fo.stopped, f"{fo.old} stopped (SIGSTOP)", {fo.old: "stopped; A's claim never replicated"}),
+        (fo.stopped, f"{fo.old} stopped ({fo.how})", {fo.old: "stopped; A's claim never replicated"}),
         (fo.promoted, f"{lost.promoted} promoted by the Sentinels",
          {lost.promoted: "primary, without A's claim"}),
     ]
