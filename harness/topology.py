@@ -64,14 +64,7 @@ def check(cfg, lease_cls, say):
     if n < 3 or n % 2 == 0:
         raise UsageError(f"{say('nodes', str(n))}: redlock needs an odd number of masters, at least 3 "
                          "(e.g. --nodes 5)")
-    if cfg.backend not in ("embedded", "docker") or cfg.store_url:
-        raise UsageError(f"{say('topology', 'redlock')} starts its own {n} masters (--backend embedded or docker); "
-                         "drop --backend compose/--store-url")
-    if cfg.store_port is not None:
-        raise UsageError(f"{say('store_port', str(cfg.store_port))}: each of the {n} masters takes a free port; "
-                         "drop --store-port")
-    if cfg.sink:
-        raise UsageError("--sink writes effects to one store; drop --sink with --topology redlock")
+    _own_nodes(cfg, say, f"{n} masters", f"each of the {n} masters")
     if not needs_all_nodes(lease_cls):
         raise UsageError(f"--lease {cfg.lease} talks to one store, and --topology redlock has {n}; use a lease "
                          "that declares nodes = \"all\" (e.g. --lease redlock) or --topology single")
@@ -89,15 +82,20 @@ def _check_replicated(cfg, lease_cls, say):
     if sentinels < 1 or sentinels % 2 == 0:
         raise UsageError(f"{say('sentinels', str(sentinels))}: an odd number of Sentinels, so that a majority "
                          "can authorize a failover (e.g. --sentinels 3)")
-    if cfg.backend not in ("embedded", "docker") or cfg.store_url:
-        raise UsageError(f"{say('topology', 'replicated')} starts its own {1 + replicas} nodes and {sentinels} "
-                         "Sentinels (--backend embedded or docker); drop --backend compose/--store-url")
-    if cfg.store_port is not None:
-        raise UsageError(f"{say('store_port', str(cfg.store_port))}: each of the {1 + replicas} nodes takes a "
-                         "free port; drop --store-port")
-    if cfg.sink:
-        raise UsageError("--sink writes effects to one store; drop --sink with --topology replicated")
+    _own_nodes(cfg, say, f"{1 + replicas} nodes and {sentinels} Sentinels", f"each of the {1 + replicas} nodes")
     if needs_all_nodes(lease_cls):
         raise UsageError(f"--lease {cfg.lease} declares nodes = \"all\", and the replicas of --topology replicated "
                          "refuse writes; use a single-endpoint lease (e.g. --lease token-cas) or --topology redlock")
     return cfg.with_(replicas=replicas, sentinels=sentinels)
+
+
+def _own_nodes(cfg, say, members: str, each: str) -> None:
+    """Refuse what would give a topology of several nodes one store it did not start: a store
+    the run does not own, a fixed port, the one-store effect sink."""
+    if cfg.backend not in ("embedded", "docker") or cfg.store_url:
+        raise UsageError(f"{say('topology', cfg.topology)} starts its own {members} (--backend embedded or docker); "
+                         "drop --backend compose/--store-url")
+    if cfg.store_port is not None:
+        raise UsageError(f"{say('store_port', str(cfg.store_port))}: {each} takes a free port; drop --store-port")
+    if cfg.sink:
+        raise UsageError(f"--sink writes effects to one store; drop --sink with --topology {cfg.topology}")

@@ -5,6 +5,7 @@ instead with ``LEASECHECK_REQUIRE_DOCKER=1``, as ``.ci/run`` sets) and the store
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,14 @@ def compose_like_stack(store_image, tmp_path_factory):
     finally:
         proxy.stop()
         store.stop()
+
+
+def wait_for(predicate, timeout_s: float = 60.0):
+    """``predicate()``'s first truthy answer, polled every 0.1 s; AssertionError after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out")

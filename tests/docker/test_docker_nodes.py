@@ -16,6 +16,7 @@ from redis.retry import Retry
 
 from harness.faults.clock import write_offset
 from harness.stores.container import DockerStore, remove_leftovers
+from tests.docker.conftest import wait_for
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 NODES = [f"node{i}" for i in range(1, 6)]
@@ -37,16 +38,6 @@ def _expected_exit(scenario: Path) -> int:
     m = re.search(r"Expected: exit (\d)", scenario.read_text())
     assert m, f"{scenario} states no expected exit code"
     return int(m.group(1))
-
-
-def _wait_for(predicate, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def _own_logs(run_dir: Path, ports: dict[str, int]) -> None:
@@ -154,8 +145,8 @@ def _three_node_run(leasecheck, tmp_path):
     scenario.write_text('name = "docker-nodes"\n[run]\ntopology = "redlock"\nnodes = 3\nlease = "redlock"\n'
                         'workers = 2\nttl = "1s"\njob_duration = "0.2s"\ntime_limit = "60s"\n')
     proc = leasecheck.popen("run", "--backend", "docker", "--scenario", str(scenario))
-    run_dir = _wait_for(lambda: next((tmp_path / "results" / "docker-nodes").glob("*/config.json"), None)).parent
-    _wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
+    run_dir = wait_for(lambda: next((tmp_path / "results" / "docker-nodes").glob("*/config.json"), None)).parent
+    wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
     config = json.loads((run_dir / "config.json").read_text())
     return proc, run_dir, config["run_id"], {n["name"]: n["port"] for n in config["store_nodes"]}
 

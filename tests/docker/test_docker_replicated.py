@@ -8,12 +8,12 @@ import os
 import re
 import signal
 import socket
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.stores.container import remove_leftovers
+from tests.docker.conftest import wait_for
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "failover-loses-claim.toml"
 MEMBERS = ["node1", "node2", "sentinel-1", "sentinel-2", "sentinel-3"]
@@ -41,16 +41,6 @@ def _own_logs(run_dir: Path, ports: dict[str, int]) -> None:
         assert f"port={port}." in text, name
         assert all(f"port={p}." not in text for other, p in members.items() if other != name), name
     assert "Running mode=sentinel" in (run_dir / "sentinel-1.log").read_text()
-
-
-def _wait_for(predicate, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def test_the_failover_scenario_gives_the_verdict_its_file_states_on_docker(leasecheck, store_image, run_containers):
@@ -91,9 +81,9 @@ def test_a_killed_harnesss_nodes_and_sentinels_are_swept_each_into_its_own_log(
                         'workers = 1\nttl = "1s"\njob_duration = "0.2s"\ntime_limit = "60s"\n')
     proc = leasecheck.popen("run", "--backend", "docker", "--scenario", str(scenario))
     try:
-        run_dir = _wait_for(lambda: next((tmp_path / "results" / "docker-replicated").glob("*/config.json"),
+        run_dir = wait_for(lambda: next((tmp_path / "results" / "docker-replicated").glob("*/config.json"),
                                          None)).parent
-        _wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
+        wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
         config = json.loads((run_dir / "config.json").read_text())
         run_id, ports = config["run_id"], _ports(config)
         containers = run_containers(run_id)
@@ -111,6 +101,6 @@ def test_a_killed_harnesss_nodes_and_sentinels_are_swept_each_into_its_own_log(
     # each one's output in its own log.
     done = remove_leftovers(run_id=run_id)
     assert all(line.startswith("removed container") for line in done), done
-    _wait_for(lambda: run_containers(run_id) == [], 10)
-    _wait_for(lambda: not any(_listening(p) for p in ports.values()), 10)   # the peer proxy died with it
+    wait_for(lambda: run_containers(run_id) == [], 10)
+    wait_for(lambda: not any(_listening(p) for p in ports.values()), 10)   # the peer proxy died with it
     _own_logs(run_dir, ports)

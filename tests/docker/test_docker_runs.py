@@ -3,10 +3,10 @@ behind — after Ctrl-C, and (through `leasecheck cleanup`) after the harness is
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
+from tests.docker.conftest import wait_for
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -30,16 +30,6 @@ def test_same_verdicts_as_embedded(leasecheck, store_image, scenario, lease, exp
     assert verdicts["embedded"] == verdicts["docker"]
 
 
-def _wait_for(predicate, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 def _scenario(tmp_path, body: str) -> Path:
     path = tmp_path / "s.toml"
     path.write_text('name = "docker-stop"\n[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "60s"\n' + body)
@@ -47,7 +37,7 @@ def _scenario(tmp_path, body: str) -> Path:
 
 
 def _run_dir(tmp_path) -> Path:
-    return _wait_for(lambda: next((tmp_path / "results" / "docker-stop").glob("*/config.json"), None)).parent
+    return wait_for(lambda: next((tmp_path / "results" / "docker-stop").glob("*/config.json"), None)).parent
 
 
 def test_ctrl_c_removes_the_container(leasecheck, tmp_path, store_image, run_containers):
@@ -55,7 +45,7 @@ def test_ctrl_c_removes_the_container(leasecheck, tmp_path, store_image, run_con
     run_dir = _run_dir(tmp_path)
     run_id = json.loads((run_dir / "config.json").read_text())["run_id"]
     assert run_containers(run_id)
-    _wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
+    wait_for(lambda: (run_dir / "history.d" / "harness.jsonl").exists())
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode in (0, 1, 2), out + err
@@ -69,8 +59,8 @@ def test_killed_harness_paused_store_is_healed_by_cleanup(leasecheck, tmp_path, 
     run_dir = _run_dir(tmp_path)
     run_id = json.loads((run_dir / "config.json").read_text())["run_id"]
     ledger = run_dir / "faults-active.json"
-    _wait_for(lambda: ledger.exists() and "docker-unpause" in ledger.read_text())
-    container = _wait_for(lambda: [c for c in run_containers(run_id) if c.status == "paused"])[0]
+    wait_for(lambda: ledger.exists() and "docker-unpause" in ledger.read_text())
+    container = wait_for(lambda: [c for c in run_containers(run_id) if c.status == "paused"])[0]
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     assert [c.status for c in run_containers(run_id)] == ["paused"]   # left behind, frozen
