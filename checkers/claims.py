@@ -307,7 +307,8 @@ class Claims:
     def edge(self, claim: Claim, c: _Cmd, key: str, d: float, by_client: bool, gone: bool) -> None:
         if claim.id not in self.noted:    # report each claim's ambiguity once
             self.noted.add(claim.id)
-            how = "the client's result" if by_client else "the store clock"
+            how = ("its reply" if _reply_says_present(c) is not None else "the client's result") \
+                if by_client else "the store clock"
             self.out.edges.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
                                   f"{claim.owner}'s claim: {how} says it was "
                                   f"{'gone' if gone else 'present'}")
