@@ -120,7 +120,7 @@ class SendTracker:
             if not late:
                 self._pending.append(entry)
         if late:
-            self.on_late(call, entry)
+            self.on_late(call, list(entry))   # as sent: its reply, read later, is not added
 
     def drain(self) -> list[list]:
         """The commands sent since the last drain; closes the call this thread began (a command
