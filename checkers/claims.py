@@ -13,9 +13,12 @@ sent it. Keys only other clients touch (the nemesis's fillers, another applicati
 shared store) and keys only a job's sink writes are left alone. Commands are applied in audit
 order at the store's own times; a command run by a script uses the time of its `EVAL` line (Redis
 freezes the clock for a script). A key with expiry E (ms) is gone once store time > E. Within
-`AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
-decides when it is known (an acquire that succeeded saw the key absent; a release or renew of the
-claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Further
+`AMBIGUOUS_MS` of E the clock cannot decide, so what the client saw decides when it is known: first
+the command's own reply when its `sent` entry recorded one (a SET ... NX answered 1 found the key
+absent, 0 found it present — per node on a run of several, where no call's result is known), else
+the reported result of that command's call (an acquire that succeeded saw the key absent; a
+release or renew of the claim's own attempt that succeeded saw it present); otherwise the clock
+rule is applied. Further
 out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's clock), a
 client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
 (`expiry_edge` in the results).
@@ -43,7 +46,8 @@ Every create of an absent key is a claim, owned by the creating command's attemp
   or live when the audit had a gap.
 
 Afterwards every call with a known result is checked against its effect in the model
-(`crosscheck`): each mismatch is a `disagreements` entry. Nothing is smoothed over.
+(`crosscheck`): each mismatch is a `disagreements` entry. So is a conditional create whose recorded
+reply the model contradicts, when its call's result is unknown. Nothing is smoothed over.
 """
 from __future__ import annotations
 
