@@ -142,8 +142,13 @@ _REPLY_TYPES = (bytes, str, type(None), int, bool)
 
 
 def _has_get(args) -> bool:
-    """SET ... GET replies with the old value, not with whether it wrote."""
-    return any(type(a) in (str, bytes) and a.upper() in ("GET", b"GET") for a in args[3:])
+    """SET ... GET replies with the old value, not with whether it wrote. (A loop, not a
+    generator: it runs for every SET a worker sends.)"""
+    for i in range(3, len(args)):
+        a = args[i]
+        if type(a) in (str, bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
+            return True
+    return False
 
 
 _NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
