@@ -45,6 +45,7 @@ class AuditRecord:
     kind: str
     note: str
     name: str
+    reply: int | None    # set by the join: the client's reply to a SET/SETNX (1 wrote, 0 not), if known
 
     def __init__(self, line: int, time: float = 0.0, db: int = 0, addr: str = "", argv: list[str] | None = None,
                  kind: str = "cmd", note: str = "", name: str = "") -> None:
@@ -55,6 +56,7 @@ class AuditRecord:
             name = argv[0].upper()
         self.line, self.time, self.db, self.addr, self.argv = line, time, db, addr, argv
         self.kind, self.note, self.name = kind, note, name
+        self.reply = None
 
 
 def unquote_args(text: str) -> list[str]:

@@ -13,9 +13,12 @@ sent it. Keys only other clients touch (the nemesis's fillers, another applicati
 shared store) and keys only a job's sink writes are left alone. Commands are applied in audit
 order at the store's own times; a command run by a script uses the time of its `EVAL` line (Redis
 freezes the clock for a script). A key with expiry E (ms) is gone once store time > E. Within
-`AMBIGUOUS_MS` of E the clock cannot decide, so the client's reported result of that command's call
-decides when it is known (an acquire that succeeded saw the key absent; a release or renew of the
-claim's own attempt that succeeded saw it present); otherwise the clock rule is applied. Further
+`AMBIGUOUS_MS` of E the clock cannot decide, so what the client saw decides when it is known: first
+the command's own reply when its `sent` entry recorded one (a SET ... NX answered 1 found the key
+absent, 0 found it present — per node on a run of several, where no call's result is known), else
+the reported result of that command's call (an acquire that succeeded saw the key absent; a
+release or renew of the claim's own attempt that succeeded saw it present); otherwise the clock
+rule is applied. Further
 out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's clock), a
 client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
 (`expiry_edge` in the results).
@@ -43,7 +46,8 @@ Every create of an absent key is a claim, owned by the creating command's attemp
   or live when the audit had a gap.
 
 Afterwards every call with a known result is checked against its effect in the model
-(`crosscheck`): each mismatch is a `disagreements` entry. Nothing is smoothed over.
+(`crosscheck`): each mismatch is a `disagreements` entry. So is a conditional create whose recorded
+reply the model contradicts, when its call's result is unknown. Nothing is smoothed over.
 """
 from __future__ import annotations
 
@@ -192,7 +196,10 @@ class Replay:
                     and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
                 # The most common line by far: an acquire's SET NX that the live claim turns
                 # away. It changes nothing; only the cross-check notes what the call sent.
-                self.calls.before(_Cmd(rec, rec.time, attempt, op, "SET"))
+                c = _Cmd(rec, rec.time, attempt, op, "SET")
+                self.calls.before(c)
+                if rec.reply is not None:
+                    self._check_reply(c, False)
                 return
             if rec.name == "ECHO" and len(rec.argv) == 2:
                 m = EVICT_MARK.match(rec.argv[1])
@@ -205,7 +212,26 @@ class Replay:
             if op.f == "effect" and rec.addr != "lua" and rec.name.startswith("EVAL"):
                 self.claims.judge_effect(c)
             self.calls.before(c)
+        if rec.reply is None:
+            store.apply(c)
+            return
+        made, lost = len(self.out.claims), store.peek(rec.db, rec.argv[1]) is UNKNOWN
         store.apply(c)
+        if not lost:
+            self._check_reply(c, len(self.out.claims) > made)
+
+    def _check_reply(self, c: _Cmd, created: bool) -> None:
+        """A conditional create whose reply was recorded: the model must agree with it. (Within
+        `trust_ms` of an expiry the reply decided; further out a contradiction is a disagreement.)
+        Only where the call's result is unknown: a known one is cross-checked as a whole."""
+        if c.op is not None and c.op.succeeded is not None:
+            return
+        said = _reply_says_present(c)
+        if said is not None and said == created:
+            self.out.disagreements.append(
+                f"{c.where} on {c.rec.argv[1]} was answered {c.rec.reply} ("
+                f"{'written' if c.rec.reply else 'not written'}), but the audit shows "
+                f"{'a claim created' if created else 'the key held'} by the store clock")
 
     def settle(self, op: Op) -> None:
         """`op`'s commands are all applied: check its result against their effect, forget it."""
@@ -268,20 +294,25 @@ class Claims:
 
     # -- what the store model asks ----------------------------------------------------------
     def client_view(self, claim: Claim, c: _Cmd) -> bool | None:
-        return _client_says_present(c.op, claim, c)
+        said = _reply_says_present(c)
+        return said if said is not None else _client_says_present(c.op, claim, c)
 
     def create_seen(self, c: _Cmd) -> bool:
         """A conditional create on a key whose state is lost: did its client see it succeed?"""
+        said = _reply_says_present(c)
+        if said is not None:
+            return not said
         return bool(c.op is not None and c.op.f == "acquire" and c.op.succeeded)
 
     def result_unknown(self, c: _Cmd) -> bool:
-        return c.op is None or c.op.succeeded is None
+        return _reply_says_present(c) is None and (c.op is None or c.op.succeeded is None)
 
     # -- what the store model reports -------------------------------------------------------
     def edge(self, claim: Claim, c: _Cmd, key: str, d: float, by_client: bool, gone: bool) -> None:
         if claim.id not in self.noted:    # report each claim's ambiguity once
             self.noted.add(claim.id)
-            how = "the client's result" if by_client else "the store clock"
+            how = ("its reply" if _reply_says_present(c) is not None else "the client's result") \
+                if by_client else "the store clock"
             self.out.edges.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
                                   f"{claim.owner}'s claim: {how} says it was "
                                   f"{'gone' if gone else 'present'}")
@@ -423,6 +454,18 @@ class Claims:
 def _proves_removal(op: Op | None) -> bool:
     """Only a release or renewal answering True proves its command found the key there."""
     return op is not None and op.f in ("release", "renew") and op.type == "ok" and op.value is True
+
+
+def _reply_says_present(c: _Cmd) -> bool | None:
+    """What the store's own reply to `c` says about its key being present, when the client
+    recorded it: a conditional create (SET ... NX, SETNX) answered 1 found the key absent, 0
+    found it present. It is this command's answer, not its call's: it beats the call's result
+    (a lease over several nodes returns one result for a create on each) and is all there is on
+    one node of several, where every call's result is unknown."""
+    reply = c.rec.reply
+    if reply is None or not conditional_create(c.rec.argv):
+        return None
+    return not reply
 
 
 def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> bool | None:

@@ -8,6 +8,9 @@ The rules, in audit order:
 - A history completion's `sent` entry `[conn, seq, name]` names the call (and so the attempt) that
   sent command `seq` on `conn`. The audit line's command name must equal `name`; a mismatch is a
   disagreement and the line stays unattributed, because the numbering can no longer be trusted.
+  An entry `[conn, seq, name, reply]` also says what the store answered a SET/SETNX (1 wrote, 0
+  did not): the line attributed to it carries it (`AuditRecord.reply`) to the store model, which
+  needs it where the call's one result says nothing of this command (a lease over several nodes).
 - A `[0 lua]` line belongs to the nearest preceding `EVAL`/`EVALSHA` line.
 - Transactions: the store shows a `MULTI`/`EXEC` transaction's queued commands only when `EXEC`
   runs them (Redis 6.2 lists them between `MULTI` and `EXEC`; a server may also list them right
@@ -110,10 +113,10 @@ class Joiner:
         n = 0
         wanted, horizon = self.wanted, self.horizon
         for entry in op.sent:
-            if type(entry) is not tuple or len(entry) != 3:
+            if type(entry) is not tuple or not (len(entry) == 3 or (len(entry) == 4 and entry[3] in (0, 1))):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
-            conn, seq, _ = entry
+            conn, seq = entry[0], entry[1]
             if seq is None:
                 continue
             if not isinstance(conn, str) or not isinstance(seq, int):
@@ -184,9 +187,11 @@ class Joiner:
             op = by_seq.get(seq) if by_seq is not None else None
             if op is not None:
                 first = op.sent[0]
-                if (type(first) is tuple and len(first) == 3 and first[0] == binding.conn
+                if (type(first) is tuple and len(first) >= 3 and first[0] == binding.conn
                         and first[1] == seq and str(first[2]).upper() == name):
                     binding.seq = seq + 1
+                    if len(first) == 4:
+                        rec.reply = first[3]
                     got = self._take(by_seq, seq, op)
                     if name in SCRIPT_CALLS:
                         self.script, self.script_seen = got, True
@@ -236,7 +241,8 @@ class Joiner:
             # call still to come (not even one that never completed) can have sent it.
             late = self.horizon.get(conn, -1) > seq
             return _orphan(out, rec, conn, seq, [] if late else self.pending.get(slot_of(conn), []))
-        want = _sent_name(op, conn, seq)
+        entry = _sent_entry(op, conn, seq)
+        want = str(entry[2]).upper() if entry is not None else ""
         if want != name:      # the entry stays wanted: the call's command is not in the audit
             out.mismatches += 1
             out.unattributed += 1
@@ -246,6 +252,8 @@ class Joiner:
             return None, None
         if name == "MULTI":
             binding.txn_end = _txn_end(by_seq, conn, seq)
+        if len(entry) == 4:
+            rec.reply = entry[3]
         return self._take(by_seq, seq, op)
 
     def _take(self, by_seq: dict[int, Op], seq: int, op: Op) -> tuple[str, Op]:
@@ -282,9 +290,9 @@ class Joiner:
         for a retry on another connection)."""
         missing = []
         for entry in op.sent:
-            if not isinstance(entry, tuple) or len(entry) != 3 or not isinstance(entry[1], int):
+            if not isinstance(entry, tuple) or len(entry) not in (3, 4) or not isinstance(entry[1], int):
                 continue
-            conn, seq, name = entry
+            conn, seq, name = entry[:3]
             if (self.wanted.get(conn, {}).get(seq) is op
                     and not (complete and _superseded(op.sent, conn, seq))):
                 missing.append((conn, seq, str(name).upper()))
@@ -323,12 +331,18 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
     return out
 
 
+def _sent_entry(op: Op, conn: str, seq: int) -> tuple | None:
+    """The entry `op`'s completion lists for (conn, seq)."""
+    for entry in op.sent:
+        if isinstance(entry, tuple) and len(entry) in (3, 4) and entry[0] == conn and entry[1] == seq:
+            return entry
+    return None
+
+
 def _sent_name(op: Op, conn: str, seq: int) -> str:
     """The command name `op`'s completion lists for (conn, seq), upper case."""
-    for entry in op.sent:
-        if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == conn and entry[1] == seq:
-            return str(entry[2]).upper()
-    return ""
+    entry = _sent_entry(op, conn, seq)
+    return str(entry[2]).upper() if entry is not None else ""
 
 
 def _txn_end(by_seq: dict[int, Op], conn: str, multi: int) -> int | None:

@@ -32,7 +32,7 @@ class Op:
     type: str | None                 # 'ok', 'fail', 'info', or None when it never completed
     value: object                    # the returned value of an `ok` call
     end_time: int | None
-    sent: tuple                      # ((conn, seq, name), ...) of the completion
+    sent: tuple                      # ((conn, seq, name[, reply]), ...) of the completion
     fence: object                    # an effect's fencing token (--sink)
     outcome: str | None              # a release that found nothing: what it met (claims.FOUND_NOTHING)
 
@@ -72,10 +72,13 @@ class Op:
 
 
 def _entry(x):
-    """A `sent` entry as a tuple with interned strings (many calls share a connection)."""
+    """A `sent` entry as a tuple with interned strings (many calls share a connection); a
+    conditional create's reply, when recorded, stays its 4th element."""
     if type(x) is list:
         if len(x) == 3 and type(x[0]) is str and type(x[2]) is str:
             return (_intern(x[0]), x[1], _intern(x[2]))
+        if len(x) == 4 and type(x[0]) is str and type(x[2]) is str:
+            return (_intern(x[0]), x[1], _intern(x[2]), x[3])
         return tuple(x)
     return x
 

@@ -28,6 +28,15 @@ writes it to the history as ``late_sent`` of that call at once. (At once, as it 
 late command the store then refuses before running it — ``OOM``, ``LOADING`` … — keeps the
 number it was written with, and the checker reports the numbers that follow on that connection
 as disagreements.)
+
+The reply of a conditional create. A ``SET`` or ``SETNX`` whose reply was read gets it as a 4th
+element of its entry: 1 when the store wrote the key (``OK``, or 1 for ``SETNX``), 0 when it did
+not (nil, or 0). A call's result is not always its commands' replies: a lease over several nodes
+returns one True/False for a ``SET NX`` on each, so only the reply says, per node, whether the
+key was absent there — what the checker needs when a create runs within a millisecond of a
+claim's expiry. An error, a timeout (no reply), a ``SET ... GET`` (its reply is the old value) and
+a command sent after its call returned (``late_sent``: written before its reply is read) keep
+three elements.
 """
 from __future__ import annotations
 
@@ -111,7 +120,7 @@ class SendTracker:
             if not late:
                 self._pending.append(entry)
         if late:
-            self.on_late(call, entry)
+            self.on_late(call, list(entry))   # as sent: its reply, read later, is not added
 
     def drain(self) -> list[list]:
         """The commands sent since the last drain; closes the call this thread began (a command
@@ -124,6 +133,22 @@ class SendTracker:
         if call is not None:
             _CALL.set(None)
         return out
+
+
+_CREATES = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
+# A conditional create's reply -> 1 (written) or 0 (not): RESP2/RESP3 simple string, nil, integer.
+_WROTE = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
+_REPLY_TYPES = (bytes, str, type(None), int, bool)
+
+
+def _has_get(args) -> bool:
+    """SET ... GET replies with the old value, not with whether it wrote. (A loop, not a
+    generator: it runs for every SET a worker sends.)"""
+    for i in range(3, len(args)):
+        a = args[i]
+        if type(a) in (str, bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
+            return True
+    return False
 
 
 _NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
@@ -157,12 +182,14 @@ class AuditedConnection(Connection):
         self._lc_seq = 0
         self._lc_last = None
         self._lc_packed = []
+        self._lc_noreply = []
         self._lc_armed = True
 
     def disconnect(self, *args, **kwargs):
         self._lc_armed = False
         self._lc_last = None
         self._lc_packed = []
+        self._lc_noreply = []
         return super().disconnect(*args, **kwargs)
 
     def _number(self, args) -> None:
@@ -174,6 +201,8 @@ class AuditedConnection(Connection):
         else:
             entry = [self.lc_conn, self._lc_seq, name]
             self._lc_seq += 1
+            if name == "SET" and len(args) > 3 and _has_get(args):
+                self._lc_noreply.append(entry)   # its reply is the old value
         self._lc_last = entry
         self.tracker.add(entry)
 
@@ -201,7 +230,7 @@ class AuditedConnection(Connection):
         packed = getattr(self, "_lc_packed", None)
         entry = packed.pop(0) if packed else getattr(self, "_lc_last", None)
         try:
-            return super().read_response(*args, **kwargs)
+            reply = super().read_response(*args, **kwargs)
         except ResponseError as e:
             if getattr(self, "_lc_armed", False) and entry is not None and entry[1] is not None and _rejected(e):
                 # Refused before running: it is not in the audit, so it takes no number, and
@@ -212,6 +241,15 @@ class AuditedConnection(Connection):
                 entry[1] = None
                 self._lc_seq -= 1
             raise
+        if entry is not None and entry[2] in _CREATES and len(entry) == 3:
+            noreply = self._lc_noreply
+            if noreply and any(e is entry for e in noreply):
+                noreply[:] = [e for e in noreply if e is not entry]
+            else:
+                wrote = _WROTE.get(reply) if type(reply) in _REPLY_TYPES else None
+                if wrote is not None:
+                    entry.append(wrote)
+        return reply
 
 
 def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,

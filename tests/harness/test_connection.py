@@ -131,7 +131,7 @@ def test_a_command_refused_for_memory_takes_no_number(store, audit):
     finally:
         admin.config_set("maxmemory", "0")
     client.set("fine", "y")
-    assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"], [1, "SET"]]
+    assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"], [1, "SET", 1]]  # a SET that wrote: its reply, 1
 
 
 def test_pipelines_and_transactions_are_numbered_as_the_store_lists_them(store, audit):
@@ -160,3 +160,43 @@ def test_pipelines_and_transactions_are_numbered_as_the_store_lists_them(store, 
     lines = next(v for v in _lines_by_addr(path).values() if ["ECHO", MARKER + "w1.s0.c0"] in v)
     after = lines[lines.index(["ECHO", MARKER + "w1.s0.c0"]) + 1:]
     assert [a[0].upper() for a in after] == ["SET", "GET", "MULTI", "EXEC", "DEL"]
+
+
+def test_a_conditional_create_records_whether_it_wrote(store):
+    """A SET/SETNX entry gets the reply as a 4th element: 1 written, 0 not (also in a pipeline,
+    each its own); a SET ... GET (its reply is the old value) and a timed-out SET keep three."""
+    import redis
+
+    tracker = SendTracker("w2.s0")
+    client = make_client(tracker, store.host, store.port)
+    client.delete("r1", "r2", "r3")
+    tracker.drain()
+    assert client.set("r1", "a", nx=True, px=5000) is True
+    assert client.set("r1", "b", nx=True, px=5000) is None
+    assert client.setnx("r2", "a") is True
+    assert client.setnx("r2", "b") is False
+    client.set("r3", "a", get=True)
+    p = client.pipeline(transaction=False)
+    p.set("r1", "c", nx=True, px=5000)
+    p.get("r1")
+    p.set("r4", "c", nx=True, px=5000)
+    p.execute()
+    sent = tracker.drain()
+    assert [e[2:] for e in sent] == [["SET", 1], ["SET", 0], ["SETNX", 1], ["SETNX", 0], ["SET"],
+                                     ["SET", 0], ["GET"], ["SET", 1]]
+
+    slow = make_client(tracker, store.host, store.port, socket_timeout=0.2, retries=0)
+    slow.get("r1")
+    tracker.drain()
+    admin = redis.Redis(host=store.host, port=store.port)
+    import threading
+    sleeper = threading.Thread(target=admin.execute_command, args=("DEBUG", "SLEEP", "0.6"))
+    sleeper.start()
+    time.sleep(0.05)
+    try:
+        with pytest.raises(redis.exceptions.TimeoutError):
+            slow.set("r5", "a", nx=True, px=5000)
+    finally:
+        sleeper.join()
+    assert [e[2:] for e in tracker.drain()] == [["SET"]]
+    client.delete("r1", "r2", "r3", "r4", "r5")

@@ -175,3 +175,17 @@ def test_redlock_without_audits_is_inconclusive_and_says_why(leasecheck):
     assert r.results["reasons"][0].startswith("recorded with --no-audit: the claims on each of the 3 masters")
     assert "INCONCLUSIVE recorded with --no-audit" in r.out
     assert not list(r.run_dir.glob("audit*.log"))
+
+
+def test_jobs_longer_than_the_ttl_are_judged_by_each_nodes_reply_to_every_set(leasecheck):
+    """Workers retry every few ms while long jobs outlive their claims, so creates land within a
+    millisecond of an expiry on some node; each SET's recorded reply says what that node did, and
+    the run of a correct lock is valid, its replies agreeing with every node's audit."""
+    r = leasecheck("run", "--topology", "redlock", "--nodes", "3", "--lease", "redlock", "--workers", "3",
+                   "--time-limit", "3s", "--job-duration", "50%:0.4s,50%:1.6s", "--seed", "2")
+    assert r.code == 0, r.out + r.err
+    sets = [s for e in _history(r.run_dir) for s in e.get("sent") or [] if s[2] == "SET"]
+    assert sets and all(len(s) == 4 and s[3] in (0, 1) for s in sets)
+    assert {s[3] for s in sets} == {0, 1}
+    res = r.results
+    assert res["foreign_releases"] == 0 and res["disagreements"] == [] and res["problems"] == []

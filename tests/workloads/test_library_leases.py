@@ -115,7 +115,7 @@ def test_pottery_pool_threads_send_numbered_commands_in_audit_order(store, tmp_p
     # pottery sends each command from a thread of its own pool; they all go out on this client's
     # audited connections, numbered, and each connection's numbers follow its audit lines.
     by_conn = {}
-    for conn, seq, name in sent:
+    for conn, seq, name, *_ in sent:      # a SET's entry ends with its reply
         assert seq is not None, (conn, name)
         by_conn.setdefault(conn, []).append((seq, name))
     # winner SET, loser SET + its clean-up EVALSHA, winner's release EVALSHA (SCRIPT LOAD first
