@@ -69,8 +69,12 @@ def diagnose(result: dict) -> list[str]:
             faults = sorted({f.get("fault") for f in result.get("faults") or [] if f.get("fault")})
             acting = (f"; faults acted ({', '.join(faults)}), so it may be one of them" if faults else
                       " and no fault acted: the lease is likely too short for these jobs")
+            several = len((result.get("audit") or {}).get("nodes") or {}) > 1
+            why = ("the checker does not tell why across several masters (each master's claims are checked "
+                   "for foreign releases and mutual exclusion, not for what ended them)" if several else
+                   "without the store's audit the checker cannot tell why")
             out.append(f"{_n(nothing, 'release')} found nothing: the claim was gone before the job "
-                       f"finished, but without the store's audit the checker cannot tell why{acting}")
+                       f"finished, but {why}{acting}")
     if not out:
         out.append("no claim was lost before its holder released it")
     return out

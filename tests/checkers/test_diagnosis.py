@@ -197,3 +197,13 @@ def test_an_evicted_claim_and_the_eviction_are_in_the_witness():
     assert (0.02, ["still working", "—", "", "eviction: store memory squeezed, keys evicted at random"]) in rows
     assert any(cells[2].startswith("absent: the store evicted A's claim") for _, cells in rows)
     assert (0.08, ["still working", "still working", "", "eviction ends (memory limit restored)"]) in rows
+
+
+def test_found_nothing_without_a_cause_says_which_evidence_is_missing():
+    from checkers.diagnosis import diagnose
+    one = {"releases_found_nothing": 1, "faults": [], "audit": {"present": False}}
+    assert "without the store's audit" in diagnose(one)[0]
+    several = {"releases_found_nothing": 1, "faults": [],
+               "audit": {"present": True, "nodes": {"node1": {}, "node2": {}, "node3": {}}}}
+    said = diagnose(several)[0]
+    assert "without the store's audit" not in said and "several masters" in said
