@@ -252,17 +252,23 @@ class AuditedConnection(Connection):
         return reply
 
 
-def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
-                socket_timeout: float | None = None, retries: int | None = None,
-                node: str | None = None) -> redis.Redis:
-    """A redis-py client with the library's own defaults, on audited connections (named after
-    ``node`` when the run has several)."""
+def _client_kwargs(socket_timeout: float | None, retries: int | None) -> dict:
+    """redis-py's own defaults unless the run sets a client timeout or a retry count."""
     kwargs = {}
     if socket_timeout is not None:
         kwargs["socket_timeout"] = socket_timeout
         kwargs["socket_connect_timeout"] = socket_timeout
     if retries is not None:
         kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
+    return kwargs
+
+
+def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
+                socket_timeout: float | None = None, retries: int | None = None,
+                node: str | None = None) -> redis.Redis:
+    """A redis-py client with the library's own defaults, on audited connections (named after
+    ``node`` when the run has several)."""
+    kwargs = _client_kwargs(socket_timeout, retries)
     client = redis.Redis(host=host, port=port, db=db, **kwargs)
     cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node})
     client.connection_pool.connection_class = cls
@@ -286,12 +292,7 @@ def make_sentinel_client(tracker: SendTracker, sentinel_ports: list[int], nodes:
                          socket_timeout: float | None = None, retries: int | None = None) -> redis.Redis:
     """A client of the primary the Sentinels name (redis-py's ``Sentinel.master_for``) on audited
     connections; ``nodes``: config.json's ``store_nodes`` (name, port, client_port, peer_port)."""
-    kwargs = {}
-    if socket_timeout is not None:
-        kwargs["socket_timeout"] = socket_timeout
-        kwargs["socket_connect_timeout"] = socket_timeout
-    if retries is not None:
-        kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
+    kwargs = _client_kwargs(socket_timeout, retries)
     sentinel = Sentinel([("127.0.0.1", p) for p in sentinel_ports],
                         sentinel_kwargs={"socket_timeout": 0.5, "socket_connect_timeout": 0.5}, db=db)
     client = sentinel.master_for(SENTINEL_SERVICE, db=db, **kwargs)
