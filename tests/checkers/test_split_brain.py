@@ -162,4 +162,5 @@ def test_a_recorded_failover_without_the_cut_shows_a_timed_out_set_run_by_the_co
     assert r["valid"] is True and r["split_brain"]["count"] == 0 and r["split_brain"]["off_primary"] == 1
     (x,) = r["split_brain"]["examples"]
     assert (x["attempt"], x["node"], x["primary"], x["acknowledged"]) == ("w1.s0.67", "node1", "node2", False)
+    assert x["created_s"] > r["failover"]["failovers"][0]["promoted_s"]   # run when node1 was continued
     assert any(n.startswith("1 claim(s) created on a node that was not the primary then") for n in r["reasons"])
