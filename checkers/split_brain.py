@@ -157,10 +157,10 @@ def reason(x: OffPrimary, count: int) -> str:
            else f"{x.primary} was the primary")
     return (f"split brain: {count} claim(s) created on a node that was no longer the primary while another "
             f"attempt held the key on the primary; the first is {x.claim.owner}'s on {x.claim.key}, created on "
-            f"{x.node} at {x.created / 1e9:.3f} s ({why}), while {x.rival.owner}'s claim on {x.primary}, created "
-            f"at {x.rival_created / 1e9:.3f} s, was live"
-            + (f" until {x.rival_until / 1e9:.3f} s" if x.rival_until is not None else "")
-            + ": two live claims on one key on two nodes that both accepted writes")
+            f"{x.node} at {x.created / 1e9:.3f} s ({why}), and {x.rival.owner}'s claim on {x.primary}, the primary, "
+            f"created at {x.rival_created / 1e9:.3f} s and live "
+            + (f"until {x.rival_until / 1e9:.3f} s" if x.rival_until is not None else "to the end")
+            + ", overlapped it: two live claims on one key on two nodes that both accepted writes")
 
 
 def note(quiet: list[OffPrimary]) -> str:
@@ -179,7 +179,8 @@ def witness_markdown(x: OffPrimary, node_names: list[str]) -> str:
     rows: list[tuple[int, str, dict[str, str]]] = [
         (x.rival_created, f"B = {b} wins `{x.claim.key}` on {x.primary}", {x.primary: "B's claim created"}),
         (x.created, f"A = {a} creates a claim on `{x.claim.key}` on {x.node}, not the primary",
-         {x.node: "A's claim created (not the primary)", x.primary: "primary, B's claim live"}),
+         {x.node: "A's claim created (not the primary)",
+          x.primary: "primary, B's claim live" if x.rival_created <= x.created else "primary"}),
     ]
     if x.until is not None:
         rows.append((x.until, "A's claim ends on " + x.node, {x.node: "A's claim gone"}))

@@ -12,7 +12,7 @@ from checkers.failover import failovers
 from checkers.nodes import NodeMeasure
 from checkers.properties import PROPERTIES
 from checkers.properties import split_brain as prop
-from checkers.split_brain import off_primary, primary_at, reigns
+from checkers.split_brain import off_primary, primary_at, reigns, witness_markdown
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"
@@ -80,7 +80,8 @@ def test_a_claim_on_the_old_primary_after_the_failover_while_another_holds_the_k
     (reason,) = part.failures
     assert reason.startswith("split brain: 1 claim(s) created on a node that was no longer the primary")
     assert "c.3's on lc:r1:job:0, created on node1 at 6.100 s (node1 had been stopped at 3.300 s and node2 " \
-           "promoted at 4.200 s), while b.7's claim on node2, created at 5.000 s, was live until 8.000 s" in reason
+           "promoted at 4.200 s), and b.7's claim on node2, the primary, created at 5.000 s and live until 8.000 s, " \
+           "overlapped it" in reason
     (w,) = part.witness
     assert w["kind"] == "split_brain" and "| time (s) | what | node1 | node2 |" in w["markdown"]
     rows = [r for r in w["markdown"].splitlines() if r.startswith("| ") and "time (s)" not in r]
@@ -164,3 +165,10 @@ def test_a_recorded_failover_without_the_cut_shows_a_timed_out_set_run_by_the_co
     assert (x["attempt"], x["node"], x["primary"], x["acknowledged"]) == ("w1.s0.67", "node1", "node2", False)
     assert x["created_s"] > r["failover"]["failovers"][0]["promoted_s"]   # run when node1 was continued
     assert any(n.startswith("1 claim(s) created on a node that was not the primary then") for n in r["reasons"])
+
+
+def test_a_rival_that_won_after_the_off_primary_claim_is_drawn_when_it_won():
+    (x,) = off_primary(_nodes(c_at=4.9), failovers([_fault()]), HELD)
+    assert x.rival.owner == "b.7" and x.rival_created == 5000 * MS
+    rows = [r.split(" | ") for r in witness_markdown(x, ["node1", "node2"]).splitlines() if r.startswith("| 4.900")]
+    assert rows[0][2] == "A's claim created (not the primary)" and rows[0][3] == "primary"
