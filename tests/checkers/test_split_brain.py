@@ -171,4 +171,4 @@ def test_a_rival_that_won_after_the_off_primary_claim_is_drawn_when_it_won():
     (x,) = off_primary(_nodes(c_at=4.9), failovers([_fault()]), HELD)
     assert x.rival.owner == "b.7" and x.rival_created == 5000 * MS
     rows = [r.split(" | ") for r in witness_markdown(x, ["node1", "node2"]).splitlines() if r.startswith("| 4.900")]
-    assert rows[0][2] == "A's claim created (not the primary)" and rows[0][3] == "primary"
+    assert rows[0][2] == "A's claim created (not the primary)" and rows[0][3] == "primary |"
