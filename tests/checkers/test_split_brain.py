@@ -172,3 +172,11 @@ def test_a_rival_that_won_after_the_off_primary_claim_is_drawn_when_it_won():
     assert x.rival.owner == "b.7" and x.rival_created == 5000 * MS
     rows = [r.split(" | ") for r in witness_markdown(x, ["node1", "node2"]).splitlines() if r.startswith("| 4.900")]
     assert rows[0][2] == "A's claim created (not the primary)" and rows[0][3] == "primary |"
+
+
+def test_a_split_brain_is_the_first_violation_when_its_later_claim_was_created():
+    from checkers.properties import first_violation
+    found = {"split_brain": prop.check(_measured(_nodes()), {}).fields["split_brain"]}
+    m = SimpleNamespace(model=None, digest=SimpleNamespace(proof=SimpleNamespace(proven=lambda starts: []),
+                                                           faults=SimpleNamespace(starts=[])))
+    assert first_violation.check(m, found).fields["first_violation"] == {"kind": "split_brain", "time_s": 6.1}
