@@ -180,3 +180,11 @@ def test_a_split_brain_is_the_first_violation_when_its_later_claim_was_created()
     m = SimpleNamespace(model=None, digest=SimpleNamespace(proof=SimpleNamespace(proven=lambda starts: []),
                                                            faults=SimpleNamespace(starts=[])))
     assert first_violation.check(m, found).fields["first_violation"] == {"kind": "split_brain", "time_s": 6.1}
+
+
+def test_the_diagnosis_names_a_split_brain_first():
+    from checkers.diagnosis import diagnose
+    said = diagnose({"split_brain": {"count": 1, "off_primary": 1, "examples": []},
+                     "lost_while_held": {"deadline_passed": 1}})
+    assert said[0].startswith("1 claim was created on the old primary after a failover") and "split brain" in said[0]
+    assert not any("split brain" in s for s in diagnose({"split_brain": {"count": 0}, "lost_while_held": {}}))
