@@ -188,3 +188,14 @@ def test_the_diagnosis_names_a_split_brain_first():
                      "lost_while_held": {"deadline_passed": 1}})
     assert said[0].startswith("1 claim was created on the old primary after a failover") and "split brain" in said[0]
     assert not any("split brain" in s for s in diagnose({"split_brain": {"count": 0}, "lost_while_held": {}}))
+
+
+def test_an_overlap_of_the_two_holders_of_a_split_brain_has_that_cause():
+    from checkers.causes import overlap_causes
+    from checkers.jobs import JobRun
+    runs = {"b.7": JobRun("b.7", KEY, 5000 * MS, 8000 * MS), "c.3": JobRun("c.3", KEY, 6100 * MS, 9100 * MS)}
+    claims = [_claim(4, "b.7", "tokB", 5.0, ended_s=8.0), _claim(2, "c.3", "tokC", 6.1, "expired_after_job", 10.1)]
+    split = {frozenset(("c.3", "b.7"))}
+    assert overlap_causes(runs, 10000 * MS, claims, 4000, split=split)["split_brain"] == 1
+    without = overlap_causes(runs, 10000 * MS, claims, 4000)
+    assert without["split_brain"] == 0 and sum(without.values()) == 1     # told as something else
