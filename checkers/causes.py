@@ -13,6 +13,9 @@ newcomer claim the key.
 - ``foreign_release``: another attempt's command removed it (the third worker walks in);
 - ``eviction``, ``store_restart``: the store dropped it;
 - ``failover``: a replica that never had it was promoted (``lost_in_failover``, a replicated run);
+- ``split_brain``: it was never lost — one of the two claims was created on a node that was no
+  longer the primary while the other was live on the primary (`checkers.split_brain`, a
+  replicated run);
 - ``unknown``: no audit, or the claim could not be followed.
 """
 from __future__ import annotations
@@ -24,16 +27,17 @@ from .claims import Claim
 from .jobs import JobRun
 
 CAUSES = ("deadline_passed", "holder_paused", "clock_jump", "foreign_release", "eviction", "store_restart",
-          "failover", "unknown")
+          "failover", "split_brain", "unknown")
 _BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
             "lost_in_restart": "store_restart", "lost_in_failover": "failover"}
 EARLY = 0.8   # a claim that lived less than this share of its lease in real time expired early
 
 
 def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None,
-                   ttl_ms: float | None, paused=None) -> dict[str, int]:
+                   ttl_ms: float | None, paused=None, split: set[frozenset] | None = None) -> dict[str, int]:
     """Overlaps by cause. `paused(claim)`, when given, says whether the claim's holder was paused
-    by a fault when it ended (`fault_windows.FaultWindows.holder_paused`)."""
+    by a fault when it ended (`fault_windows.FaultWindows.holder_paused`); `split`, the pairs of
+    attempts of a split brain."""
     last_claim: dict[str, Claim] = {}
     for c in claims or []:
         if c.owner is not None:
@@ -48,7 +52,9 @@ def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None
         for start, stop, attempt in sorted(spans):
             while active and active[0][0] <= start:
                 heapq.heappop(active)
-            if active:
+            if active and split and any(frozenset((a, attempt)) in split for _, a in active):
+                counts["split_brain"] += 1
+            elif active:
                 # the run in progress whose claim was lost most recently let this one in
                 lost = [last_claim.get(a) for _, a in active]
                 known = [c for c in lost if c is not None and c.ended is not None]

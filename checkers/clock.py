@@ -5,12 +5,20 @@ a round trip) the store's `TIME` read `store_us` microseconds. Its offset is
 `store_ns - history_ns`. A time is converted with the offset of the *nearest* sample (nearest on
 the axis of the time being converted), so a store clock that jumps mid-run (a clock fault) is
 followed from sample to sample rather than averaged away.
+
+A sample whose round trip took longer than `LONG_RTT_NS` is left out when shorter ones exist: its
+midpoint says little about when the store read its clock. A round trip that spans a stopped store
+(``pause:store``, a failover's SIGSTOP) is answered only when the store is continued, so its
+midpoint lies seconds before the store's reading, and the commands the store runs when continued
+would be placed that much too early.
 """
 from __future__ import annotations
 
 import bisect
 import statistics
 from dataclasses import dataclass
+
+LONG_RTT_NS = 250_000_000
 
 
 @dataclass
@@ -24,7 +32,8 @@ class StoreClock:
     @classmethod
     def from_samples(cls, samples: list[dict]) -> "StoreClock | None":
         """Build from `store-clock.jsonl` samples; None when there are none."""
-        pairs = [(int(s["time"]), int(s["store_us"]) * 1000) for s in samples]
+        short = [s for s in samples if int(s.get("rtt_ns") or 0) <= LONG_RTT_NS]
+        pairs = [(int(s["time"]), int(s["store_us"]) * 1000) for s in short or samples]
         if not pairs:
             return None
         return cls(sorted((st, st - h) for h, st in pairs), sorted((h, st - h) for h, st in pairs))

@@ -53,6 +53,12 @@ def diagnose(result: dict) -> list[str]:
         out.append(f"the store lost {_n(early['count'], 'claim')} before {'its' if early['count'] == 1 else 'their'} "
                    f"deadline while another attempt then ran the job ({by}): the store broke the lease's "
                    "promise, which no TTL fixes")
+    brains = (result.get("split_brain") or {}).get("count")
+    if brains:
+        out.append(f"{_n(brains, 'claim')} {'was' if brains == 1 else 'were'} created on the old primary after a "
+                   "failover, before the Sentinels demoted it, while another holder held the key on the new "
+                   "primary (split brain): two nodes accepted writes, which no TTL fixes; a release sent to the "
+                   "new primary then finds nothing there")
     lost = result.get("lost_while_held")
     if lost is None:
         lost = (result.get("overlap") or {}).get("causes") or {}

@@ -3,7 +3,8 @@ holder token, a claim lost early — as seconds on the history clock. How long a
 faults took to expose a mistake is what `leasecheck hunt` and the detection benchmark compare;
 reported, never judged (the properties that found each violation judge it). A claim lost early
 is timed where the newcomer started (`early_loss.first`): in a replicated run, a claim lost in
-failover when the newcomer's acquire won the key."""
+failover when the newcomer's acquire won the key; a split brain when the later of its two claims
+was created."""
 from __future__ import annotations
 
 from ..measure import Measured
@@ -15,7 +16,7 @@ FIELDS = {"first_violation": None}
 
 
 def check(m: Measured, found) -> Part:
-    seen = [v for v in (_foreign(m), _reused(m, found), _early(found)) if v is not None]
+    seen = [v for v in (_foreign(m), _reused(m, found), _early(found), _split(found)) if v is not None]
     if not seen:
         return Part({"first_violation": None})
     kind, at = min(seen, key=lambda v: v[1])
@@ -41,3 +42,8 @@ def _reused(m: Measured, found):
 def _early(found):
     first = (found.get("early_loss") or {}).get("first") or []
     return ("early_loss", first[0]["newcomer_start_s"]) if first else None
+
+
+def _split(found):
+    brains = [x for x in ((found.get("split_brain") or {}).get("examples") or []) if x.get("rival")]
+    return ("split_brain", min(max(x["created_s"], x["rival_created_s"]) for x in brains)) if brains else None

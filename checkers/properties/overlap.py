@@ -1,12 +1,14 @@
 """Overlap: runs of the same job at once, from the history (`checkers/overlap.py`), with why
 each happened and why claims were lost while held (`causes`; in a replicated run from its claims
-across the nodes, `replicated.resolved_claims`). Fails the run only above `config["max_overlap"]`
+across the nodes, `replicated.resolved_claims`, and ``split_brain`` for two holders on two nodes,
+`checkers.split_brain`). Fails the run only above `config["max_overlap"]`
 when that is set."""
 from __future__ import annotations
 
-from .. import replicated
+from .. import replicated, split_brain
 from ..causes import lost_while_held, overlap_causes
 from ..measure import Measured
+from ..mutual_exclusion import holds
 from ..overlap import overlap
 from ..result import Part
 
@@ -23,11 +25,15 @@ def check(m: Measured, found) -> Part:
     # Without the audit there are no claims: every overlap's cause is "unknown".
     to_history = m.to_history()
     fo = replicated.measured(m)
+    split = None
     if fo is not None:      # a replicated run: its claims across the nodes, times in history seconds
         claims, to_history = fo.claims, _seconds_to_ns
+        held = {h.attempt for h in holds(m.events, float(ttl_ms or 0))}
+        split = {frozenset((x.claim.owner, x.rival.owner))
+                 for x in split_brain.off_primary(m.nodes, fo.failovers, held) if x.rival is not None}
     windows = m.windows()
     paused = windows.holder_paused(to_history) if to_history and windows else None
-    fields = {"overlap": ov.to_dict() | {"causes": overlap_causes(jobs, end, claims, ttl_ms, paused)},
+    fields = {"overlap": ov.to_dict() | {"causes": overlap_causes(jobs, end, claims, ttl_ms, paused, split)},
               "lost_while_held": lost_while_held(claims, jobs, to_history, ttl_ms, paused)}
     part = Part(fields, certainty={"overlap": "certain"})
     limit = m.config.get("max_overlap")
