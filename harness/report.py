@@ -54,6 +54,15 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                       f"held — {me['holds']} won acquires on {len(me['nodes'])} masters, no two at once")
     if result.get("failover"):
         table.add_row("failover", _failover(result))
+    brain = result.get("split_brain")
+    if isinstance(brain, dict):
+        off = brain.get("off_primary", 0)
+        table.add_row("split brain",
+                      f"[red]{brain['count']} claim(s) won on a node that was no longer the primary while "
+                      f"another attempt held the key on the primary[/]" if brain.get("count") else
+                      f"no claim won on a former primary while the key was held on the primary"
+                      + (f" ({off} claim(s) created off the primary, none acknowledged against a live holder)"
+                         if off else ""))
     if reuse.get("tokens"):
         table.add_row("reused tokens", f"[red]{reuse['attempts']} attempts shared {reuse['tokens']} "
                       f"token value(s)[/] — a holder token must be fresh per attempt")

@@ -53,6 +53,7 @@ def test_the_failover_scenario_gives_the_verdict_its_file_states(leasecheck):
     assert "A's claim created" in witness and "B's claim created" in witness
     assert res["audit"]["complete"] is True
     assert "node1 -> node2 (promoted at" in r.out           # the summary's failover line
+    assert "split brain" in r.out and "no claim won on a former primary" in r.out
     config = json.loads((d / "config.json").read_text())
     ports = [n["port"] for n in config["store_nodes"]] + [n["peer_port"] for n in config["store_nodes"]]
     assert _nothing_listens(ports + config["sentinel_ports"])
