@@ -174,10 +174,13 @@ def reason(x: Lost, fo: Failover, count: int) -> str:
             f"{x.hold.end / 1e9:.3f} s")
 
 
+Row = tuple[int, str, dict[str, str]]   # history ns, what happened, what each node's column says
+
+
 def witness_markdown(lost: Lost, fo: Failover, node_names: list[str]) -> str:
     """The story of one loss as a timeline, one column per node."""
     a, b = lost.attempt, lost.newcomer.attempt if lost.newcomer else None
-    rows: list[tuple[int, str, dict[str, str]]] = [
+    rows: list[Row] = [
         (lost.created, f"A = {a} acquires `{lost.key}` (acknowledged)", {lost.node: "A's claim created"}),
         (fo.start, f"failover fault {fo.n} starts", {}),
         (fo.stopped, f"{fo.old} stopped ({fo.how})", {fo.old: "stopped; A's claim never replicated"}),
@@ -189,18 +192,29 @@ def witness_markdown(lost: Lost, fo: Failover, node_names: list[str]) -> str:
     if lost.newcomer is not None:
         rows.append((lost.newcomer.start, f"B = {b} wins `{lost.key}` while A still holds it",
                      {lost.promoted: "B's claim created"}))
+    rows += after_heal_rows(fo)
+    lines = [f"## Claim lost in failover on `{lost.key}`", "",
+             f"{a}'s claim was acknowledged by {lost.node}, which was stopped before any replica had it; "
+             f"{lost.promoted} was promoted without it"
+             + (f", and {b} then won the key while {a} still held it (early loss, cause failover)." if b else "."),
+             "", *node_table(rows, node_names)]
+    return "\n".join(lines) + "\n"
+
+
+def after_heal_rows(fo: Failover) -> list[Row]:
+    """A failover's heal and the old primary's demotion, as timeline rows (those that happened)."""
+    rows: list[Row] = []
     if fo.end is not None:
         rows.append((fo.end, f"fault healed: {fo.old} continued", {fo.old: "continued, still a primary"}))
     if fo.rejoined is not None:
         rows.append((fo.rejoined, f"the Sentinels made {fo.old} a replica of {fo.new}",
                      {fo.old: f"replica of {fo.new}, resynced"}))
-    rows.sort(key=lambda r: r[0])
-    head = "| time (s) | what | " + " | ".join(node_names) + " |"
-    lines = [f"## Claim lost in failover on `{lost.key}`", "",
-             f"{a}'s claim was acknowledged by {lost.node}, which was stopped before any replica had it; "
-             f"{lost.promoted} was promoted without it"
-             + (f", and {b} then won the key while {a} still held it (early loss, cause failover)." if b else "."),
-             "", head, "|---|---|" + "---|" * len(node_names)]
-    for t, what, cells in rows:
+    return rows
+
+
+def node_table(rows: list[Row], node_names: list[str]) -> list[str]:
+    """Timeline rows as a Markdown table in time order, one column per node."""
+    lines = ["| time (s) | what | " + " | ".join(node_names) + " |", "|---|---|" + "---|" * len(node_names)]
+    for t, what, cells in sorted(rows, key=lambda r: r[0]):
         lines.append(f"| {t / 1e9:.3f} | {what} | " + " | ".join(cells.get(n, "") for n in node_names) + " |")
-    return "\n".join(lines) + "\n"
+    return lines

@@ -20,6 +20,11 @@ from .early_loss import early_losses as store_early_losses
 from .failover import Failover, Lost, copy_of, failovers, live_at, lost_in_failover
 
 
+def applies(m) -> bool:
+    """A property of replicated runs reports only on one whose nodes' audits were measured."""
+    return m.nodes is not None and m.config.get("topology") == "replicated"
+
+
 def resolved_claims(nodes, fos: list[Failover], lost: list[Lost]) -> list[Claim]:
     """Every claim a lease call created in a replicated run, on whichever node, once — copies are
     not claims of their own — with its fate across failovers and its times on the history clock

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .claims import Claim
-from .failover import SLACK_NS, Failover
+from .failover import SLACK_NS, Failover, Row, after_heal_rows, node_table
 
 
 @dataclass
@@ -176,7 +176,7 @@ def note(quiet: list[OffPrimary]) -> str:
 def witness_markdown(x: OffPrimary, node_names: list[str]) -> str:
     """The split brain as a timeline, one column per node."""
     a, b, fo = x.claim.owner, x.rival.owner, x.failover
-    rows: list[tuple[int, str, dict[str, str]]] = [
+    rows: list[Row] = [
         (x.rival_created, f"B = {b} wins `{x.claim.key}` on {x.primary}", {x.primary: "B's claim created"}),
         (x.created, f"A = {a} creates a claim on `{x.claim.key}` on {x.node}, not the primary",
          {x.node: "A's claim created (not the primary)",
@@ -190,16 +190,9 @@ def witness_markdown(x: OffPrimary, node_names: list[str]) -> str:
         rows.append((fo.stopped, f"{fo.old} stopped ({fo.how})", {fo.old: "stopped"}))
         if fo.promoted is not None:
             rows.append((fo.promoted, f"{fo.new} promoted by the Sentinels", {fo.new: "primary"}))
-        if fo.end is not None:
-            rows.append((fo.end, f"fault healed: {fo.old} continued", {fo.old: "continued, still a primary"}))
-        if fo.rejoined is not None:
-            rows.append((fo.rejoined, f"the Sentinels made {fo.old} a replica of {fo.new}",
-                         {fo.old: f"replica of {fo.new}, resynced"}))
-    rows.sort(key=lambda r: r[0])
+        rows += after_heal_rows(fo)
     lines = [f"## Split brain on `{x.claim.key}`", "",
              f"{a}'s claim was created on {x.node} after it had lost the primary's role, while {b}'s claim on the "
              f"same key was live on {x.primary}, the primary: two holders, each on a node that accepted writes.",
-             "", "| time (s) | what | " + " | ".join(node_names) + " |", "|---|---|" + "---|" * len(node_names)]
-    for t, what, cells in rows:
-        lines.append(f"| {t / 1e9:.3f} | {what} | " + " | ".join(cells.get(n, "") for n in node_names) + " |")
+             "", *node_table(rows, node_names)]
     return "\n".join(lines) + "\n"

@@ -18,9 +18,7 @@ FIELDS = {"split_brain": OMITTED}
 EXAMPLES = 5
 
 
-def applies(m: Measured) -> bool:
-    """Only a replicated run whose nodes' audits were measured."""
-    return m.nodes is not None and m.config.get("topology") == "replicated"
+applies = replicated.applies   # only a replicated run whose nodes' audits were measured
 
 
 def check(m: Measured, found) -> Part:
