@@ -74,3 +74,26 @@ def refused_by_preflight(**settings) -> str:
     msg = str(e.value)
     assert "\n" not in msg
     return msg
+
+
+def assert_claim_lost_in_failover(r) -> dict:
+    """What ``scenarios/failover-loses-claim.toml`` must show on any backend: node1 stopped after
+    an 800 ms cut of its replication, node2 promoted, a claim node2 never had lost in failover and
+    won by another attempt (early loss, cause failover), told by a witness with a column per node
+    and the summary's failover line. Returns the failover fault's measurements."""
+    res, d = r.results, r.run_dir
+    (fault,) = [f for f in res["faults"] if f["fault"] == "failover"]
+    m = fault["measured"]
+    assert fault["took_effect"] is True and m["primary_before"] == "node1" and m["promoted"] == "node2"
+    assert 0 < m["promotion_s"] < 10 and m["unreplicated_bytes"] > 0 and m["lag_ms"] == 800
+    assert res["claims"]["lost_in_failover"] >= 1 and res["early_loss"]["by_cause"]["failover"] >= 1
+    first = res["failover"]["examples"][0]
+    assert first["fate"] == "lost_in_failover" and first["cause"] == "failover"
+    assert first["node"] == "node1" and first["promoted"] == "node2" and first["newcomer"] != first["attempt"]
+    assert res["valid"] is False and "lost in failover" in res["reasons"][0] and "cause failover" in res["reasons"][0]
+    witness = (d / "witness.md").read_text()
+    assert "| time (s) | what | node1 | node2 |" in witness
+    assert "A's claim created" in witness and "B's claim created" in witness
+    assert res["audit"]["complete"] is True
+    assert "node1 -> node2 (promoted at" in r.out           # the summary's failover line
+    return m

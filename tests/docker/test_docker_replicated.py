@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.stores.container import remove_leftovers
+from tests.conftest import assert_claim_lost_in_failover
 from tests.docker.conftest import wait_for
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "failover-loses-claim.toml"
@@ -48,23 +49,10 @@ def test_the_failover_scenario_gives_the_verdict_its_file_states_on_docker(lease
     r = leasecheck("run", "--scenario", str(SCENARIO), "--backend", "docker")
     assert r.code == expected == 1, r.out + r.err
     res, d = r.results, r.run_dir
-    (fault,) = [f for f in res["faults"] if f["fault"] == "failover"]
-    m = fault["measured"]
-    assert fault["took_effect"] is True and m["primary_before"] == "node1" and m["promoted"] == "node2"
+    m = assert_claim_lost_in_failover(r)
     assert m["stopped_with"] == "docker pause"
-    assert 0 < m["promotion_s"] < 10 and m["unreplicated_bytes"] > 0 and m["lag_ms"] == 800
     assert m["rejoined_s"] is not None            # unpaused, node1 was made a replica of node2
-    fo = res["failover"]
-    assert res["claims"]["lost_in_failover"] >= 1 and res["early_loss"]["by_cause"]["failover"] >= 1
-    first = fo["examples"][0]
-    assert first["fate"] == "lost_in_failover" and first["cause"] == "failover"
-    assert first["node"] == "node1" and first["promoted"] == "node2" and first["newcomer"] != first["attempt"]
-    assert res["valid"] is False and "lost in failover" in res["reasons"][0] and "cause failover" in res["reasons"][0]
-    witness = (d / "witness.md").read_text()
-    assert "| time (s) | what | node1 | node2 |" in witness
-    assert "A's claim created" in witness and "B's claim created" in witness
-    assert res["audit"]["complete"] is True and set(res["audit"]["nodes"]) == {"node1", "node2"}
-    assert "node1 -> node2 (promoted at" in r.out
+    assert set(res["audit"]["nodes"]) == {"node1", "node2"}
     config = json.loads((d / "config.json").read_text())
     assert config["backend"] == "docker" and config["topology"] == "replicated"
     assert run_containers(config["run_id"]) == []

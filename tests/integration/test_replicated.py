@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import assert_claim_lost_in_failover
+
 from checkers.nodes import measure_nodes, open_node_audits
 
 pytestmark = pytest.mark.integration
@@ -37,22 +39,8 @@ def test_the_failover_scenario_gives_the_verdict_its_file_states(leasecheck):
     expected = int(re.search(r"Expected: exit (\d)", SCENARIO.read_text()).group(1))
     r = leasecheck("run", "--scenario", str(SCENARIO))
     assert r.code == expected == 1, r.out + r.err
-    res, d = r.results, r.run_dir
-    fault = _failover(res)
-    m = fault["measured"]
-    assert fault["took_effect"] is True and m["primary_before"] == "node1" and m["promoted"] == "node2"
-    assert 0 < m["promotion_s"] < 10 and m["unreplicated_bytes"] > 0 and m["lag_ms"] == 800
-    fo = res["failover"]
-    assert res["claims"]["lost_in_failover"] >= 1 and res["early_loss"]["by_cause"]["failover"] >= 1
-    first = fo["examples"][0]
-    assert first["fate"] == "lost_in_failover" and first["cause"] == "failover"
-    assert first["node"] == "node1" and first["promoted"] == "node2" and first["newcomer"] != first["attempt"]
-    assert res["valid"] is False and "lost in failover" in res["reasons"][0] and "cause failover" in res["reasons"][0]
-    witness = (d / "witness.md").read_text()
-    assert "| time (s) | what | node1 | node2 |" in witness
-    assert "A's claim created" in witness and "B's claim created" in witness
-    assert res["audit"]["complete"] is True
-    assert "node1 -> node2 (promoted at" in r.out           # the summary's failover line
+    d = r.run_dir
+    assert_claim_lost_in_failover(r)
     assert "split brain" in r.out and "no claim won on a former primary" in r.out
     config = json.loads((d / "config.json").read_text())
     ports = [n["port"] for n in config["store_nodes"]] + [n["peer_port"] for n in config["store_nodes"]]
