@@ -8,7 +8,7 @@ lease:
 """
 import time
 
-from workloads.leases.get_compare_del import GetCompareDel
+from leasecheck.workloads.leases.get_compare_del import GetCompareDel
 
 
 class CheckThenAct(GetCompareDel):

@@ -3,7 +3,7 @@ directory with about ``--events`` history events (and the matching audit), then,
 run, time (1) the *parse floor* — reading the history and the audit line by line with the fastest
 parsers the checker already depends on (``orjson.loads`` for each history line, one
 ``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
-(``checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone.
+(``leasecheck.checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone.
 Prints one JSON line per size and repetition with ``ratio_to_floor`` = check time / floor time
 (wall clock) and ``cpu_ratio_to_floor`` (the same with each side's own CPU time, which other
 processes on a shared machine disturb less). ``--repeat N`` measures the same generated run N times.

@@ -61,7 +61,7 @@ def _role(pid: int, roles: dict[int, str]) -> str:
             cmd = f.read()
     except OSError:
         return "other"
-    return "store" if b"redis-server" in cmd else "workers" if b"harness.worker" in cmd else "other"
+    return "store" if b"redis-server" in cmd else "workers" if b"leasecheck.harness.run.worker" in cmd else "other"
 
 
 def store_ops(client: redis.Redis) -> int:

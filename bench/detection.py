@@ -47,9 +47,9 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.host import default_store_bin  # noqa: E402
-from harness.stores.embedded import EmbeddedStore  # noqa: E402
-from workloads.leases import load_lease  # noqa: E402
+from leasecheck.harness.run.host import default_store_bin  # noqa: E402
+from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
+from leasecheck.workloads.leases import load_lease  # noqa: E402
 
 LEASES = ("naive-del", "get-compare-del", "fixed-token", "check-then-act", "token-cas")
 PLUGINS = {"check-then-act": f"{ROOT / 'bench' / 'check_then_act.py'}:CheckThenAct"}
@@ -69,7 +69,7 @@ def aimed_scenario(path: Path, seconds: float) -> Path:
 
 def harness_run(lease: str, mode: str, seed: int, seconds: float, tmp: Path) -> float | None:
     """One `leasecheck run`; the time of its first violation, or None."""
-    cmd = [sys.executable, "-m", "harness", "run", "--lease", PLUGINS.get(lease, lease), "--seed", str(seed),
+    cmd = [sys.executable, "-m", "leasecheck", "run", "--lease", PLUGINS.get(lease, lease), "--seed", str(seed),
            "--time-limit", f"{seconds:g}s", "--results-dir", str(tmp / "results")]
     if mode == "random":
         cmd += ["--nemesis", "pause,latency,partition"]

@@ -1,4 +1,4 @@
-"""What the live progress display costs a run: its counting (``harness.live_stats``) timed on a
+"""What the live progress display costs a run: its counting (``leasecheck.harness.run.live_stats``) timed on a
 real run's history, replayed as the run wrote it.
 
     python bench/live_progress.py RUN_DIR [--slice 0.25]
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.live_stats import LiveStats  # noqa: E402
+from leasecheck.harness.run.live_stats import LiveStats  # noqa: E402
 
 
 def main() -> None:

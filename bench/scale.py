@@ -53,9 +53,9 @@ def _kind(pid: int) -> str | None:
     text = b" ".join(cmd).decode(errors="replace")
     if "redis-server" in text:
         return "redis-server"
-    if "harness.worker" in text:
+    if "leasecheck.harness.run.worker" in text:
         return "worker"
-    if "harness.proxy" in text or "proxy" in text.split(" -m ")[-1][:20]:
+    if "leasecheck.harness.proxy" in text or "proxy" in text.split(" -m ")[-1][:20]:
         return "proxy"
     if " check " in f" {text} ":
         return "checker"
@@ -119,12 +119,12 @@ def main() -> None:
     ap.add_argument("--seed", default="1")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        run = [sys.executable, "-m", "harness", "run", "--lease", a.lease, "--workers", str(a.workers),
+        run = [sys.executable, "-m", "leasecheck", "run", "--lease", a.lease, "--workers", str(a.workers),
                "--time-limit", a.time_limit, "--nemesis", a.nemesis, "--nemesis-interval", a.nemesis_interval,
                "--seed", a.seed, "--results-dir", d, "--quiet"]
         run_code, run_s, run_mem = _run(run)
         run_dir = (Path(d) / "latest").resolve()
-        check_code, check_s, check_mem = _run([sys.executable, "-m", "harness", "check", str(run_dir)])
+        check_code, check_s, check_mem = _run([sys.executable, "-m", "leasecheck", "check", str(run_dir)])
         results = json.loads((run_dir / "results.json").read_text())
         size = lambda name: (run_dir / name).stat().st_size if (run_dir / name).exists() else None  # noqa: E731
         print(json.dumps({

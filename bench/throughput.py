@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench.cpu_window import measure_window  # noqa: E402
-from harness.host import default_store_bin  # noqa: E402
-from harness.stores.embedded import EmbeddedStore  # noqa: E402
-from workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
+from leasecheck.harness.run.host import default_store_bin  # noqa: E402
+from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
+from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 
 
 def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
@@ -68,7 +68,7 @@ def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
 
 def monitor(host: str, port: int, path: str, stop) -> None:
     """The floor's MONITOR reader, in its own process so its CPU is counted like the loops'."""
-    from harness.audit import MonitorRecorder
+    from leasecheck.harness.record.audit import MonitorRecorder
 
     mon = MonitorRecorder(host, port, Path(path))
     mon.start()
@@ -126,7 +126,7 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
     lease = ["--lease", "redlock", "--topology", "redlock", "--nodes", str(redlock_nodes)] if redlock_nodes \
         else ["--lease", "token-cas"]
     with tempfile.TemporaryDirectory() as d:
-        cmd = [sys.executable, "-m", "harness", "run", *lease, "--workers", str(workers),
+        cmd = [sys.executable, "-m", "leasecheck", "run", *lease, "--workers", str(workers),
                "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
                "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
         win = {}

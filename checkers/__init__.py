@@ -28,11 +28,11 @@ Layout, one job per module:
 The history and the audit are streamed: memory holds the claims, the job runs and the lease
 calls in flight, not the files.
 """
-from .audit import AuditRecord, load_audit, parse_audit
-from .errors import CheckError, HistoryError
-from .history import load_history, write_merged
-from .verdict import check, check_run
-from .witness import Witness
+from leasecheck.checkers.read.audit import AuditRecord, load_audit, parse_audit
+from leasecheck.checkers.errors import CheckError, HistoryError
+from leasecheck.checkers.read.history import load_history, write_merged
+from leasecheck.checkers.verdict import check, check_run
+from leasecheck.checkers.present.witness import Witness
 
 __all__ = ["AuditRecord", "CheckError", "HistoryError", "Witness", "check", "check_run",
            "load_audit", "load_history", "parse_audit", "write_merged"]

@@ -1,6 +1,6 @@
 """The result of a check, one schema for every path: `Result` is what `results.json` holds, field
 by field and in that order, whether the run was checked (`verdict.check`) or could not be
-(`verdict.failed`); `Part` is what one property (`checkers.properties`) contributes to it.
+(`verdict.failed`); `Part` is what one property (`leasecheck.checkers.properties`) contributes to it.
 
 Validity is three-valued, as in Jepsen: True, False, or "unknown". Merging parts (`merge`), as
 Jepsen's `checker/compose` does, False beats "unknown" beats True; the reasons are every part's
@@ -57,7 +57,7 @@ OMITTED = _Omitted.OMITTED
 @dataclass
 class Result:
     """`results.json` (docs/history.md describes each field): the verdict, then the fields the
-    properties own (`properties`, in property order: `checkers.properties` declares them), then
+    properties own (`properties`, in property order: `leasecheck.checkers.properties` declares them), then
     what was measured of the run itself."""
     schema_version: int
     valid: Validity = "unknown"

@@ -1,7 +1,7 @@
 """The verdict: measure the run once, let every property judge its part, merge the parts.
 
 `check(events, audit, config)` is pure: `measure` reads the run (history and audit side by side),
-each property of `checkers.properties.PROPERTIES` returns its `result.Part`, and
+each property of `leasecheck.checkers.properties.PROPERTIES` returns its `result.Part`, and
 `result.Result.merged` composes them into the one result schema (False beats "unknown" beats
 True, as Jepsen's `checker/compose`). So `valid` is:
 
@@ -25,15 +25,15 @@ raises: a failure becomes valid "unknown" with the error in `reasons` (`failed`:
 """
 from __future__ import annotations
 
-from .digest import SCHEMA_VERSION
-from .errors import HistoryError
-from .history import HistoryStream
-from .audit import open_audit
-from .measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
-from .nodes import audit_summary, measure_nodes, node_names, open_node_audits
-from .properties import PROPERTIES, Properties, name
-from .result import Part, Result
-from .rundir import load_config, load_store_clock
+from leasecheck.checkers.read.digest import SCHEMA_VERSION
+from leasecheck.checkers.errors import HistoryError
+from leasecheck.checkers.read.history import HistoryStream
+from leasecheck.checkers.read.audit import open_audit
+from leasecheck.checkers.measures.measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
+from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_names, open_node_audits
+from leasecheck.checkers.properties import PROPERTIES, Properties, name
+from leasecheck.checkers.result import Part, Result
+from leasecheck.checkers.read.rundir import load_config, load_store_clock
 
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
@@ -47,7 +47,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     is estimated in a first, join-only pass). `progress()`, when given, is called every few ten
     thousand records read. The history and the audit are read side by side (`engine`); memory
     holds the claims, the job runs and the calls in flight. `properties`: the checkers to run
-    (`checkers.properties.PROPERTIES`), each judging its part of the result. `parts`, when
+    (`leasecheck.checkers.properties.PROPERTIES`), each judging its part of the result. `parts`, when
     given, receives `(name, Part)` per property (its module's name), for reports that show each
     property on its own (JUnit). `nodes`: a run of several store nodes, each node's audit and
     clock samples (`nodes.open_node_audits`); `audit` is then None and each node is measured on

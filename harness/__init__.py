@@ -12,7 +12,7 @@ draws the whole.
 This package's ``__init__`` imports only leaves: ``workloads`` and ``checkers`` import the errors
 from here, so importing the preflight here would close a circle.
 """
-from harness.config import RunConfig
-from harness.errors import LeasecheckError, StoreError, UsageError
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import LeasecheckError, StoreError, UsageError
 
 __all__ = ["RunConfig", "LeasecheckError", "StoreError", "UsageError"]

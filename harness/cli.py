@@ -24,34 +24,34 @@ from rich.markup import escape
 from rich.table import Table
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from checkers import check_run
-from checkers.errors import CheckError
-from checkers.fault_report import markdown as faults_markdown
-from harness import gc as retention
-from harness.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, replayed_fields
-from harness.durations import parse_duration
-from harness.errors import LeasecheckError, UsageError
-from harness.faults import nemesis_help
-from harness.heal import heal_leftovers
-from harness.hunt import Outcome, Tally, check_budget
-from harness.hunt import hunt as hunt_loop
-from harness.hunt_progress import HuntProgress
-from harness.html_report import refresh_index, results_dir_of, write_index, write_pages
-from harness.junit import write_junit
-from harness.preflight import preflight
-from harness.report import print_summary
-from harness import matrix as matrix_cells
-from harness import matrix_table
-from harness.run_progress import RunProgress
-from harness.runner import Run
-from harness.runs import list_runs
-from harness.scenario import load_scenario
-from harness.stores.container import remove_leftovers
-from harness.stores.daemon import DEFAULT_IMAGE
-from harness.stores.image import build_image
-from harness.shrink import Policy, Search
-from harness.shrink_progress import ShrinkProgress
-from harness.shrink_run import command_flags, read_run, replayer, write_scenario
+from leasecheck.checkers import check_run
+from leasecheck.checkers.errors import CheckError
+from leasecheck.checkers.present.fault_report import markdown as faults_markdown
+from leasecheck.harness.rundirs import gc as retention
+from leasecheck.harness.settings.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, replayed_fields
+from leasecheck.harness.settings.durations import parse_duration
+from leasecheck.harness.errors import LeasecheckError, UsageError
+from leasecheck.harness.faults import nemesis_help
+from leasecheck.harness.nemesis.heal import heal_leftovers
+from leasecheck.harness.search.hunt import Outcome, Tally, check_budget
+from leasecheck.harness.search.hunt import hunt as hunt_loop
+from leasecheck.harness.search.hunt_progress import HuntProgress
+from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
+from leasecheck.harness.reports.junit import write_junit
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.reports.summary import print_summary
+from leasecheck.harness.search import matrix as matrix_cells
+from leasecheck.harness.search import matrix_table
+from leasecheck.harness.run.progress import RunProgress
+from leasecheck.harness.run.runner import Run
+from leasecheck.harness.rundirs.runs import list_runs
+from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.stores.container import remove_leftovers
+from leasecheck.harness.stores.daemon import DEFAULT_IMAGE
+from leasecheck.harness.stores.image import build_image
+from leasecheck.harness.search.shrink import Policy, Search
+from leasecheck.harness.search.shrink_progress import ShrinkProgress
+from leasecheck.harness.search.shrink_run import command_flags, read_run, replayer, write_scenario
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped

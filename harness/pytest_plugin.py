@@ -1,7 +1,7 @@
 """The ``leasecheck_run`` pytest fixture: a team checks its own lease from its own test suite.
 
 Registered through the ``pytest11`` entry point, so installing leasecheck is enough. Each call runs
-``python -m harness run`` in a subprocess with the run directory under the test's ``tmp_path``: the
+``python -m leasecheck run`` in a subprocess with the run directory under the test's ``tmp_path``: the
 same code path as ``leasecheck run`` (workers are processes anyway), so a test sees exactly the
 verdict the command line would give. Only the standard library and pytest are imported here,
 because every pytest session in an environment with leasecheck loads this module.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.durations import parse_duration
+from leasecheck.harness.settings.durations import parse_duration
 
-# The command line's exit codes (harness.cli); copied so loading the plugin stays cheap.
+# The command line's exit codes (leasecheck.harness.cli); copied so loading the plugin stays cheap.
 EXIT_USAGE, EXIT_CRASH = 64, 255
 
 
@@ -143,9 +143,9 @@ def _seconds(time_limit) -> float:
 
 
 def run_lease(results_dir: Path, lease, timeout: float | None = None, **options) -> LeaseResult:
-    """Run one scenario through ``python -m harness run`` and read its verdict. Bad options fail the
+    """Run one scenario through ``python -m leasecheck run`` and read its verdict. Bad options fail the
     test with the command line's one-line error; a harness crash fails it with the tail of stderr."""
-    cmd = [sys.executable, "-m", "harness", "run", "--lease", lease_spec(lease),
+    cmd = [sys.executable, "-m", "leasecheck", "run", "--lease", lease_spec(lease),
            *cli_args(options), "--results-dir", str(results_dir)]
     env = dict(os.environ, PYTHONPATH=_pythonpath())
     limit = timeout if timeout is not None else 120 + 3 * _seconds(options.get("time_limit"))

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import RunConfig
-from harness.errors import UsageError
-from harness.host import default_store_bin
-from harness.preflight import preflight
-from harness.stores.embedded import EmbeddedStore
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.run.host import default_store_bin
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.stores.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,10 +50,10 @@ def _env(tmp_path: Path, extra: dict | None) -> dict:
 
 @pytest.fixture
 def leasecheck(tmp_path):
-    """Run ``python -m harness ARGS`` and return its `Outcome` (``run``, ``hunt`` and ``cleanup`` get
+    """Run ``python -m leasecheck ARGS`` and return its `Outcome` (``run``, ``hunt`` and ``cleanup`` get
     ``--results-dir tmp/results``); ``leasecheck.popen(ARGS)`` starts a run without waiting."""
     def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
-        cmd = [sys.executable, "-m", "harness", *args]
+        cmd = [sys.executable, "-m", "leasecheck", *args]
         if args and args[0] in ("run", "hunt", "cleanup"):
             cmd += ["--results-dir", str(tmp_path / "results")]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
@@ -62,7 +62,7 @@ def leasecheck(tmp_path):
         return Outcome(p.returncode, p.stdout, p.stderr, latest.resolve() if latest.exists() else None)
 
     run.popen = lambda *args: subprocess.Popen(
-        [sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "results")],
+        [sys.executable, "-m", "leasecheck", *args, "--results-dir", str(tmp_path / "results")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
     return run
 

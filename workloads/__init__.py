@@ -1,2 +1,2 @@
 """What a worker does: the claim loop (``claim_loop``) and the lease implementations under
-test (``workloads.leases``)."""
+test (``leasecheck.workloads.leases``)."""

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.connection import SendTracker
-from harness.durations import Distribution
-from harness.history import HistoryWriter
+from leasecheck.harness.record.connection import SendTracker
+from leasecheck.harness.settings.durations import Distribution
+from leasecheck.harness.record.history import HistoryWriter
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Slot:
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
     on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
-    sink: object = None          # workloads.sink.Sink, when effects land in the store (--sink)
+    sink: object = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:

@@ -1,11 +1,11 @@
-"""The diagnosis: why claims were lost, in plain words (`checkers/diagnosis.py`), from the
+"""The diagnosis: why claims were lost, in plain words (`checkers/present/diagnosis.py`), from the
 fields the properties before it found. Judges nothing; when the run is valid it says why its
 releases found nothing."""
 from __future__ import annotations
 
-from ..diagnosis import diagnose
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.present.diagnosis import diagnose
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 110
 FIELDS = {"diagnosis": []}

@@ -1,16 +1,17 @@
 """Early loss: a claim the store lost before the lease's deadline while another attempt then ran
 the same job breaks the lease's promise and fails the run, whatever `max_overlap` says
-(`checkers/early_loss.py` measures it; its timeline joins the witness). In a replicated run the
+(`checkers/measures/early_loss.py` measures it; its timeline joins the witness). In a replicated run the
 claims lost in a failover that another attempt then won are early losses with cause ``failover``
-(`checkers/failover.py` measures them from each node's audit), told and drawn as a failover; each
+(`checkers/measures/failover.py` measures them from each node's audit), told and drawn as a failover; each
 node's own claims show the other causes as one store would (a clock jump, an eviction on the
 primary)."""
 from __future__ import annotations
 
-from .. import failover, replicated
-from ..early_loss import early_losses, witness_markdown
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.measures import failover
+from leasecheck.checkers.model import replicated
+from leasecheck.checkers.measures.early_loss import early_losses, witness_markdown
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 60
 FIELDS = {"early_loss": None}

@@ -3,8 +3,8 @@ reported a win the audit shows created no claim (a lease whose claim the store n
 protects nothing), leaves the verdict unknown. Needs the audit."""
 from __future__ import annotations
 
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 30
 FIELDS = {"claims_seen": None}

@@ -1,5 +1,5 @@
 """Failover (``--topology replicated``): who was promoted when, and the claims acknowledged by the
-primary that the promoted replica never had (``lost_in_failover``, `checkers.failover` measures
+primary that the promoted replica never had (``lost_in_failover``, `leasecheck.checkers.measures.failover` measures
 them). Their count is a claim fate (results.json ``claims``, the `fates` property) and those
 another attempt then won while their holder still held them are early losses with cause
 ``failover`` (``early_loss``, judged by the `early_loss` property with a witness of one column per
@@ -8,9 +8,9 @@ short on a node, or a failover that promoted nobody, leaves the verdict unknown.
 topologies (the field is left out of results.json)."""
 from __future__ import annotations
 
-from .. import replicated
-from ..measure import Measured
-from ..result import OMITTED, Part
+from leasecheck.checkers.model import replicated
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import OMITTED, Part
 
 ORDER = 62
 FIELDS = {"failover": OMITTED}

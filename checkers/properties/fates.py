@@ -5,10 +5,10 @@ those the lease calls created on any node, each followed across failovers to its
 promoted node (`replicated.resolved_claims`; ``lost_in_failover`` when that node never had it)."""
 from __future__ import annotations
 
-from .. import replicated
-from ..claims import FATES
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.model import replicated
+from leasecheck.checkers.model.claims import FATES
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 40
 FIELDS = {"claims": {fate: 0 for fate in FATES}, "expiry_edge": {"count": 0, "examples": []}}

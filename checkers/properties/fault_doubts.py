@@ -2,9 +2,9 @@
 never fired leaves the verdict unknown (`faults.doubts`)."""
 from __future__ import annotations
 
-from ..faults import doubts
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.read.faults import doubts
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 50
 FIELDS = {"faults": [], "faults_not_fired": []}

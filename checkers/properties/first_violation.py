@@ -7,9 +7,9 @@ failover when the newcomer's acquire won the key; a split brain when the later o
 was created."""
 from __future__ import annotations
 
-from ..measure import Measured
-from ..result import Part
-from ..tokens import token_reuse
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
+from leasecheck.checkers.measures.tokens import token_reuse
 
 ORDER = 105
 FIELDS = {"first_violation": None}

@@ -7,11 +7,11 @@ alone proves counts (`history_only`), and nothing else can be said (unknown).
 """
 from __future__ import annotations
 
-from protocol import node_audit
+from leasecheck.protocol import node_audit
 
-from ..measure import Measured
-from ..result import OMITTED, Part
-from ..witness import build_witness, walk_ins
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import OMITTED, Part
+from leasecheck.checkers.present.witness import build_witness, walk_ins
 
 FOREIGN_LISTED = 1000   # results.json lists this many foreign releases, enough to draw; the count is exact
 

@@ -1,10 +1,10 @@
 """Interruption: a run cut short tested less than it was asked to, so it is never valid (a
-proven violation stands) — `checkers/interruption.py` decides it from the history."""
+proven violation stands) — `checkers/measures/interruption.py` decides it from the history."""
 from __future__ import annotations
 
-from ..interruption import sentence
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.measures.interruption import sentence
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 100
 FIELDS = {"interrupted": None}

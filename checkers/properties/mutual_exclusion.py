@@ -7,10 +7,10 @@ An attempt's claims are found by attempt, never by key: one attempt works on one
 library may keep its claim under a key of its own (pottery: ``redlock:`` + the job key)."""
 from __future__ import annotations
 
-from ..claims import Claim
-from ..measure import Measured
-from ..mutual_exclusion import Hold, holds, violations
-from ..result import OMITTED, Part
+from leasecheck.checkers.model.claims import Claim
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.measures.mutual_exclusion import Hold, holds, violations
+from leasecheck.checkers.result import OMITTED, Part
 
 ORDER = 65
 FIELDS = {"mutual_exclusion": OMITTED}

@@ -1,16 +1,17 @@
-"""Overlap: runs of the same job at once, from the history (`checkers/overlap.py`), with why
+"""Overlap: runs of the same job at once, from the history (`checkers/measures/overlap.py`), with why
 each happened and why claims were lost while held (`causes`; in a replicated run from its claims
 across the nodes, `replicated.resolved_claims`, and ``split_brain`` for two holders on two nodes,
-`checkers.split_brain`). Fails the run only above `config["max_overlap"]`
+`leasecheck.checkers.measures.split_brain`). Fails the run only above `config["max_overlap"]`
 when that is set."""
 from __future__ import annotations
 
-from .. import replicated, split_brain
-from ..causes import lost_while_held, overlap_causes
-from ..measure import Measured
-from ..mutual_exclusion import holds
-from ..overlap import overlap
-from ..result import Part
+from leasecheck.checkers.measures import split_brain
+from leasecheck.checkers.model import replicated
+from leasecheck.checkers.measures.causes import lost_while_held, overlap_causes
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.measures.mutual_exclusion import holds
+from leasecheck.checkers.measures.overlap import overlap
+from leasecheck.checkers.result import Part
 
 ORDER = 70
 FIELDS = {"overlap": {"count": 0, "rate": 0.0, "max_concurrency": 0, "concurrency_time_s": {},

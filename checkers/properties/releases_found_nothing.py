@@ -3,9 +3,9 @@
 Reported, never failed on its own: the diagnosis says why."""
 from __future__ import annotations
 
-from ..crosscheck import FOUND_NOTHING
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.model.crosscheck import FOUND_NOTHING
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 80
 FIELDS = {"releases_found_nothing": 0, "releases_found_nothing_rate": 0.0,

@@ -1,17 +1,18 @@
 """Split brain (``--topology replicated``): a claim a lease call created on a node that was not the
 primary then — the old primary, continued after a failover and still accepting writes until the
 Sentinels demote it — by an acquire that returned True, while another holder's claim on the same
-key was live on the primary: two live claims on one key, on two nodes that both accept writes (`checkers.split_brain` measures
+key was live on the primary: two live claims on one key, on two nodes that both accept writes (`leasecheck.checkers.measures.split_brain` measures
 them from each node's audit and the failover records). Such a claim fails the run, with a
 timeline of one column per node; any other claim off the primary (no other holder's claim
 overlapped it, or its acquire was not acknowledged) is a note, so that a write off the primary is
 never silent. Silent on other topologies (the field is left out)."""
 from __future__ import annotations
 
-from .. import replicated, split_brain
-from ..mutual_exclusion import holds
-from ..measure import Measured
-from ..result import OMITTED, Part
+from leasecheck.checkers.measures import split_brain
+from leasecheck.checkers.model import replicated
+from leasecheck.checkers.measures.mutual_exclusion import holds
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import OMITTED, Part
 
 ORDER = 63
 FIELDS = {"split_brain": OMITTED}

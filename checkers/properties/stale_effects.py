@@ -2,9 +2,9 @@
 Reported, not judged: how many a fence turned away is the lease's own result."""
 from __future__ import annotations
 
-from ..effects import stale_effects
-from ..measure import Measured
-from ..result import Part
+from leasecheck.checkers.measures.effects import stale_effects
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
 
 ORDER = 90
 FIELDS = {"stale_effects": None}

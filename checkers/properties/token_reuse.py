@@ -2,9 +2,9 @@
 reuse fails the run and adds its timeline to the witness. Needs the audit's claims."""
 from __future__ import annotations
 
-from ..measure import Measured
-from ..result import Part
-from ..tokens import reuse_markdown, token_reuse
+from leasecheck.checkers.measures.measure import Measured
+from leasecheck.checkers.result import Part
+from leasecheck.checkers.measures.tokens import reuse_markdown, token_reuse
 
 ORDER = 20
 FIELDS = {"token_reuse": None}

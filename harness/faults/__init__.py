@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Param, Step
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Param, Step
 
 
 def _discover() -> dict[str, Fault]:

@@ -9,7 +9,7 @@ ledger entries it writes), and three methods:
 - ``start(ctx, step)`` — act, having first written its undo into ``ctx.ledger``; returns an
   ``Active`` holding whatever ``stop`` needs;
 - ``stop(ctx, active)`` — undo it (through the ledger) and return what was measured: each kind
-  measures its own effect while it acts (``checkers.faults`` judges it against the request).
+  measures its own effect while it acts (``leasecheck.checkers.read.faults`` judges it against the request).
 
 Faults never sleep for their duration: the nemesis decides when ``stop`` is called.
 """
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
-from harness.topology import node_names
-from protocol import ROLE_TARGETS, is_node
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.stores.topology import node_names
+from leasecheck.protocol import ROLE_TARGETS, is_node
 
 if TYPE_CHECKING:
-    from harness.node import Node
+    from leasecheck.harness.stores.node import Node
 
 
 PINNED_NODE = "node"   # a step's param: the node `FaultContext.pin` chose for a target that names none
@@ -66,14 +66,14 @@ class FaultContext:
     ``Node``; a fault asks ``node_for(step.target)`` for the one it acts on."""
     cfg: Any                 # RunConfig
     run_dir: Path
-    ledger: Any              # harness.heal.Ledger
+    ledger: Any              # leasecheck.harness.nemesis.heal.Ledger
     workers: list            # subprocess.Popen per worker index
-    holders: Any             # harness.holders.HolderTable
+    holders: Any             # leasecheck.harness.run.holders.HolderTable
     rng: random.Random
     nodes: list[Node] = field(default_factory=list)   # the run's store nodes (one today)
     faketime_dir: Path | None = None                   # the workers' timestamp files (w0, w1, ...)
-    replies: Any = None      # harness.replies.Replies: the workers' answers to probes
-    replication: Any = None  # harness.replication.Replication (--topology replicated)
+    replies: Any = None      # leasecheck.harness.run.replies.Replies: the workers' answers to probes
+    replication: Any = None  # leasecheck.harness.stores.replication.Replication (--topology replicated)
 
     @property
     def node(self) -> Node:
@@ -132,10 +132,10 @@ class Param:
 
 
 class Fault:
-    """One fault kind, described in one place; ``harness.faults`` finds every subclass with a
+    """One fault kind, described in one place; ``leasecheck.harness.faults`` finds every subclass with a
     ``name`` in the package and builds the registry, the CLI help and the checks from these
     attributes. Its module registers the undo of each ledger entry it writes
-    (``@harness.heal.undoes(kind)``) and lists those kinds in ``undoes``."""
+    (``@leasecheck.harness.nemesis.heal.undoes(kind)``) and lists those kinds in ``undoes``."""
     name = ""
     order = 100                      # its place in lists (help, error messages)
     summary = ""                     # what it does, in a few words (for --help)

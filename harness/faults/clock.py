@@ -23,13 +23,13 @@ import threading
 import time
 from pathlib import Path
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Param, Step
-from harness.faults.clock_probe import store_skew, worker_skews
-from harness.heal import undoes
-from harness.host import libfaketime_path, store_allocator
-from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
-from harness.stores.image import image_allocator
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Param, Step
+from leasecheck.harness.faults.clock_probe import store_skew, worker_skews
+from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.run.host import libfaketime_path, store_allocator
+from leasecheck.harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
+from leasecheck.harness.stores.image import image_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 

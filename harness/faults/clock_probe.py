@@ -1,6 +1,6 @@
 """How far a clock is from the real one, measured while a clock fault acts: the store's ``TIME``
 over the admin connection, or a worker's own ``time.time()`` — the clock its lease code reads —
-asked down its stdin and answered on its stdout (``harness.replies``). Each result comes with the
+asked down its stdin and answered on its stdout (``leasecheck.harness.run.replies``). Each result comes with the
 probe's round trip: the true skew lies within half of it."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def worker_skews(ctx, names: list[str], timeout_s: float = 1.0) -> dict[str, lis
     """``ctx``: the fault's ``FaultContext`` (its ``workers`` and ``replies``).
     ``{"w3": [skew_s, rtt_s] or [None, None]}``: each worker's own wall clock, as its lease code
     sees it, minus the real one. The question goes down the worker's stdin and the answer comes
-    back on its stdout (``harness.replies``); a stopped worker does not answer in time."""
+    back on its stdout (``leasecheck.harness.run.replies``); a stopped worker does not answer in time."""
     asked = {}
     for name in names:
         token = f"{name}.{secrets.token_hex(4)}"

@@ -17,10 +17,10 @@ import time
 
 import redis
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
-from harness.heal import undoes
-from harness.leftovers import delete_matching, glob_literal
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
+from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.stores.leftovers import delete_matching, glob_literal
 
 FILL_LIMIT_KEYS = 200_000
 FILL_LIMIT_S = 5.0

@@ -10,7 +10,7 @@ primary (``+convert-to-slave`` in their log; about 10 s after it comes back) and
 them. A kill would bring back an empty master and cut its ``MONITOR`` stream, and say nothing new.
 
 ``lag`` (optional, e.g. ``lag = "500ms"``): first cut the primary's peer path
-(``harness.replication``: its replicas and the Sentinels reach it only through its peer proxy),
+(``leasecheck.harness.stores.replication``: its replicas and the Sentinels reach it only through its peer proxy),
 for that long, then stop it. Writes the workers get acknowledged in that window never reach a
 replica — on localhost replication otherwise takes well under a millisecond, so a claim
 acknowledged just before a plain stop is almost always on the replica already. The Sentinels,
@@ -47,9 +47,9 @@ import time
 
 import requests
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Param, Step
-from harness.replication import role
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Param, Step
+from leasecheck.harness.stores.replication import role
 
 POLL_S = 0.02
 PROMOTION_WAIT_S = 15.0   # longest a stopped primary waits for the Sentinels to name another

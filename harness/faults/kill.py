@@ -15,9 +15,9 @@ import time
 
 import requests
 
-from harness.errors import UsageError
-from harness.faults.base import Active, Fault, FaultContext, Step
-from harness.heal import undoes
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
+from leasecheck.harness.nemesis.heal import undoes
 
 
 @undoes("proxy-enable")

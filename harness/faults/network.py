@@ -18,8 +18,8 @@ import requests
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.faults.base import Active, Fault, FaultContext, Param, Step
-from harness.heal import undoes
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Param, Step
+from leasecheck.harness.nemesis.heal import undoes
 
 
 @undoes("toxic")

@@ -23,8 +23,8 @@ import time
 
 import redis
 
-from harness.faults.base import Active, FaultContext, Step
-from harness.faults.network import _ProxyFault
+from leasecheck.harness.faults.base import Active, FaultContext, Step
+from leasecheck.harness.faults.network import _ProxyFault
 
 STREAMS = {"replies": "downstream", "requests": "upstream"}
 

@@ -5,7 +5,7 @@ failure needs the holder stalled past its deadline), ``worker`` (one at random),
 (about half of them, at random), ``store`` (the store the harness started: clients time out,
 queued commands run on SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acquirer``,
 ``renewer`` — the worker one of whose slots is inside ``release()`` / ``acquire()`` / ``renew()``
-right now (``harness.holders`` knows from the slots' ``in``/``out`` lines; it waits up to
+right now (``leasecheck.harness.run.holders`` knows from the slots' ``in``/``out`` lines; it waits up to
 ``CALL_WAIT_S`` for one, then pauses a worker at random). With ``latency`` on the workers' path the
 reply of a release's read is in transit for that long, so a releaser paused then is stopped
 between its check and its act: where a read-compare-delete release breaks. The store pauses
@@ -26,11 +26,11 @@ import os
 import signal
 import time
 
-from harness.faults.base import Active, Fault, FaultContext, Step
-from harness.faults.watch import Watch
-from harness.holders import worker_index
-from harness.host import proc_started
-from harness.procfs import is_stopped
+from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
+from leasecheck.harness.faults.watch import Watch
+from leasecheck.harness.run.holders import worker_index
+from leasecheck.harness.run.host import proc_started
+from leasecheck.harness.run.procfs import is_stopped
 
 
 AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # target -> lease call
@@ -47,7 +47,7 @@ class Pause(Fault):
     store_targets = ("store",)
     acts = "pauses the store process"
     measures = ("paused_s", "stopped_s", "stopped_samples", "processes", "in_call", "slot", "waited_s")
-    undoes = ("sigcont",)   # harness.heal's own; a container's pause writes docker-unpause
+    undoes = ("sigcont",)   # leasecheck.harness.nemesis.heal's own; a container's pause writes docker-unpause
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
         if self.acts_as(step.target) == "store":

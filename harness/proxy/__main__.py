@@ -1,6 +1,6 @@
 """Run the proxy in the foreground::
 
-    python -m harness.proxy [--host 127.0.0.1] [--port 8474] [--config proxies.json]
+    python -m leasecheck.harness.proxy [--host 127.0.0.1] [--port 8474] [--config proxies.json]
                             [--seed N] [--watch-stdin] [-v]
 
 Prints ``ready <api_port>`` on stdout once the API listens (``--port 0`` picks a free port);
@@ -18,13 +18,13 @@ import signal
 import sys
 from pathlib import Path
 
-from harness.proxy.addresses import NotLoopbackError
-from harness.proxy.errors import ApiError
-from harness.proxy.service import ProxyService, serve_until
+from leasecheck.harness.proxy.addresses import NotLoopbackError
+from leasecheck.harness.proxy.errors import ApiError
+from leasecheck.harness.proxy.service import ProxyService, serve_until
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m harness.proxy",
+    p = argparse.ArgumentParser(prog="python -m leasecheck.harness.proxy",
                                 description="TCP fault-injection proxy with Toxiproxy's HTTP API "
                                             "(listens on 127.0.0.1 only).")
     p.add_argument("--host", default="127.0.0.1", help="API host: 127.0.0.1 or localhost")
@@ -47,15 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         service = ProxyService(args.host, args.port)
     except (NotLoopbackError, ValueError) as exc:
-        print(f"harness.proxy: {exc}", file=sys.stderr)
+        print(f"leasecheck.harness.proxy: {exc}", file=sys.stderr)
         return 2
     try:
         asyncio.run(_run(service, args))
     except OSError as exc:
-        print(f"harness.proxy: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        print(f"leasecheck.harness.proxy: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
     except (ApiError, ValueError) as exc:   # a bad --config
-        print(f"harness.proxy: {exc}", file=sys.stderr)
+        print(f"leasecheck.harness.proxy: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,7 +1,7 @@
 """Parsing of ``host:port`` strings, and the loopback-only rule for everything we listen on."""
 from __future__ import annotations
 
-from harness.proxy.errors import bad_request
+from leasecheck.harness.proxy.errors import bad_request
 
 LOOPBACK = "127.0.0.1"
 # Host names we accept for a listener; each binds 127.0.0.1 (never ::1 or another address).

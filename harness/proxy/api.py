@@ -28,10 +28,10 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from harness.proxy.errors import ApiError, bad_request
-from harness.proxy.server import ProxyCollection
+from leasecheck.harness.proxy.errors import ApiError, bad_request
+from leasecheck.harness.proxy.server import ProxyCollection
 
-log = logging.getLogger("harness.proxy")
+log = logging.getLogger("leasecheck.harness.proxy")
 
 VERSION = "2.12.0+leasecheck"   # the Toxiproxy API version reproduced, and who serves it
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator
 
-from harness.proxy.errors import TOXIC_EXISTS, TOXIC_NOT_FOUND, ApiError, bad_request
-from harness.proxy.link import Link
-from harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic, make_toxic
+from leasecheck.harness.proxy.errors import TOXIC_EXISTS, TOXIC_NOT_FOUND, ApiError, bad_request
+from leasecheck.harness.proxy.link import Link
+from leasecheck.harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic, make_toxic
 
 
 class ToxicChain:

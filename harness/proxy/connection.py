@@ -14,10 +14,10 @@ import socket
 import struct
 from typing import Protocol
 
-from harness.proxy.link import Link
-from harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic
+from leasecheck.harness.proxy.link import Link
+from leasecheck.harness.proxy.toxics import DOWNSTREAM, UPSTREAM, Toxic
 
-log = logging.getLogger("harness.proxy")
+log = logging.getLogger("leasecheck.harness.proxy")
 
 _LINGER_RST = struct.pack("ii", 1, 0)
 
@@ -27,7 +27,7 @@ class Chains(Protocol):
 
 
 class Proxy(Protocol):
-    """What a connection reads of its proxy (``harness.proxy.server.Proxy``)."""
+    """What a connection reads of its proxy (``leasecheck.harness.proxy.server.Proxy``)."""
     name: str
     upstream: str
     upstream_addr: tuple[str, int]

@@ -1,4 +1,4 @@
-"""Start and stop the proxy as a child process (``python -m harness.proxy``) from Python.
+"""Start and stop the proxy as a child process (``python -m leasecheck.harness.proxy``) from Python.
 
     proxy = EmbeddedProxy(run_dir)        # log: run_dir/proxy.log (or pass a file path)
     api_url = proxy.start()               # "http://127.0.0.1:<port>", once it printed "ready"
@@ -23,7 +23,7 @@ from typing import IO
 
 from toxiproxy import Toxiproxy
 
-from harness.proxy.errors import ProxyStartError
+from leasecheck.harness.proxy.errors import ProxyStartError
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ class EmbeddedProxy:
             return self.api_url
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
-        cmd = [self.python, "-m", "harness.proxy", "--host", self.host, "--port", str(self.port),
+        cmd = [self.python, "-m", "leasecheck.harness.proxy", "--host", self.host, "--port", str(self.port),
                "--watch-stdin"]
         if self.seed is not None:
             cmd += ["--seed", str(self.seed)]

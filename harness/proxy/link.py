@@ -19,17 +19,17 @@ import random
 from collections import deque
 from typing import Any, Callable, Protocol
 
-from harness.proxy.stub import Chunk
-from harness.proxy.toxics import Toxic
+from leasecheck.harness.proxy.stub import Chunk
+from leasecheck.harness.proxy.toxics import Toxic
 
-log = logging.getLogger("harness.proxy")
+log = logging.getLogger("leasecheck.harness.proxy")
 
 HIGH_WATER = 1 << 20   # bytes inside a link's stages before the source is paused
 LOW_WATER = 1 << 18    # ... and resumed
 
 
 class Endpoint(Protocol):
-    """One socket of the connection, as a link sees it (``harness.proxy.connection.Side``)."""
+    """One socket of the connection, as a link sees it (``leasecheck.harness.proxy.connection.Side``)."""
     transport: Any
     on_data: Callable[[bytes], None]
     in_link: Any
@@ -42,7 +42,7 @@ def _wake(fut: asyncio.Future) -> None:
 
 
 class Stage:
-    """One toxic running on one link; what its ``pipe`` sees is ``harness.proxy.stub.ToxicStub``."""
+    """One toxic running on one link; what its ``pipe`` sees is ``leasecheck.harness.proxy.stub.ToxicStub``."""
 
     def __init__(self, link: Link, toxic: Toxic):
         self.link = link

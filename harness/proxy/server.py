@@ -6,10 +6,10 @@ import asyncio
 import logging
 from typing import Any
 
-from harness.proxy.addresses import parse_listen_or_400, parse_upstream_or_400
-from harness.proxy.chain import ToxicChain
-from harness.proxy.connection import Connection
-from harness.proxy.errors import (
+from leasecheck.harness.proxy.addresses import parse_listen_or_400, parse_upstream_or_400
+from leasecheck.harness.proxy.chain import ToxicChain
+from leasecheck.harness.proxy.connection import Connection
+from leasecheck.harness.proxy.errors import (
     PROXY_EXISTS,
     PROXY_NOT_FOUND,
     ApiError,
@@ -17,7 +17,7 @@ from harness.proxy.errors import (
     missing_field,
 )
 
-log = logging.getLogger("harness.proxy")
+log = logging.getLogger("leasecheck.harness.proxy")
 
 
 def _string_field(body: dict, key: str, default: str | None = None) -> str | None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from aiohttp import web
 
-from harness.proxy.addresses import loopback_listen
-from harness.proxy.api import Api
-from harness.proxy.errors import ApiError
-from harness.proxy.server import ProxyCollection
+from leasecheck.harness.proxy.addresses import loopback_listen
+from leasecheck.harness.proxy.api import Api
+from leasecheck.harness.proxy.errors import ApiError
+from leasecheck.harness.proxy.server import ProxyCollection
 
-log = logging.getLogger("harness.proxy")
+log = logging.getLogger("leasecheck.harness.proxy")
 
 
 class ProxyService:

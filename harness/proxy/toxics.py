@@ -1,8 +1,8 @@
 """The toxics: one class per Toxiproxy toxic type, same names, attributes and units.
 
 A toxic object is shared by every connection of its proxy (in its one direction, ``stream``).
-Each connection runs it in its own stage (``harness.proxy.link.Stage``), which calls
-:meth:`Toxic.pipe` as a task with itself as the ``ToxicStub`` (``harness.proxy.stub``): ``pipe`` takes chunks with ``await stage.get()`` and passes
+Each connection runs it in its own stage (``leasecheck.harness.proxy.link.Stage``), which calls
+:meth:`Toxic.pipe` as a task with itself as the ``ToxicStub`` (``leasecheck.harness.proxy.stub``): ``pipe`` takes chunks with ``await stage.get()`` and passes
 them on with ``stage.emit`` / ``stage.emit_head``, discards them with ``stage.drop``, or ends
 the connection with ``stage.close()`` (a normal close) or ``stage.close(abort=True)`` (TCP RST).
 A chunk whose ``data`` is ``None`` is the end of the stream (its ``abort`` flag: end by RST).
@@ -16,8 +16,8 @@ import asyncio
 import random
 from typing import Any, ClassVar
 
-from harness.proxy.errors import INVALID_STREAM, INVALID_TOXIC_TYPE, bad_request
-from harness.proxy.stub import ToxicStub
+from leasecheck.harness.proxy.errors import INVALID_STREAM, INVALID_TOXIC_TYPE, bad_request
+from leasecheck.harness.proxy.stub import ToxicStub
 
 UPSTREAM = "upstream"      # client -> server
 DOWNSTREAM = "downstream"  # server -> client

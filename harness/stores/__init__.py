@@ -8,11 +8,11 @@
 
 Every kind keeps the store on 127.0.0.1: containers use the host's network namespace and bind
 loopback, and the harness never addresses a container IP. ``kinds.store_for`` picks the kind a
-configuration asks for; a run wraps each store in a ``harness.node.Node``.
+configuration asks for; a run wraps each store in a ``leasecheck.harness.stores.node.Node``.
 """
 from __future__ import annotations
 
-from harness.stores.base import Store
+from leasecheck.harness.stores.base import Store
 
 BACKENDS = ("embedded", "docker", "compose")    # --backend; --store-url picks ``external``
 

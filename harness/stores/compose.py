@@ -16,8 +16,8 @@ import requests
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.errors import UsageError
-from harness.stores.external import ExternalStore
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.stores.external import ExternalStore
 
 COMPOSE_STORE_URL = "redis://127.0.0.1:16379/0"
 COMPOSE_TOXIPROXY_URL = "http://127.0.0.1:8474"

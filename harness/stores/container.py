@@ -24,13 +24,13 @@ from pathlib import Path
 
 import redis
 
-from harness.stores.base import MASTER, ServerRole
-from harness.stores.daemon import (LABEL, LOG_LABEL, NODE_LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL,
+from leasecheck.harness.stores.base import MASTER, ServerRole
+from leasecheck.harness.stores.daemon import (LABEL, LOG_LABEL, NODE_LABEL, OWNER_LABELS, RUN_DIR_LABEL, RUN_LABEL,
                                    connect, daemon_maybe_present, owner_labels)
-from harness.stores.image import FAKETIME_LABEL
-from harness.errors import StoreError
-from harness.heal import undoes
-from harness.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started
+from leasecheck.harness.stores.image import FAKETIME_LABEL
+from leasecheck.harness.errors import StoreError
+from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.run.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started
 
 FAKETIME_MOUNT = "/leasecheck/faketime"
 FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"

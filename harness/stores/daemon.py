@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from harness.errors import LeasecheckError
-from harness.host import proc_started
+from leasecheck.harness.errors import LeasecheckError
+from leasecheck.harness.run.host import proc_started
 
 DEFAULT_IMAGE = "leasecheck/redis-store:6.2"
 LABEL = "leasecheck"                    # every container the harness creates: leasecheck=1

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import redis
 
-from harness.errors import StoreError
-from harness.stores.base import MASTER, ServerRole
-from harness.host import faketime_env, free_port, proc_started
-from harness.procfs import is_stopped
+from leasecheck.harness.errors import StoreError
+from leasecheck.harness.stores.base import MASTER, ServerRole
+from leasecheck.harness.run.host import faketime_env, free_port, proc_started
+from leasecheck.harness.run.procfs import is_stopped
 
 _PR_SET_PDEATHSIG = 1
 

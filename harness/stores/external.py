@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import redis
 
-from harness.errors import StoreError
+from leasecheck.harness.errors import StoreError
 
 
 class ExternalStore:

@@ -16,9 +16,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from harness.stores.daemon import DEFAULT_IMAGE, LABEL, DockerUnavailable, connect, owner_labels
-from harness.errors import LeasecheckError, UsageError
-from harness.host import default_store_bin, libfaketime_path
+from leasecheck.harness.stores.daemon import DEFAULT_IMAGE, LABEL, DockerUnavailable, connect, owner_labels
+from leasecheck.harness.errors import LeasecheckError, UsageError
+from leasecheck.harness.run.host import default_store_bin, libfaketime_path
 
 FAKETIME_IN_IMAGE = "/usr/lib/faketime/libfaketime.so.1"
 FAKETIME_LABEL = "leasecheck.faketime"

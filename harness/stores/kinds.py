@@ -1,17 +1,17 @@
 """Which store kind a configuration asks for (``--backend``, ``--store-url``), and that kind made.
 
-A store node's files are the caller's to name (``harness.node.NodeFiles``): a run of several nodes
+A store node's files are the caller's to name (``leasecheck.harness.stores.node.NodeFiles``): a run of several nodes
 gives each its own log and timestamp file.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.stores.base import MASTER, ServerRole, Store
-from harness.stores.compose import ComposeStore
-from harness.stores.container import DockerStore
-from harness.stores.embedded import EmbeddedStore
-from harness.stores.external import ExternalStore
+from leasecheck.harness.stores.base import MASTER, ServerRole, Store
+from leasecheck.harness.stores.compose import ComposeStore
+from leasecheck.harness.stores.container import DockerStore
+from leasecheck.harness.stores.embedded import EmbeddedStore
+from leasecheck.harness.stores.external import ExternalStore
 
 
 def store_for(cfg, run_dir: Path, log_path: Path, faketime_file: Path | None = None,

@@ -41,8 +41,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checkers import check
-from checkers.audit import parse_audit
+from leasecheck.checkers import check
+from leasecheck.checkers.read.audit import parse_audit
 
 GRID = 10            # us: every command runs on this grid
 JOB_SHIFT = 5        # us: job events sit this far off the grid
@@ -222,7 +222,7 @@ class Truth:
         return not self.foreign and not self.token_reuse
 
     def counts(self) -> dict[str, int]:
-        from checkers.claims import FATES
+        from leasecheck.checkers.model.claims import FATES
         c = Counter(fate for (_, _, fate), n in self.fates.items() for _ in range(n))
         return {f: c.get(f, 0) for f in FATES}
 
@@ -740,12 +740,12 @@ def _free_of(st: Store, t: int, every: bool = False) -> int:
 
 # -- comparing the checker with the truth --------------------------------------------------------
 def replay(run: ModelRun):
-    """The checker's store model on `run` (checkers.claims.simulate, as `check` calls it)."""
-    from checkers.claims import simulate
-    from checkers.clock import StoreClock
-    from checkers.jobs import job_runs
-    from checkers.join import join
-    from checkers.ops import pair_ops
+    """The checker's store model on `run` (leasecheck.checkers.model.claims.simulate, as `check` calls it)."""
+    from leasecheck.checkers.model.claims import simulate
+    from leasecheck.checkers.model.clock import StoreClock
+    from leasecheck.checkers.read.jobs import job_runs
+    from leasecheck.checkers.model.join import join
+    from leasecheck.checkers.read.ops import pair_ops
 
     events = run.history()
     records, complete, _ = parse_audit(run.audit_text())

@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 
 import pytest
 
-from checkers.audit import load_audit, parse_audit, parse_line, unquote_args
+from leasecheck.checkers.read.audit import load_audit, parse_audit, parse_line, unquote_args
 
 
 def monitor_quote(arg: bytes) -> str:

@@ -6,5 +6,5 @@ from tests.test_import_graph import import_graph
 
 def test_the_store_model_knows_nothing_of_claims_or_calls():
     graph, _ = import_graph()
-    assert "checkers.store_model" in graph["checkers.claims"]   # an edge the graph must see
-    assert graph["checkers.store_model"] == set()
+    assert "leasecheck.checkers.model.store_model" in graph["leasecheck.checkers.model.claims"]   # an edge the graph must see
+    assert graph["leasecheck.checkers.model.store_model"] == set()

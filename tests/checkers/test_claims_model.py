@@ -1,8 +1,8 @@
 """The store model: expiry (and its ambiguous edge), fates, foreign releases, disagreements."""
 import json
 
-from checkers import check
-from checkers.audit import parse_audit
+from leasecheck.checkers import check
+from leasecheck.checkers.read.audit import parse_audit
 
 S0 = 1795951565.0
 CLOCK = [{"time": 0, "rtt_ns": 0, "store_us": int(S0 * 1e6)}]

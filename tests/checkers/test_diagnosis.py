@@ -3,9 +3,9 @@ import json
 import shutil
 from pathlib import Path
 
-from checkers import check_run
-from checkers.diagnosis import diagnose
-from checkers.fault_report import lines, markdown
+from leasecheck.checkers import check_run
+from leasecheck.checkers.present.diagnosis import diagnose
+from leasecheck.checkers.present.fault_report import lines, markdown
 
 DATA = Path(__file__).parent / "data"
 TOO_SHORT = "the lease is too short for these jobs"
@@ -200,7 +200,7 @@ def test_an_evicted_claim_and_the_eviction_are_in_the_witness():
 
 
 def test_found_nothing_without_a_cause_says_which_evidence_is_missing():
-    from checkers.diagnosis import diagnose
+    from leasecheck.checkers.present.diagnosis import diagnose
     one = {"releases_found_nothing": 1, "faults": [], "audit": {"present": False}}
     assert "without the store's audit" in diagnose(one)[0]
     several = {"releases_found_nothing": 1, "faults": [],

@@ -1,5 +1,5 @@
-from checkers.effects import stale_effects
-from checkers.ops import Op
+from leasecheck.checkers.measures.effects import stale_effects
+from leasecheck.checkers.read.ops import Op
 
 
 def _op(i, value, fence=3):

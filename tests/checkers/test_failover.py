@@ -3,16 +3,16 @@ give them (a replica's copies carry the value and, once attributed, their owner)
 fault's record, and the history's acquires and releases."""
 from types import SimpleNamespace
 
-from checkers.claims import FATES, Claim
-from checkers.clock import StoreClock
-from checkers.early_loss import Promises
-from checkers.failover import failovers, lost_in_failover
-from checkers.replicated import claim_fates, resolved_claims
-from checkers.nodes import NodeMeasure
-from checkers.properties import PROPERTIES
-from checkers.properties import early_loss as early_prop
-from checkers.properties import failover as prop
-from checkers.properties import fates as fates_prop
+from leasecheck.checkers.model.claims import FATES, Claim
+from leasecheck.checkers.model.clock import StoreClock
+from leasecheck.checkers.measures.early_loss import Promises
+from leasecheck.checkers.measures.failover import failovers, lost_in_failover
+from leasecheck.checkers.model.replicated import claim_fates, resolved_claims
+from leasecheck.checkers.model.nodes import NodeMeasure
+from leasecheck.checkers.properties import PROPERTIES
+from leasecheck.checkers.properties import early_loss as early_prop
+from leasecheck.checkers.properties import failover as prop
+from leasecheck.checkers.properties import fates as fates_prop
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"

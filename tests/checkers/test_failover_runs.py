@@ -5,9 +5,9 @@ claim there. Checked from their files alone."""
 import json
 from pathlib import Path
 
-from checkers import check_run
-from checkers.measure import measure, replication_addresses
-from checkers.nodes import only_node, open_node_audits
+from leasecheck.checkers import check_run
+from leasecheck.checkers.measures.measure import measure, replication_addresses
+from leasecheck.checkers.model.nodes import only_node, open_node_audits
 
 RUNS = Path(__file__).parent / "replicated"
 

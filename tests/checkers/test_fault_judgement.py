@@ -2,8 +2,8 @@
 and what that does to the verdict."""
 import pytest
 
-from checkers import check
-from checkers.faults import FaultTracker, doubts, judge
+from leasecheck.checkers import check
+from leasecheck.checkers.read.faults import FaultTracker, doubts, judge
 
 MS = 1_000_000
 
@@ -164,7 +164,7 @@ def test_a_fault_that_did_not_take_effect_makes_the_verdict_unknown_unless_a_vio
 
 
 def test_a_fault_without_a_judge_of_its_own_is_judged_by_what_it_measured_of_itself():
-    from checkers.faults import judge
+    from leasecheck.checkers.read.faults import judge
 
     base = {"fault": "oneway", "target": "replies", "requested": {"duration_s": 2}}
     assert judge(base | {"measured": {"took_effect": True, "why": "replies dropped"}}) == (True, "replies dropped")

@@ -1,4 +1,4 @@
-from checkers.faults import faults
+from leasecheck.checkers.read.faults import faults
 
 
 def test_pairs_starts_and_ends_and_keeps_an_unfinished_fault():

@@ -3,7 +3,7 @@ clock; none in a valid run."""
 import re
 from pathlib import Path
 
-from checkers import check_run
+from leasecheck.checkers import check_run
 
 DATA = Path(__file__).parent / "data"
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from checkers import HistoryError, load_history, write_merged
+from leasecheck.checkers import HistoryError, load_history, write_merged
 
 
 def write(path, *events, tail=""):

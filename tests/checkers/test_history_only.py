@@ -1,5 +1,5 @@
-from checkers.history_only import proven_foreign_releases
-from checkers.ops import Op
+from leasecheck.checkers.measures.history_only import proven_foreign_releases
+from leasecheck.checkers.read.ops import Op
 
 MS = 1_000_000
 
@@ -33,7 +33,7 @@ def test_a_stepped_store_clock_voids_the_proof():
 
 
 def test_check_without_an_audit_reports_the_proven_foreign_release():
-    from checkers import check
+    from leasecheck.checkers import check
 
     def call(ms, attempt, f, value):
         return [{"time": ms * MS, "type": "invoke", "f": f, "attempt": attempt, "key": "lc:k"},

@@ -3,8 +3,8 @@ import json
 import shutil
 from pathlib import Path
 
-from checkers import check_run
-from checkers.interruption import RunSpan
+from leasecheck.checkers import check_run
+from leasecheck.checkers.measures.interruption import RunSpan
 
 DATA = Path(__file__).parent / "data"
 PLAN = {"time_limit_s": 30}

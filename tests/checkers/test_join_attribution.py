@@ -2,10 +2,10 @@
 import json
 from pathlib import Path
 
-from checkers import load_audit, load_history
-from checkers.audit import parse_audit
-from checkers.join import join
-from checkers.ops import pair_ops
+from leasecheck.checkers import load_audit, load_history
+from leasecheck.checkers.read.audit import parse_audit
+from leasecheck.checkers.model.join import join
+from leasecheck.checkers.read.ops import pair_ops
 
 DATA = Path(__file__).parent / "data"
 

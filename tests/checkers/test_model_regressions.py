@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers import check_run
+from leasecheck.checkers import check_run
 from test_claims_model import K, Run
 
 CAS = "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nend\nreturn 0"

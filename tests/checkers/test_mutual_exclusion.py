@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from checkers import check
-from checkers.audit import AuditStream
-from checkers.mutual_exclusion import Hold, drift_ns, holds, promised_end_ns, violations
-from checkers.nodes import only_node
-from protocol import node_of_conn
-from workloads.leases.redlock import drift_ms, validity_ms
+from leasecheck.checkers import check
+from leasecheck.checkers.read.audit import AuditStream
+from leasecheck.checkers.measures.mutual_exclusion import Hold, drift_ns, holds, promised_end_ns, violations
+from leasecheck.checkers.model.nodes import only_node
+from leasecheck.protocol import node_of_conn
+from leasecheck.workloads.leases.redlock import drift_ms, validity_ms
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"

@@ -8,9 +8,9 @@ own claim became a "foreign release" of that phantom claim. The reply each SET g
 its ``sent`` entry (``[conn, seq, "SET", 0|1]``), settles it per node. Built after a real run
 (w2's claim expired on node1 at +0.88 ms before w1's SET; w1's compare-and-delete then found
 another value there)."""
-from checkers import check
-from checkers.audit import AuditStream
-from checkers.nodes import measure_nodes
+from leasecheck.checkers import check
+from leasecheck.checkers.read.audit import AuditStream
+from leasecheck.checkers.model.nodes import measure_nodes
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"

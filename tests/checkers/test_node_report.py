@@ -1,7 +1,7 @@
 """The terminal summary's line per store node: claims, the faults aimed at the node, foreign
 releases there, and whether its audit is complete — from results.json alone."""
-from checkers import check
-from checkers.node_report import lines
+from leasecheck.checkers import check
+from leasecheck.checkers.present.node_report import lines
 from tests.checkers.test_mutual_exclusion import CONFIG, NODES, _history, _nodes
 
 

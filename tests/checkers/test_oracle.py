@@ -1,4 +1,4 @@
-"""A brute-force oracle (`brute_oracle`, written apart from `checkers.claims`) replays small runs
+"""A brute-force oracle (`brute_oracle`, written apart from `leasecheck.checkers.model.claims`) replays small runs
 step by step; the checker must agree with it, and with the reference model, on every claim's fate
 and every foreign release.
 

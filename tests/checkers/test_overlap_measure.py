@@ -1,10 +1,10 @@
 """Overlap and found-nothing releases, from the history alone."""
 import pytest
 
-from checkers.jobs import job_runs
-from checkers.ops import pair_ops
-from checkers.overlap import overlap
-from checkers.releases import releases
+from leasecheck.checkers.read.jobs import job_runs
+from leasecheck.checkers.read.ops import pair_ops
+from leasecheck.checkers.measures.overlap import overlap
+from leasecheck.checkers.measures.releases import releases
 
 S = 1_000_000_000
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from checkers import check, check_run
-from checkers.history import HistoryStream
-from checkers.measure import measure
-from checkers.audit import open_audit
-from checkers.properties import PROPERTIES, evidence, foreign_releases, registry, token_reuse
-from checkers.result import OMITTED, Part, Result, merge_validity
-from checkers.rundir import load_config, load_store_clock
-from checkers.verdict import failed
+from leasecheck.checkers import check, check_run
+from leasecheck.checkers.read.history import HistoryStream
+from leasecheck.checkers.measures.measure import measure
+from leasecheck.checkers.read.audit import open_audit
+from leasecheck.checkers.properties import PROPERTIES, evidence, foreign_releases, registry, token_reuse
+from leasecheck.checkers.result import OMITTED, Part, Result, merge_validity
+from leasecheck.checkers.read.rundir import load_config, load_store_clock
+from leasecheck.checkers.verdict import failed
 
 DATA = Path(__file__).parent / "data"
 
@@ -78,7 +78,7 @@ def test_the_verdict_is_the_merge_of_the_parts(name):
 
 def _property(name: str, check, order: int = 200, fields: dict | None = None):
     """A property module as a new file in checkers/properties/ would be."""
-    mod = types.ModuleType(f"checkers.properties.{name}")
+    mod = types.ModuleType(f"leasecheck.checkers.properties.{name}")
     mod.ORDER, mod.FIELDS, mod.check = order, fields or {}, check
     return mod
 
@@ -131,7 +131,7 @@ def test_a_property_writes_only_its_own_fields():
     with pytest.raises(RuntimeError, match="overlap and twin both own the field 'overlap'"):
         PROPERTIES.plus(twin)
     with pytest.raises(RuntimeError, match="does not declare ORDER"):
-        registry([types.ModuleType("checkers.properties.bare")])
+        registry([types.ModuleType("leasecheck.checkers.properties.bare")])
 
 
 def test_every_module_of_the_package_is_a_property():

@@ -1,9 +1,9 @@
 """The checker against a reference model that generates runs and knows their ground truth.
 
 For every generated run (random workers, slots, keys, TTLs, job durations, store-clock offsets,
-release styles, renewals, and injected violations of every kind), `checkers.check` must report
+release styles, renewals, and injected violations of every kind), `leasecheck.checkers.check` must report
 exactly the model's foreign releases (count, and remover / victim / key / how / command, via
-`checkers.claims.simulate`), the model's claim fates, `releases_found_nothing`, the overlap's
+`leasecheck.checkers.model.claims.simulate`), the model's claim fates, `releases_found_nothing`, the overlap's
 `max_concurrency` and `count`, token reuse, walk-ins, no disagreement and no problem (the model
 is truthful and its audit complete), and `valid` False exactly when a foreign release or a reused
 token was injected.

@@ -4,10 +4,10 @@ release, with a witness. A small hand-made replicated run: node1 the primary, no
 (node1's commands reach node2 from node1's peer address), a failover at 1.15 s."""
 import pytest
 
-from checkers import check
-from checkers.audit import AuditStream
-from checkers.measure import measure
-from checkers.nodes import CopyOwners, NodeMeasure, measure_nodes, only_node
+from leasecheck.checkers import check
+from leasecheck.checkers.read.audit import AuditStream
+from leasecheck.checkers.measures.measure import measure
+from leasecheck.checkers.model.nodes import CopyOwners, NodeMeasure, measure_nodes, only_node
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"
@@ -84,9 +84,9 @@ def test_a_copy_belongs_to_the_attempt_whose_create_wrote_its_value():
 
 def test_the_owner_is_the_last_create_of_that_value_before_the_copy():
     def claim(owner, token, at_s, copy=False):
-        from checkers.claims import Claim
+        from leasecheck.checkers.model.claims import Claim
         return Claim(0, 0, KEY, owner, None, 1, at_s, None, token=token, copy=copy)
-    from checkers.clock import StoreClock
+    from leasecheck.checkers.model.clock import StoreClock
     node = NodeMeasure("node1", [claim("a.1", "tok", 1.0), claim("c.3", "tok", 5.0), claim("b.2", "other", 2.0),
                                  claim("x.9", "tok", 0.5, copy=True)], [], StoreClock.fixed(0), True)
     owners = CopyOwners([node])

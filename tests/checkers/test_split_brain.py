@@ -4,15 +4,15 @@ continued at 5.8 s and made a replica of node2 at 15.8 s."""
 from pathlib import Path
 from types import SimpleNamespace
 
-from checkers import check_run
+from leasecheck.checkers import check_run
 
-from checkers.claims import Claim
-from checkers.clock import StoreClock
-from checkers.failover import failovers
-from checkers.nodes import NodeMeasure
-from checkers.properties import PROPERTIES
-from checkers.properties import split_brain as prop
-from checkers.split_brain import off_primary, primary_at, reigns, witness_markdown
+from leasecheck.checkers.model.claims import Claim
+from leasecheck.checkers.model.clock import StoreClock
+from leasecheck.checkers.measures.failover import failovers
+from leasecheck.checkers.model.nodes import NodeMeasure
+from leasecheck.checkers.properties import PROPERTIES
+from leasecheck.checkers.properties import split_brain as prop
+from leasecheck.checkers.measures.split_brain import off_primary, primary_at, reigns, witness_markdown
 
 MS = 1_000_000
 KEY = "lc:r1:job:0"
@@ -175,7 +175,7 @@ def test_a_rival_that_won_after_the_off_primary_claim_is_drawn_when_it_won():
 
 
 def test_a_split_brain_is_the_first_violation_when_its_later_claim_was_created():
-    from checkers.properties import first_violation
+    from leasecheck.checkers.properties import first_violation
     found = {"split_brain": prop.check(_measured(_nodes()), {}).fields["split_brain"]}
     m = SimpleNamespace(model=None, digest=SimpleNamespace(proof=SimpleNamespace(proven=lambda starts: []),
                                                            faults=SimpleNamespace(starts=[])))
@@ -183,7 +183,7 @@ def test_a_split_brain_is_the_first_violation_when_its_later_claim_was_created()
 
 
 def test_the_diagnosis_names_a_split_brain_first():
-    from checkers.diagnosis import diagnose
+    from leasecheck.checkers.present.diagnosis import diagnose
     said = diagnose({"split_brain": {"count": 1, "off_primary": 1, "examples": []},
                      "lost_while_held": {"deadline_passed": 1}})
     assert said[0].startswith("1 claim was created on the old primary after a failover") and "split brain" in said[0]
@@ -191,8 +191,8 @@ def test_the_diagnosis_names_a_split_brain_first():
 
 
 def test_an_overlap_of_the_two_holders_of_a_split_brain_has_that_cause():
-    from checkers.causes import overlap_causes
-    from checkers.jobs import JobRun
+    from leasecheck.checkers.measures.causes import overlap_causes
+    from leasecheck.checkers.read.jobs import JobRun
     runs = {"b.7": JobRun("b.7", KEY, 5000 * MS, 8000 * MS), "c.3": JobRun("c.3", KEY, 6100 * MS, 9100 * MS)}
     claims = [_claim(4, "b.7", "tokB", 5.0, ended_s=8.0), _claim(2, "c.3", "tokC", 6.1, "expired_after_job", 10.1)]
     split = {frozenset(("c.3", "b.7"))}

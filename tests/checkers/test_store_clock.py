@@ -1,6 +1,6 @@
 """The store clock's samples: a round trip that spanned a stopped store says little about when the
 store read its clock, and is left out when shorter ones exist."""
-from checkers.clock import StoreClock
+from leasecheck.checkers.model.clock import StoreClock
 
 MS = 1_000_000
 BASE_US = 1_796_137_082_000_000

@@ -1,11 +1,11 @@
-"""The store model alone (checkers/store_model.py): Redis semantics of keys and expiries, with
+"""The store model alone (checkers/model/store_model.py): Redis semantics of keys and expiries, with
 no claims layer behind it — a recorder stands in for its `events`."""
 from types import SimpleNamespace
 
 import pytest
 
-from checkers.audit import parse_line
-from checkers.store_model import UNKNOWN, Store
+from leasecheck.checkers.read.audit import parse_line
+from leasecheck.checkers.model.store_model import UNKNOWN, Store
 
 
 class Entry:

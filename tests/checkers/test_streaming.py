@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import checkers.digest
-from checkers import check, check_run, load_audit, load_history
-from checkers.rundir import load_config, load_store_clock
+import leasecheck.checkers.read.digest as digest
+from leasecheck.checkers import check, check_run, load_audit, load_history
+from leasecheck.checkers.read.rundir import load_config, load_store_clock
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def _generate():
 def test_progress_is_reported_in_bytes_read_up_to_the_total(tmp_path, monkeypatch):
     run = tmp_path / "run"
     _generate()(run, 20_000)
-    monkeypatch.setattr(checkers.digest, "PROGRESS_EVERY", 1000)
+    monkeypatch.setattr(digest, "PROGRESS_EVERY", 1000)
     seen = []
     result = check_run(run, progress=lambda done, total: seen.append((done, total)))
     assert result["valid"] is True and result["audit"]["complete"]
@@ -71,11 +71,11 @@ def _replay_watching_held_calls(engine, clock, prefix):
 def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
     """Read side by side, the history runs ahead of the audit by about one call per slot: the
     calls waiting for their audit lines stay few however long the run (16 slots here)."""
-    from checkers.audit import open_audit
-    from checkers.clock import StoreClock
-    from checkers.engine import Engine
-    from checkers.history import HistoryStream
-    from checkers.rundir import load_store_clock
+    from leasecheck.checkers.read.audit import open_audit
+    from leasecheck.checkers.model.clock import StoreClock
+    from leasecheck.checkers.model.engine import Engine
+    from leasecheck.checkers.read.history import HistoryStream
+    from leasecheck.checkers.read.rundir import load_store_clock
 
     run = tmp_path / "run"
     _generate()(run, 30_000)
@@ -90,10 +90,10 @@ def test_the_checker_holds_only_the_calls_in_flight(tmp_path):
 def test_a_stray_command_mid_run_is_an_orphan_without_reading_ahead():
     """A numbered command no call lists is decided as soon as a later command of the same
     connection is listed — the checker does not read the rest of the history to decide it."""
-    from checkers.audit import parse_audit
-    from checkers.clock import StoreClock
-    from checkers.engine import Engine
-    from checkers.verdict import _Audit
+    from leasecheck.checkers.read.audit import parse_audit
+    from leasecheck.checkers.model.clock import StoreClock
+    from leasecheck.checkers.model.engine import Engine
+    from leasecheck.checkers.verdict import _Audit
     from test_claims_model import CLOCK, CONFIG, K, Run
 
     run = Run()

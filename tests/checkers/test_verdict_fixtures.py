@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers import check, check_run, load_history
+from leasecheck.checkers import check, check_run, load_history
 
 DATA = Path(__file__).parent / "data"
 KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "foreign_releases_first", "overlap", "releases_found_nothing",
@@ -102,7 +102,7 @@ def test_missing_audit_does_not_hide_a_false_overlap_verdict(tmp_path):
 
 def test_overlap_within_limit_stays_valid():
     events, _ = load_history(DATA / "incident-token-cas-ok")
-    from checkers import load_audit
+    from leasecheck.checkers import load_audit
     r = check(events, load_audit(DATA / "incident-token-cas-ok"), {"key_prefix": "lc:t1:", "max_overlap": 0.5})
     assert r["valid"] is True
 
@@ -126,7 +126,7 @@ def test_check_run_never_raises(tmp_path):
 
 
 def test_public_api():
-    import checkers
+    import leasecheck.checkers as checkers
     assert set(checkers.__all__) == {"AuditRecord", "CheckError", "HistoryError", "Witness", "check",
                                      "check_run", "load_audit", "load_history", "parse_audit", "write_merged"}
     assert issubclass(checkers.HistoryError, checkers.CheckError)
@@ -166,7 +166,7 @@ def test_reused_token_witness_names_both_attempts():
 
 
 def test_strict_check_run_raises_for_a_missing_history(tmp_path):
-    from checkers.errors import HistoryError
+    from leasecheck.checkers.errors import HistoryError
 
     with pytest.raises(HistoryError, match="no history to check"):
         check_run(tmp_path, strict=True)

@@ -1,7 +1,7 @@
 """The witness: the incident's timeline table for the first foreign release."""
 from pathlib import Path
 
-from checkers import check_run
+from leasecheck.checkers import check_run
 
 DATA = Path(__file__).parent / "data"
 

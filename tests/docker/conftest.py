@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
+from leasecheck.harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, connect
 
 REQUIRE = os.environ.get("LEASECHECK_REQUIRE_DOCKER") == "1"
 
@@ -34,7 +34,7 @@ def docker_client():
 @pytest.fixture(scope="session")
 def store_image(docker_client):
     """The default store image (``.ci/run`` builds it first; building again reuses it)."""
-    from harness.stores.image import build_image
+    from leasecheck.harness.stores.image import build_image
 
     build_image(DEFAULT_IMAGE, log=lambda *_: None)
     return DEFAULT_IMAGE
@@ -51,8 +51,8 @@ def compose_like_stack(store_image, tmp_path_factory):
     """What `docker compose up` gives, on free ports: the store in a container (this image, host
     network, 127.0.0.1) and a Toxiproxy API (the harness's Toxiproxy-compatible proxy standing in
     for ghcr.io/shopify/toxiproxy, which cannot be pulled offline). Yields (store URL, API URL)."""
-    from harness.stores.container import DockerStore
-    from harness.proxy.embedded import EmbeddedProxy
+    from leasecheck.harness.stores.container import DockerStore
+    from leasecheck.harness.proxy.embedded import EmbeddedProxy
 
     d = tmp_path_factory.mktemp("stack")
     store = DockerStore(store_image, d, f"stack{os.getpid()}")

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from harness.stores.daemon import DEFAULT_IMAGE
-from harness.stores.image import ldd, rootfs_tar
+from leasecheck.harness.stores.daemon import DEFAULT_IMAGE
+from leasecheck.harness.stores.image import ldd, rootfs_tar
 
 
 def _one_line_usage(r, tmp_path, *words):
@@ -79,8 +79,8 @@ def test_jemalloc_image_refuses_store_clock(leasecheck, tmp_path, jemalloc_image
     r = leasecheck("run", "--backend", "docker", "--store-image", jemalloc_image, "--nemesis", "clock:store")
     _one_line_usage(r, tmp_path, "malloc=jemalloc", jemalloc_image, f"--store-image {DEFAULT_IMAGE}")
     # Other faults are fine with that image (validation passes; we stop before running).
-    from harness.config import RunConfig
-    from harness.preflight import validate
+    from leasecheck.harness.settings.config import RunConfig
+    from leasecheck.harness.run.preflight import validate
 
     validate(RunConfig(backend="docker", store_image=jemalloc_image, nemesis="pause:store,kill"))
 

@@ -14,8 +14,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.faults.clock import write_offset
-from harness.stores.container import DockerStore, remove_leftovers
+from leasecheck.harness.faults.clock import write_offset
+from leasecheck.harness.stores.container import DockerStore, remove_leftovers
 from tests.docker.conftest import wait_for
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -186,7 +186,7 @@ def test_leftovers_go_each_to_its_nodes_log(leasecheck, tmp_path, store_image, r
 def test_a_replica_and_a_sentinel_run_in_containers_and_fail_over(tmp_path, store_image, run_containers):
     """``ServerRole`` on the docker kind: ``--replicaof`` in a container, a Sentinel whose config
     folder is mounted writable; the pieces a replicated topology needs."""
-    from harness.stores.base import MASTER
+    from leasecheck.harness.stores.base import MASTER
     from tests.harness.test_server_role import replica_and_sentinel_fail_over
 
     run_id = f"t{time.monotonic_ns()}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.stores.container import remove_leftovers
+from leasecheck.harness.stores.container import remove_leftovers
 from tests.conftest import assert_claim_lost_in_failover
 from tests.docker.conftest import wait_for
 

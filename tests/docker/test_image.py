@@ -4,8 +4,8 @@ import subprocess
 import sys
 import tarfile
 
-from harness.stores.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
-from harness.host import default_store_bin
+from leasecheck.harness.stores.image import DIGEST_LABEL, FAKETIME_IN_IMAGE, build_image, image_allocator
+from leasecheck.harness.run.host import default_store_bin
 
 
 def test_build_is_small_and_reused(store_image, docker_client):
@@ -36,7 +36,7 @@ def test_the_image_holds_libfaketime_and_the_loader(store_image, docker_client):
 
 
 def test_cli_build(store_image):
-    p = subprocess.run([sys.executable, "-m", "harness", "image", "build"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "image", "build"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "leasecheck/redis-store:6.2 up to date" in p.stdout
 
@@ -46,8 +46,8 @@ def test_the_version_probe_survives_another_harness_sweeping_leftover_containers
     # parallel run (a short-lived container) must carry its owner, or the sweep removes it
     # mid-probe and the run fails with a 409 from the daemon.
     import threading
-    from harness.stores.container import remove_leftovers
-    from harness.stores.image import _run_version
+    from leasecheck.harness.stores.container import remove_leftovers
+    from leasecheck.harness.stores.image import _run_version
     stop, swept = threading.Event(), []
 
     def sweep():

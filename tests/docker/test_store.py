@@ -6,9 +6,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.stores.container import DockerStore
-from harness.faults.clock import write_offset
-from harness.heal import Ledger
+from leasecheck.harness.stores.container import DockerStore
+from leasecheck.harness.faults.clock import write_offset
+from leasecheck.harness.nemesis.heal import Ledger
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.errors import UsageError
-from harness.faults import FAULTS, nemesis_entries
-from harness.faults.pause import AIMED
-from harness.holders import HolderTable, worker_index
-from harness.slot_board import SlotBoard
-from workloads.claim_loop import Slot
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS, nemesis_entries
+from leasecheck.harness.faults.pause import AIMED
+from leasecheck.harness.run.holders import HolderTable, worker_index
+from leasecheck.harness.run.slot_board import SlotBoard
+from leasecheck.workloads.claim_loop import Slot
 
 
 def _cfg(**kw):
@@ -106,8 +106,8 @@ def test_a_slot_reports_entering_and_leaving_each_call():
 def _ctx(tmp_path, table, workers):
     import random
 
-    from harness.faults import FaultContext
-    from harness.heal import Ledger
+    from leasecheck.harness.faults import FaultContext
+    from leasecheck.harness.nemesis.heal import Ledger
     return FaultContext(cfg=SimpleNamespace(backend="embedded"), run_dir=tmp_path, ledger=Ledger(tmp_path),
                         workers=workers, holders=table, rng=random.Random(1))
 
@@ -123,8 +123,8 @@ def two_workers():
 
 
 def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_the_call(tmp_path, two_workers):
-    from harness.faults.base import Step
-    from harness.procfs import is_stopped
+    from leasecheck.harness.faults.base import Step
+    from leasecheck.harness.run.procfs import is_stopped
     pause = FAULTS["pause"]
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     table = HolderTable(board)

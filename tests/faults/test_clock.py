@@ -3,11 +3,11 @@ import random
 import time
 from types import SimpleNamespace
 
-from harness.faults import FAULTS, FaultContext, Step
-from harness.faults.clock import write_offset
-from harness.host import faketime_env, libfaketime_path
-from harness.heal import Ledger
-from harness.node import Node, NodeFiles
+from leasecheck.harness.faults import FAULTS, FaultContext, Step
+from leasecheck.harness.faults.clock import write_offset
+from leasecheck.harness.run.host import faketime_env, libfaketime_path
+from leasecheck.harness.nemesis.heal import Ledger
+from leasecheck.harness.stores.node import Node, NodeFiles
 
 
 def _ctx(tmp_path):

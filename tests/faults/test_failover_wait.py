@@ -4,8 +4,8 @@ import threading
 import time
 from types import SimpleNamespace
 
-import harness.faults.failover as failover
-from harness.faults.base import Active, Step
+import leasecheck.harness.faults.failover as failover
+from leasecheck.harness.faults.base import Active, Step
 
 
 class _Watch:

@@ -4,11 +4,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.errors import UsageError
-from harness.faults import FAULTS, nemesis_entries, nemesis_help
-from harness.faults.oneway import judge
-from harness.heal import UNDO
-from harness.scenario import load_scenario
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS, nemesis_entries, nemesis_help
+from leasecheck.harness.faults.oneway import judge
+from leasecheck.harness.nemesis.heal import UNDO
+from leasecheck.harness.settings.scenario import load_scenario
 
 
 def _cfg(**kw):

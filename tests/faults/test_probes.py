@@ -5,9 +5,9 @@ import subprocess
 import threading
 import time
 
-from harness.faults.watch import Watch
-from harness.procfs import is_stopped, proc_state
-from harness.replies import Replies
+from leasecheck.harness.faults.watch import Watch
+from leasecheck.harness.run.procfs import is_stopped, proc_state
+from leasecheck.harness.run.replies import Replies
 
 
 def test_a_watch_measures_how_long_a_process_really_was_stopped():

@@ -4,9 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.errors import UsageError
-from harness.faults import FAULTS, Fault, nemesis_entries, nemesis_help
-from harness.heal import UNDO
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS, Fault, nemesis_entries, nemesis_help
+from leasecheck.harness.nemesis.heal import UNDO
 
 
 def _cfg(**kw):

@@ -5,13 +5,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig, replayed_fields
-from harness.host import default_store_bin
-from harness.preflight import late_steps, validate
-from harness.errors import UsageError
-from harness.faults import FaultContext, Step, nemesis_entries
-from harness.heal import Ledger
-from harness.nemesis import Nemesis, random_schedule
+from leasecheck.harness.settings.config import RunConfig, replayed_fields
+from leasecheck.harness.run.host import default_store_bin
+from leasecheck.harness.run.preflight import late_steps, validate
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FaultContext, Step, nemesis_entries
+from leasecheck.harness.nemesis.heal import Ledger
+from leasecheck.harness.nemesis.driver import Nemesis, random_schedule
 
 
 def _cfg(**kw):
@@ -120,7 +120,7 @@ class _Slow:
 
     def start(self, ctx, step):
         import time
-        from harness.faults.base import Active
+        from leasecheck.harness.faults.base import Active
         time.sleep(self.wait_s)
         active = Active(step, [])
         self.log.append(("in", step.at, time.monotonic()))
@@ -135,7 +135,7 @@ class _Slow:
 
 def _play(tmp_path, monkeypatch, fault, steps, in_turn):
     import time
-    from harness import nemesis as nemesis_module
+    from leasecheck.harness.nemesis import driver as nemesis_module
     monkeypatch.setitem(nemesis_module.FAULTS, "slow", fault)
     ctx = FaultContext(cfg=SimpleNamespace(store_port=None), run_dir=tmp_path, ledger=Ledger(tmp_path),
                        workers=[], holders=None, rng=random.Random(1))

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-import harness.cli as cli
-from harness.errors import UsageError
+import leasecheck.harness.cli as cli
+from leasecheck.harness.errors import UsageError
 
 
 @pytest.fixture

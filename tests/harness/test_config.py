@@ -1,8 +1,8 @@
 import pytest
 
-from harness.config import RunConfig, short_lease_name
-from harness.preflight import validate
-from harness.errors import UsageError
+from leasecheck.harness.settings.config import RunConfig, short_lease_name
+from leasecheck.harness.run.preflight import validate
+from leasecheck.harness.errors import UsageError
 
 
 def test_validate_fills_seed_prefix_and_store():

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from harness.audit import MonitorRecorder
-from harness.connection import MARKER, SendTracker, make_client
+from leasecheck.harness.record.audit import MonitorRecorder
+from leasecheck.harness.record.connection import MARKER, SendTracker, make_client
 
 
 @pytest.fixture
@@ -89,8 +89,8 @@ def test_monitor_recorder_marks_end_only_when_drained(store, tmp_path):
 def test_a_planned_store_restart_is_recorded_without_a_gap(tmp_path):
     import redis
 
-    from harness.host import default_store_bin
-    from harness.stores.embedded import EmbeddedStore
+    from leasecheck.harness.run.host import default_store_bin
+    from leasecheck.harness.stores.embedded import EmbeddedStore
 
     store = EmbeddedStore(default_store_bin(), tmp_path)
     store.start()

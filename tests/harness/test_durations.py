@@ -2,8 +2,8 @@ import random
 
 import pytest
 
-from harness.durations import parse_distribution, parse_duration
-from harness.errors import UsageError
+from leasecheck.harness.settings.durations import parse_distribution, parse_duration
+from leasecheck.harness.errors import UsageError
 
 
 @pytest.mark.parametrize("text,seconds", [("400ms", 0.4), ("1.6s", 1.6), ("2m", 120), ("3", 3.0),

@@ -17,7 +17,7 @@ def _runs(results, scenario, n):
 
 
 def _gc(results, *args):
-    return subprocess.run([sys.executable, "-m", "harness", "gc", "--results-dir", str(results), *args],
+    return subprocess.run([sys.executable, "-m", "leasecheck", "gc", "--results-dir", str(results), *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
 
 

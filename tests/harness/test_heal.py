@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from harness.faults import FAULTS
-from harness.heal import LEDGER, UNDO, Ledger, heal_leftovers, undo, undoes
-from harness.host import proc_started
+from leasecheck.harness.faults import FAULTS
+from leasecheck.harness.nemesis.heal import LEDGER, UNDO, Ledger, heal_leftovers, undo, undoes
+from leasecheck.harness.run.host import proc_started
 
 
 @pytest.fixture

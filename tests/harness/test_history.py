@@ -3,7 +3,7 @@ import os
 import threading
 import time
 
-from harness.history import HistoryWriter
+from leasecheck.harness.record.history import HistoryWriter
 
 
 def test_events_are_time_ordered_and_flushed_without_close(tmp_path):

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from harness.html_report import write_index, write_report
-from harness.html_report.digest import LANE_BUCKETS, PLOT_BUCKETS
-from harness.html_report.grid import Grid, add
+from leasecheck.harness.reports.html import write_index, write_report
+from leasecheck.harness.reports.html.digest import LANE_BUCKETS, PLOT_BUCKETS
+from leasecheck.harness.reports.html.grid import Grid, add
 
 ROOT = Path(__file__).resolve().parents[2]
 S = 1_000_000_000
@@ -180,7 +180,7 @@ def test_index_lists_the_runs_with_links_to_their_reports(tmp_path):
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "leasecheck", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=60)
 
 
@@ -230,7 +230,7 @@ def _checked_copy(saved: Path, run: Path) -> Path:
     """A saved run directory copied under ``run`` and checked there (results.json written)."""
     import shutil
 
-    from checkers import check_run
+    from leasecheck.checkers import check_run
     shutil.copytree(saved, run)
     (run / "results.json").write_text(json.dumps(check_run(run)))
     return run

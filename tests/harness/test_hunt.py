@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import RunConfig
-from harness.errors import UsageError
-from harness.hunt import Outcome, Tally, check_budget, hunt, seeds
-from harness.hunt_progress import line
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.search.hunt import Outcome, Tally, check_budget, hunt, seeds
+from leasecheck.harness.search.hunt_progress import line
 
 
 def _fake(codes):
@@ -30,7 +30,7 @@ def test_stops_at_the_first_violation():
 
 
 def test_the_budget_ends_the_hunt_and_no_run_starts_that_could_not_finish(monkeypatch):
-    import harness.hunt as h
+    import leasecheck.harness.search.hunt as h
     clock = iter(range(0, 10000, 10))
     monkeypatch.setattr(h.time, "monotonic", lambda: next(clock))   # each look at the clock: 10 s later
     run_once, seen = _fake([0] * 100)

@@ -2,8 +2,8 @@
 pass as the property's validity says, and text a CI parser accepts."""
 import xml.etree.ElementTree as ET
 
-from checkers.result import Part
-from harness.junit import write_junit
+from leasecheck.checkers.result import Part
+from leasecheck.harness.reports.junit import write_junit
 
 
 def _parse(path):

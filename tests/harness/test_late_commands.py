@@ -3,9 +3,9 @@ them (``late_sent``), never to the slot's next call; commands outside any call w
 drain as before. The pottery adapter's pool runs its tasks in the caller's context."""
 import threading
 
-from harness.connection import SendTracker
-from harness.worker import _join_lease_threads
-from workloads.leases.pottery_redlock import _CallContextExecutor
+from leasecheck.harness.record.connection import SendTracker
+from leasecheck.harness.run.worker import _join_lease_threads
+from leasecheck.workloads.leases.pottery_redlock import _CallContextExecutor
 
 
 def _tracker():

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from harness.history import HistoryWriter
-from harness.live_stats import ORDER_DELAY_NS, LiveStats
-from harness.run_progress import Rate, RunProgress, log_interval_s, plain_line
+from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run.live_stats import ORDER_DELAY_NS, LiveStats
+from leasecheck.harness.run.progress import Rate, RunProgress, log_interval_s, plain_line
 
 MS = 1_000_000
 
@@ -156,7 +156,7 @@ def test_a_terminal_gets_a_redrawn_block(tmp_path):
 
 
 def test_plain_line_and_interval():
-    from harness.live_stats import Snapshot
+    from leasecheck.harness.run.live_stats import Snapshot
     s = Snapshot(elapsed_s=12.04, calls=900, acquires_won=61, acquires_lost=5702, found_nothing=3, overlaps=4,
                  faults_active=["pause:holder"], faults_done=1)
     assert plain_line(s, 30, 1520.4, False) == (

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from harness.runs import list_runs
+from leasecheck.harness.rundirs.runs import list_runs
 from tests.conftest import ROOT
 
 
@@ -40,7 +40,7 @@ def test_rows_newest_first_with_verdicts_and_faults(tmp_path):
 def test_ls_prints_the_table(tmp_path):
     a, *_ = _made(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    p = subprocess.run([sys.executable, "-m", "harness", "ls", "--results-dir", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "ls", "--results-dir", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()

@@ -6,11 +6,11 @@ from html.parser import HTMLParser
 import pytest
 from rich.console import Console
 
-from harness.errors import UsageError
-from harness.matrix import DEFAULT_LEASES
-from harness.matrix import (CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell, cell_from_result,
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.search.matrix import DEFAULT_LEASES
+from leasecheck.harness.search.matrix import (CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell, cell_from_result,
                             exit_code, mixes, nemesis_of, split_list)
-from harness.matrix_table import Header, html_page, markdown, markdown_table, rich_table, write
+from leasecheck.harness.search.matrix_table import Header, html_page, markdown, markdown_table, rich_table, write
 
 
 def _cell(lease, mix, verdict, run_dir=None, reason="", **counts):

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig
-from harness.faults import FaultContext
-from harness.heal import Ledger
-from harness.host import default_store_bin
-from harness.node import Node, NodeFiles, nodes_for
-from harness.preflight import preflight
-from harness.runner import Run
-from harness.stores.embedded import EmbeddedStore
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.faults import FaultContext
+from leasecheck.harness.nemesis.heal import Ledger
+from leasecheck.harness.run.host import default_store_bin
+from leasecheck.harness.stores.node import Node, NodeFiles, nodes_for
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.run.runner import Run
+from leasecheck.harness.stores.embedded import EmbeddedStore
 
 
 def test_the_only_node_keeps_the_run_directorys_file_names(tmp_path):

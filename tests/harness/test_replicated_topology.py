@@ -3,13 +3,13 @@ starts), the primary/replica targets, the failover fault's own checks, and the w
 that follows the Sentinels on audited connections named after the node they reach."""
 import pytest
 
-from harness.config import RunConfig
-from harness.connection import FollowingConnection, SendTracker, make_sentinel_client
-from harness.errors import UsageError
-from harness.faults import FAULTS, nemesis_entries
-from harness.preflight import preflight
-from harness.report import _failover
-from harness.topology import node_names
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.record.connection import FollowingConnection, SendTracker, make_sentinel_client
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS, nemesis_entries
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.reports.summary import _failover
+from leasecheck.harness.stores.topology import node_names
 from tests.conftest import refused_by_preflight
 
 
@@ -42,9 +42,9 @@ def test_bad_replicated_settings_are_refused_in_one_line(kw, says):
 
 def test_the_docker_backend_may_run_the_replicated_topology():
     """Its nodes and Sentinels are containers (tests/docker/test_docker_replicated.py runs them)."""
-    from harness import topology
-    from harness.preflight import Say
-    from workloads.leases import load_lease
+    from leasecheck.harness.stores import topology
+    from leasecheck.harness.run.preflight import Say
+    from leasecheck.workloads.leases import load_lease
 
     cfg = topology.check(RunConfig(topology="replicated", backend="docker", lease="token-cas"),
                          load_lease("token-cas"), Say())

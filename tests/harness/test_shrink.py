@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from harness.faults.base import Step
-from harness.shrink import (EXIT_NOT_SMALLER, EXIT_SMALLER, EXIT_UNKNOWN, Candidate, Fault, Policy, Replayed,
+from leasecheck.harness.faults.base import Step
+from leasecheck.harness.search.shrink import (EXIT_NOT_SMALLER, EXIT_SMALLER, EXIT_UNKNOWN, Candidate, Fault, Policy, Replayed,
                             ReplayEstimate, Search, changes)
 
 KINDS = ["latency", "kill", "pause", "clock", "partition", "pause", "clock", "latency"]
@@ -204,7 +204,7 @@ def test_a_candidate_that_won_its_vote_by_luck_is_refuted_and_the_one_before_it_
 
 
 def test_the_progress_line_says_the_counts_the_candidate_and_the_smallest_so_far():
-    from harness.shrink_progress import line
+    from leasecheck.harness.search.shrink_progress import line
     now = [0.0]
     seen = []
 

@@ -5,12 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.config import RunConfig
-from harness.errors import UsageError
-from harness.faults import Step
-from harness.scenario import load_scenario
-from harness.shrink import Candidate, Fault, Replayed, Trial
-from harness.shrink_run import command_flags, read_run, write_scenario
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import Step
+from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.search.shrink import Candidate, Fault, Replayed, Trial
+from leasecheck.harness.search.shrink_run import command_flags, read_run, write_scenario
 
 STEPS = [Step(1.0, "latency", "workers", 1.5, 200, {}), Step(3.0, "pause", "holder", 1.2),
          Step(5.0, "clock", "store", 1.0, 1.5), Step(9.5, "kill", "store", 1.0)]
@@ -88,8 +88,8 @@ def test_the_command_carries_what_a_scenario_cannot_say(tmp_path):
 
 
 def test_a_replay_that_could_not_run_counts_as_not_failing_and_says_why(tmp_path, monkeypatch):
-    import harness.shrink_run as sr
-    from harness.errors import StoreError
+    import leasecheck.harness.search.shrink_run as sr
+    from leasecheck.harness.errors import StoreError
     seen = []
 
     class Broken:
@@ -110,7 +110,7 @@ def test_a_replay_that_could_not_run_counts_as_not_failing_and_says_why(tmp_path
 
 
 def test_a_replay_fails_only_with_a_property_the_recorded_run_violated(tmp_path, monkeypatch):
-    import harness.shrink_run as sr
+    import leasecheck.harness.search.shrink_run as sr
 
     class Done:
         def __init__(self, plan, log):

@@ -13,15 +13,15 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.errors import StoreError
-from harness.faults.clock import write_offset
-from harness.host import default_store_bin, free_port
-from harness.stores import Store
-from harness.stores.compose import UP_HINT, ComposeStore
-from harness.stores.container import DockerStore
-from harness.stores.embedded import EmbeddedStore
-from harness.stores.external import ExternalStore
-from harness.stores.kinds import store_for
+from leasecheck.harness.errors import StoreError
+from leasecheck.harness.faults.clock import write_offset
+from leasecheck.harness.run.host import default_store_bin, free_port
+from leasecheck.harness.stores import Store
+from leasecheck.harness.stores.compose import UP_HINT, ComposeStore
+from leasecheck.harness.stores.container import DockerStore
+from leasecheck.harness.stores.embedded import EmbeddedStore
+from leasecheck.harness.stores.external import ExternalStore
+from leasecheck.harness.stores.kinds import store_for
 
 
 def _client(store, timeout_s: float = 2.0) -> redis.Redis:

@@ -2,13 +2,13 @@
 run's node names; faults aimed at a node; connections named after their node."""
 import pytest
 
-from harness.config import RunConfig
-from harness.connection import SendTracker
-from harness.errors import UsageError
-from harness.faults import FAULTS
-from harness.preflight import preflight
-from harness.scenario import load_scenario
-from harness.topology import node_count, node_names
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.record.connection import SendTracker
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import FAULTS
+from leasecheck.harness.run.preflight import preflight
+from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.stores.topology import node_count, node_names
 from tests.conftest import refused_by_preflight
 
 

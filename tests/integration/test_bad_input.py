@@ -3,7 +3,7 @@ import socket
 
 import pytest
 
-from harness.cli import EXIT_USAGE
+from leasecheck.harness.cli import EXIT_USAGE
 
 
 @pytest.mark.parametrize("args,words", [

@@ -14,7 +14,7 @@ def _in_a_terminal(args: list[str]) -> tuple[int, str]:
     pid, fd = pty.fork()
     if pid == 0:     # the child: the real command line, on the pseudo-terminal
         os.environ["COLUMNS"] = "120"
-        os.execv(sys.executable, [sys.executable, "-m", "harness", *args])
+        os.execv(sys.executable, [sys.executable, "-m", "leasecheck", *args])
     out = b""
     while True:
         try:
@@ -34,5 +34,5 @@ def test_check_shows_progress_on_a_terminal_and_not_in_a_log(tmp_path):
     shutil.copytree(DATA / "incident-token-cas-ok", run)
     code, screen = _in_a_terminal(["check", str(run)])
     assert code == 0 and BAR in screen and "VALID" in screen
-    p = subprocess.run([sys.executable, "-m", "harness", "check", str(run)], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(run)], capture_output=True, text=True)
     assert p.returncode == 0 and "VALID" in p.stdout and BAR not in p.stdout + p.stderr

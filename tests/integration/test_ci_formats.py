@@ -7,7 +7,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from checkers.properties import PROPERTIES
+from leasecheck.checkers.properties import PROPERTIES
 from tests.conftest import ROOT
 
 # The properties of a single-store run (one whose `applies` says no, as mutual exclusion across
@@ -55,7 +55,7 @@ def test_junit_of_a_violation_carries_the_witness_and_check_writes_it_too(leasec
     # `check` on the stored run writes the same cases, from a shell without COLUMNS and piped:
     # a witness row stays on one line.
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    p = subprocess.run([sys.executable, "-m", "harness", "check", str(r.run_dir), "--junit",
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(r.run_dir), "--junit",
                         str(tmp_path / "check.xml")], capture_output=True, text=True, cwd=ROOT,
                        env=env, timeout=120)
     assert p.returncode == 1, p.stdout + p.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.host import default_store_bin
+from leasecheck.harness.run.host import default_store_bin
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def from_root(tmp_path):
         name = f"test-fault-effects-{uuid.uuid4().hex[:8]}"
         names.append(name)
         env = {"COLUMNS": "160", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
-        p = subprocess.run([sys.executable, "-m", "harness", "run", "--scenario", str(scenario), "--name", name,
+        p = subprocess.run([sys.executable, "-m", "leasecheck", "run", "--scenario", str(scenario), "--name", name,
                             *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
         found = sorted((ROOT / "results" / name).glob("*"))
         return Run(p.returncode, p.stdout + p.stderr, found[-1] if found else None)
@@ -152,7 +152,7 @@ def test_a_fault_that_never_fired_is_named_and_the_run_is_inconclusive(tmp_path)
                         '[[event]]\nat = "0.5s"\nfault = "pause"\ntarget = "worker"\nduration = "0.5s"\n'
                         '[[event]]\nat = "20s"\nfault = "pause"\ntarget = "worker"\nduration = "1s"\n')
     results = tmp_path / "results"
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", str(scenario),
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", str(scenario),
                           "--results-dir", str(results)], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, env=dict(os.environ, COLUMNS="160"))
     try:

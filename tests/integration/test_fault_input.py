@@ -2,7 +2,7 @@
 nothing started."""
 import pytest
 
-from harness.cli import EXIT_USAGE
+from leasecheck.harness.cli import EXIT_USAGE
 
 
 def _fails(r, tmp_path, *words):

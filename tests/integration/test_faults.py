@@ -153,7 +153,7 @@ def test_sigkill_mid_fault_then_cleanup_heals(tmp_path):
                         '[[event]]\nat = "2s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n'
                         '[[event]]\nat = "2.5s"\nfault = "clock"\ntarget = "workers"\noffset = "+30s"\n'
                         'duration = "50s"\n')
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", str(scenario),
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", str(scenario),
                           "--results-dir", str(results)], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     pids = []
@@ -173,7 +173,7 @@ def test_sigkill_mid_fault_then_cleanup_heals(tmp_path):
         if p.poll() is None:
             p.kill()
     run_dir = ledger[0].parent
-    c = subprocess.run([sys.executable, "-m", "harness", "cleanup", "--results-dir", str(results)],
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "cleanup", "--results-dir", str(results)],
                        capture_output=True, text=True, timeout=60)
     assert c.returncode == 0 and "healed" in c.stdout, c.stdout + c.stderr
     assert _stopped(pids) == []
@@ -267,7 +267,7 @@ def test_store_kill_loses_every_claim_and_the_audit_stays_complete(leasecheck, t
 def toxiproxy_server(tmp_path):
     """A Toxiproxy-API server the harness does not own (our proxy, started apart), standing in
     for a real Toxiproxy."""
-    from harness.proxy import EmbeddedProxy
+    from leasecheck.harness.proxy import EmbeddedProxy
 
     server = EmbeddedProxy(tmp_path / "toxiproxy.log")
     url = server.start()
@@ -294,7 +294,7 @@ def test_sigkill_mid_partition_then_cleanup_removes_the_toxic(tmp_path, toxiprox
     results = tmp_path / "results"
     s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "60s"\n'
                             '[[event]]\nat = "1s"\nfault = "partition"\nduration = "50s"\n')
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--toxiproxy-url",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", s, "--toxiproxy-url",
                           toxiproxy_server, "--results-dir", str(results)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -313,7 +313,7 @@ def test_sigkill_mid_partition_then_cleanup_removes_the_toxic(tmp_path, toxiprox
         if p.poll() is None:
             p.kill()
     assert len(toxics()) == 2                      # the killed harness could not heal
-    c = subprocess.run([sys.executable, "-m", "harness", "cleanup", "--results-dir", str(results)],
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "cleanup", "--results-dir", str(results)],
                        capture_output=True, text=True, timeout=60)
     assert c.returncode == 0 and "healed" in c.stdout, c.stdout + c.stderr
     assert toxics() == []
@@ -326,7 +326,7 @@ def test_sigterm_mid_fault_heals_and_keeps_the_history(tmp_path):
                             '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n'
                             '[[event]]\nat = "1s"\nfault = "clock"\ntarget = "store"\noffset = "+20s"\n'
                             'duration = "50s"\n')
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", s, "--results-dir",
                           str(results)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     ledger = []
@@ -356,7 +356,7 @@ def test_worker_clock_skew_is_felt_by_time_time_in_the_lease(leasecheck, tmp_pat
     lease = str(Path(__file__).with_name("wallclock_lease.py")) + ":WallClockLease"
     r = leasecheck("run", "--scenario", s, "--lease", lease)
     assert r.code == 0, r.out + r.err
-    from checkers.audit import load_audit
+    from leasecheck.checkers.read.audit import load_audit
 
     records, complete, _ = load_audit(r.run_dir)
     skews = [float(rec.argv[2].split(":")[0]) - rec.time for rec in records
@@ -384,7 +384,7 @@ def test_a_worker_crash_ends_the_run_and_heals_the_faults(tmp_path):
     results = tmp_path / "results"
     s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 4\ntime_limit = "60s"\n'
                             '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "workers"\nduration = "50s"\n')
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", s, "--results-dir",
                           str(results)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     ledger = []
@@ -409,7 +409,7 @@ def test_the_next_run_heals_what_a_killed_run_left(tmp_path, leasecheck):
     results = tmp_path / "results"
     s = _scenario(tmp_path, '[run]\nlease = "token-cas"\nworkers = 2\ntime_limit = "60s"\n'
                             '[[event]]\nat = "1s"\nfault = "pause"\ntarget = "worker"\nduration = "50s"\n')
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--scenario", s, "--results-dir",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--scenario", s, "--results-dir",
                           str(results)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

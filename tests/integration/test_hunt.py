@@ -38,7 +38,7 @@ def test_hunt_stops_at_the_first_failing_seed_and_its_replay_fails_again(leasech
     assert len(dirs) == n and str(dirs[-1]) == run_dir          # no run after the failing one
     command = re.search(r"replay: (leasecheck run --replay .+)", r.out).group(1)
     args = shlex.split(command)[1:]
-    again = subprocess.run([sys.executable, "-m", "harness", *args, "--results-dir", str(tmp_path / "again")],
+    again = subprocess.run([sys.executable, "-m", "leasecheck", *args, "--results-dir", str(tmp_path / "again")],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert again.returncode == 1, again.stdout + again.stderr
     assert f"seed {seed}" in again.stdout

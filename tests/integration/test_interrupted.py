@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _interrupt_after(results: Path, seconds: float, *args: str) -> tuple[int, str, Path]:
     """Start `leasecheck run ARGS --time-limit 30`, send SIGINT `seconds` after its workers
     started (the run_start event), and return (exit code, stdout, run directory)."""
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", *args, "--time-limit", "30",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", *args, "--time-limit", "30",
                           "--results-dir", str(results)], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -37,7 +37,7 @@ def _interrupt_after(results: Path, seconds: float, *args: str) -> tuple[int, st
 
 
 def _check(run_dir: Path) -> tuple[int, dict, str]:
-    c = subprocess.run([sys.executable, "-m", "harness", "check", str(run_dir)], cwd=ROOT,
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(run_dir)], cwd=ROOT,
                        capture_output=True, text=True, timeout=120, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     return c.returncode, json.loads((run_dir / "results.json").read_text()), c.stdout
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from harness.cli import EXIT_USAGE
+from leasecheck.harness.cli import EXIT_USAGE
 
 pytestmark = pytest.mark.integration
 

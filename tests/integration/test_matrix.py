@@ -58,7 +58,7 @@ def test_the_nightly_example_runs_a_valid_matrix_command(tmp_path):
     line = next(ln for ln in text.splitlines() if "leasecheck matrix" in ln and not ln.lstrip().startswith("#"))
     args = shlex.split(line)[1:]                             # after .venv/bin/leasecheck
     assert args[0] == "matrix"
-    p = subprocess.run([sys.executable, "-m", "harness", *args, "--dry-run",
+    p = subprocess.run([sys.executable, "-m", "leasecheck", *args, "--dry-run",
                         "--results-dir", str(tmp_path / "results")],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -71,7 +71,7 @@ def test_ctrl_c_stops_the_matrix_and_still_writes_the_table(tmp_path):
     """SIGINT during the first cell: that run ends interrupted (checked, inconclusive), the other
     cells never start and say so, the table is written, and the exit code is 2, not 0."""
     results = tmp_path / "results"
-    p = subprocess.Popen([sys.executable, "-m", "harness", "matrix", "--lease", "token-cas,token-cas-renew",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "matrix", "--lease", "token-cas,token-cas-renew",
                           "--nemesis", "none", "--workers", "2", "--time-limit", "30s", "--results-dir", str(results)],
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from checkers.audit import parse_audit
-from checkers.join import join
-from checkers.nodes import only_node
-from checkers.ops import pair_ops
+from leasecheck.checkers.read.audit import parse_audit
+from leasecheck.checkers.model.join import join
+from leasecheck.checkers.model.nodes import only_node
+from leasecheck.checkers.read.ops import pair_ops
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import assert_claim_lost_in_failover
 
-from checkers.nodes import measure_nodes, open_node_audits
+from leasecheck.checkers.model.nodes import measure_nodes, open_node_audits
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
-    p = subprocess.run([sys.executable, "-m", "harness", "run", "--lease", "naive-del", "--time-limit", "6",
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "run", "--lease", "naive-del", "--time-limit", "6",
                         "--seed", "3", "--nemesis", "pause:holder", "--nemesis-interval", "2s",
                         "--results-dir", str(tmp / "results")],
                        capture_output=True, text=True, cwd=ROOT, timeout=180,
@@ -72,7 +72,7 @@ def test_a_killed_run_with_events_missing_is_drawn_too(run_dir, tmp_path):
     shutil.copytree(run_dir, cut, ignore=shutil.ignore_patterns("results.json", "witness.*", "report.*"))
     history = (cut / "history.jsonl").read_bytes()
     (cut / "history.jsonl").write_bytes(history[:len(history) // 2])
-    p = subprocess.run([sys.executable, "-m", "harness", "report", str(cut)], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "leasecheck", "report", str(cut)], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert p.returncode == 0, p.stderr
     r = open_page(cut / "report.html", tmp_path / "profile")

@@ -67,7 +67,7 @@ def test_sixty_four_workers(leasecheck):
 
 def test_sigkilled_run_still_gets_a_verdict(tmp_path):
     results = tmp_path / "results"
-    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--lease", "naive-del",
+    p = subprocess.Popen([sys.executable, "-m", "leasecheck", "run", "--lease", "naive-del",
                           "--time-limit", "60", "--results-dir", str(results)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -88,7 +88,7 @@ def test_sigkilled_run_still_gets_a_verdict(tmp_path):
     # The workers notice their harness is gone and stop; the store dies with its parent.
     time.sleep(3)
     assert not (run_dir / "history.jsonl").exists()
-    c = subprocess.run([sys.executable, "-m", "harness", "check", str(run_dir)],
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(run_dir)],
                        capture_output=True, text=True, timeout=120)
     assert c.returncode in (0, 1, 2), c.stdout + c.stderr
     res = json.loads((run_dir / "results.json").read_text())
@@ -127,7 +127,7 @@ def test_check_all_witnesses_writes_one_timeline_per_foreign_release(leasecheck)
     r = leasecheck("run", "--lease", "naive-del", "--time-limit", "6", "--workers", "4",
                    "--job-duration", "50%:0.3s,50%:1.5s")
     assert r.code == 1, r.out + r.err
-    c = subprocess.run([sys.executable, "-m", "harness", "check", "--all-witnesses", str(r.run_dir)],
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "check", "--all-witnesses", str(r.run_dir)],
                        capture_output=True, text=True, timeout=120)
     assert c.returncode == 1
     witnesses = json.loads((r.run_dir / "witness.json").read_text())
@@ -137,7 +137,7 @@ def test_check_all_witnesses_writes_one_timeline_per_foreign_release(leasecheck)
 
 
 def test_check_of_an_empty_run_directory_is_a_clear_error(tmp_path):
-    c = subprocess.run([sys.executable, "-m", "harness", "check", str(tmp_path)],
+    c = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
     assert c.returncode == 64 and "no history to check" in c.stderr
 

@@ -49,7 +49,7 @@ def test_a_failing_run_with_four_fault_kinds_shrinks_to_at_most_two_faults_that_
 
     codes = []
     for i in range(3):
-        again = subprocess.run([sys.executable, "-m", "harness", "run", "--scenario", str(scenario),
+        again = subprocess.run([sys.executable, "-m", "leasecheck", "run", "--scenario", str(scenario),
                                 "--results-dir", str(tmp_path / f"again{i}")],
                                capture_output=True, text=True, timeout=120, cwd=ROOT)
         codes.append(again.returncode)

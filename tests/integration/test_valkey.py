@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.host import store_allocator, valkey_store_bin
+from leasecheck.harness.run.host import store_allocator, valkey_store_bin
 
 pytestmark = pytest.mark.integration
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from harness.pytest_plugin import cli_args, lease_spec
-from workloads.leases.naive_del import NaiveDel
+from leasecheck.harness.pytest_plugin import cli_args, lease_spec
+from leasecheck.workloads.leases.naive_del import NaiveDel
 
 
 class ModuleLevelLease(NaiveDel):
@@ -15,7 +15,7 @@ class ModuleLevelLease(NaiveDel):
 
 def test_a_module_level_class_is_named_module_colon_name():
     assert lease_spec(ModuleLevelLease) == f"{__name__}:ModuleLevelLease"
-    assert lease_spec(NaiveDel) == "workloads.leases.naive_del:NaiveDel"
+    assert lease_spec(NaiveDel) == "leasecheck.workloads.leases.naive_del:NaiveDel"
     assert lease_spec("examples/my_lease.py:MyLease") == "examples/my_lease.py:MyLease"
 
 
@@ -46,7 +46,7 @@ def test_bad_options_fail_with_the_command_lines_one_line(leasecheck_run):
 
 
 FAILING_TEST = """
-from workloads.leases.naive_del import NaiveDel
+from leasecheck.workloads.leases.naive_del import NaiveDel
 
 
 class TeamLease(NaiveDel):

@@ -1,11 +1,11 @@
-"""The proxy under test runs as a child process (``python -m harness.proxy``), one per test
+"""The proxy under test runs as a child process (``python -m leasecheck.harness.proxy``), one per test
 session, stopped by PID; every test talks to it through the ``toxiproxy-python`` client."""
 from __future__ import annotations
 
 import pytest
 import requests
 
-from harness.proxy import EmbeddedProxy
+from leasecheck.harness.proxy import EmbeddedProxy
 
 from .servers import Upstream
 

@@ -1,4 +1,4 @@
-"""The proxy as a process: ``python -m harness.proxy`` and the EmbeddedProxy wrapper."""
+"""The proxy as a process: ``python -m leasecheck.harness.proxy`` and the EmbeddedProxy wrapper."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ import sys
 import pytest
 import requests
 
-from harness.proxy import EmbeddedProxy, ProxyStartError
+from leasecheck.harness.proxy import EmbeddedProxy, ProxyStartError
 
 
 def test_embedded_start_stop(tmp_path):
@@ -37,7 +37,7 @@ def test_embedded_refuses_other_hosts(tmp_path):
 
 
 def test_module_refuses_other_hosts():
-    out = subprocess.run([sys.executable, "-m", "harness.proxy", "--host", "192.0.2.1",
+    out = subprocess.run([sys.executable, "-m", "leasecheck.harness.proxy", "--host", "192.0.2.1",
                           "--port", "0"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "127.0.0.1 only" in out.stderr and out.stdout == ""
 

@@ -8,9 +8,9 @@ import time
 import pytest
 import redis
 
-from harness.audit import MonitorRecorder
-from harness.connection import MARKER, SendTracker, make_client
-from workloads.leases import load_lease
+from leasecheck.harness.record.audit import MonitorRecorder
+from leasecheck.harness.record.connection import MARKER, SendTracker, make_client
+from leasecheck.workloads.leases import load_lease
 
 KEY = "leasecheck:test:job:0"
 STORE_KEY = {"python-redis-lock": "lock:" + KEY, "pottery-redlock": "redlock:" + KEY}

@@ -6,10 +6,10 @@ import time
 import pytest
 import redis
 
-from harness.connection import SendTracker, make_client
-from harness.host import default_store_bin
-from harness.stores.embedded import EmbeddedStore
-from workloads.leases import load_lease
+from leasecheck.harness.record.connection import SendTracker, make_client
+from leasecheck.harness.run.host import default_store_bin
+from leasecheck.harness.stores.embedded import EmbeddedStore
+from leasecheck.workloads.leases import load_lease
 
 KEY = "leasecheck:test:job:0"
 NAMES = ("node1", "node2", "node3")

@@ -40,22 +40,22 @@ import sys
 import traceback
 from pathlib import Path
 
-from harness.errors import UsageError
+from leasecheck.harness.errors import UsageError
 
 BUILTIN = {
-    "naive-del": "workloads.leases.naive_del:NaiveDel",
-    "get-compare-del": "workloads.leases.get_compare_del:GetCompareDel",
-    "fixed-token": "workloads.leases.fixed_token:FixedToken",
-    "token-cas": "workloads.leases.token_cas:TokenCas",
-    "token-cas-renew": "workloads.leases.token_cas_renew:TokenCasRenew",
-    "token-cas-ifeq": "workloads.leases.token_cas_ifeq:TokenCasIfeq",
-    "token-cas-fenced": "workloads.leases.token_cas_fenced:TokenCasFenced",
-    "redis-py-lock": "workloads.leases.redis_py_lock:RedisPyLock",
-    "python-redis-lock": "workloads.leases.python_redis_lock:PythonRedisLock",
-    "python-redis-lock-renew": "workloads.leases.python_redis_lock:PythonRedisLockRenew",
-    "pottery-redlock": "workloads.leases.pottery_redlock:PotteryRedlock",
-    "pottery-redlock-n": "workloads.leases.pottery_redlock:PotteryRedlockN",
-    "redlock": "workloads.leases.redlock:Redlock",
+    "naive-del": "leasecheck.workloads.leases.naive_del:NaiveDel",
+    "get-compare-del": "leasecheck.workloads.leases.get_compare_del:GetCompareDel",
+    "fixed-token": "leasecheck.workloads.leases.fixed_token:FixedToken",
+    "token-cas": "leasecheck.workloads.leases.token_cas:TokenCas",
+    "token-cas-renew": "leasecheck.workloads.leases.token_cas_renew:TokenCasRenew",
+    "token-cas-ifeq": "leasecheck.workloads.leases.token_cas_ifeq:TokenCasIfeq",
+    "token-cas-fenced": "leasecheck.workloads.leases.token_cas_fenced:TokenCasFenced",
+    "redis-py-lock": "leasecheck.workloads.leases.redis_py_lock:RedisPyLock",
+    "python-redis-lock": "leasecheck.workloads.leases.python_redis_lock:PythonRedisLock",
+    "python-redis-lock-renew": "leasecheck.workloads.leases.python_redis_lock:PythonRedisLockRenew",
+    "pottery-redlock": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlock",
+    "pottery-redlock-n": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlockN",
+    "redlock": "leasecheck.workloads.leases.redlock:Redlock",
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from harness.errors import UsageError
+from leasecheck.harness.errors import UsageError
 
 INSTALL = "pip install -e '.[libs]'"
 

@@ -4,7 +4,7 @@ write the same token, so one loop's late release matches, and deletes, the other
 import os
 import socket
 
-from workloads.leases.scripts import COMPARE_AND_DELETE
+from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE
 
 
 class FixedToken:

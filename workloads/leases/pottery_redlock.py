@@ -16,7 +16,7 @@ its drift (validity = ttl − 1% of the ttl − 2 ms − elapsed), and so does `
   way (its ``BailOutExecutor`` does not wait for them) and reach the store after the call
   returned. The pool's tasks here run in a copy of the calling thread's context, so the harness
   knows which call they belong to and records them as ``late_sent`` of that call
-  (``harness.connection``) instead of crediting them to the slot's next call. Nothing else
+  (``leasecheck.harness.record.connection``) instead of crediting them to the slot's next call. Nothing else
   about the library changes: its threads, its timing and its answer are its own. (With one
   master nothing is left in flight: the majority is everyone.)
 * A release that deletes nothing on a majority raises ``ReleaseUnlockedLock``: that is "found
@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextvars
 import math
 
-from workloads.leases.extras import require
+from leasecheck.workloads.leases.extras import require
 
 pottery = require("pottery", "pottery", "pottery-redlock")
 
@@ -80,7 +80,7 @@ class PotteryRedlock:
 
 
 class PotteryRedlockN(PotteryRedlock):
-    nodes = "all"    # one client per master (harness.topology)
+    nodes = "all"    # one client per master (leasecheck.harness.stores.topology)
 
     def __init__(self, clients, key: str, ttl_ms: int):
         self.lock = self._lock(set(clients), key, ttl_ms)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 
-from workloads.leases.extras import require
+from leasecheck.workloads.leases.extras import require
 
 redis_lock = require("redis_lock", "python-redis-lock", "python-redis-lock")
 # The library logs a WARNING for every acquire that loses (thousands a second here), which would

@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from workloads.leases.scripts import COMPARE_AND_DELETE
+from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE
 
 CLOCK_DRIFT_FACTOR = 0.01
 CLOCK_DRIFT_MS = 2
@@ -32,7 +32,7 @@ def validity_ms(ttl_ms: int, elapsed_ms: float) -> float:
 
 
 class Redlock:
-    nodes = "all"    # one client per node (harness.topology)
+    nodes = "all"    # one client per node (leasecheck.harness.stores.topology)
 
     def __init__(self, clients, key: str, ttl_ms: int):
         self.clients, self.key, self.ttl_ms = list(clients), key, ttl_ms

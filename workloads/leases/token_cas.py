@@ -4,7 +4,7 @@ the delete in one server-side step. It makes the release safe; it does not stop 
 overlapping once a deadline passes, and a release that deletes nothing returns False."""
 import secrets
 
-from workloads.leases.scripts import COMPARE_AND_DELETE
+from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE
 
 
 class TokenCas:

@@ -3,7 +3,7 @@ incremented in the same server-side step as the conditional create, so a later c
 always carries a larger number. The job presents it where its effect lands (``--sink``), and a
 sink that remembers the largest fence it accepted turns away a holder whose claim was taken over:
 where overlapping runs do harm, the guard belongs where the job's effects are made durable."""
-from workloads.leases.token_cas import TokenCas
+from leasecheck.workloads.leases.token_cas import TokenCas
 
 CLAIM_WITH_FENCE = """
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then

@@ -4,7 +4,7 @@ attempt's token (Valkey 8.1 and later). A server without IFEQ would answer a syn
 renewal, so the lease refuses such a server before the run (``check_server``)."""
 import re
 
-from workloads.leases.token_cas import TokenCas
+from leasecheck.workloads.leases.token_cas import TokenCas
 
 IFEQ_SINCE = (8, 1)
 

@@ -1,8 +1,8 @@
 """``token-cas-renew``: ``token-cas`` plus renewal. The claim loop calls ``renew`` every TTL/3
 while the job runs; renewal is an atomic compare-and-extend, and when it fails the job stops
 producing effects (the claim is gone, somebody else may hold it)."""
-from workloads.leases.scripts import COMPARE_AND_PEXPIRE
-from workloads.leases.token_cas import TokenCas
+from leasecheck.workloads.leases.scripts import COMPARE_AND_PEXPIRE
+from leasecheck.workloads.leases.token_cas import TokenCas
 
 
 class TokenCasRenew(TokenCas):

@@ -1,0 +1,161 @@
+"""Measure a run once, for every property to judge: read the history (and the audit, through the
+join and the store model, side by side — `engine`) and keep what the properties read.
+
+`measure(events, audit, config, ...)` returns a `Measured`: the history's digest (job runs, lease
+calls, faults, the run's span), and with an audit the model's claims (`claims.ClaimsResult`),
+the join and the store clock; without one, those are None. Nothing is judged here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from leasecheck.protocol import on_store
+
+from leasecheck.checkers.read.audit import AuditStream
+from leasecheck.checkers.model.claims import TRUST_CLIENT_MS, ClaimsResult
+from leasecheck.checkers.model.clock import StoreClock
+from leasecheck.checkers.read.digest import Digest
+from leasecheck.checkers.model.engine import Engine
+from leasecheck.checkers.errors import CheckError
+from leasecheck.checkers.measures.fault_windows import FaultWindows
+from leasecheck.checkers.read.history import HistoryStream
+from leasecheck.checkers.model.join import Join
+from leasecheck.checkers.read.ops import Op
+
+
+@dataclass
+class Measured:
+    """What the run did, as measured: the input of every property."""
+    config: dict
+    digest: Digest
+    audit: "_Audit | None" = None
+    clock: StoreClock | None = None
+    joined: Join | None = None
+    model: ClaimsResult | None = None      # the store model's claims (None without an audit)
+    remaining: list[Op] = field(default_factory=list)   # calls the engine did not settle
+    events: object = None                  # the history (for a few look-ups by type)
+    all_witnesses: bool = False
+    problems: list[str] = field(default_factory=list)   # the audit's, the clock's, the join's, the model's
+    nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
+    failover: object = None                # a replicated run's failovers, measured once (leasecheck.checkers.measures.failover)
+
+    @property
+    def jobs(self):
+        return self.digest.jobs.runs
+
+    @property
+    def end(self) -> int:
+        return self.digest.end
+
+    @property
+    def claims(self):
+        """The claims the audit showed, or None without an audit."""
+        return self.model.claims if self.model is not None else None
+
+    def faults(self) -> list[dict]:
+        return self.digest.faults.summary()
+
+    def windows(self) -> FaultWindows:
+        """The faults of the run on the history's time axis (read to its end by now)."""
+        return FaultWindows(self.digest.faults.summary(), self.digest.span.pids, self.digest.end or 0)
+
+    def to_history(self):
+        """Store time (s) -> history time (ns), or None without an audit."""
+        return self.clock.to_history_ns if self.clock is not None else None
+
+
+def measure(events, audit, config: dict, clock_samples: list[dict] | None = None,
+            all_witnesses: bool = False, progress=None, copy_owner=None) -> Measured:
+    """Read the run (see the module docstring); CheckError when the config names no key prefix,
+    HistoryError when the history is empty. `copy_owner`: on a replica, whose claim each copy of
+    its primary's is (`nodes.CopyOwners`)."""
+    if not isinstance(events, (list, tuple, HistoryStream)):
+        events = list(events)
+    if audit is None:
+        digest = Digest().consume(events, progress)
+        require_prefix(config)
+        return Measured(config, digest, events=events, all_witnesses=all_witnesses)
+    audit = _Audit.of(audit)
+    clock_problems: list[str] = []
+    # Without samples the clock is estimated first, in a pass of its own.
+    clock = StoreClock.from_samples(clock_samples or []) or _estimate_clock(events, audit, clock_problems)
+    engine = Engine(events, audit, progress)
+    digest = engine.start()
+    prefix = require_prefix(config)
+    trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in _store_clock_steps_ms(events)])
+    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner)
+    problems = audit.problems + clock_problems + joined.problems + model.problems
+    return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
+
+
+def replication_addresses(config: dict) -> frozenset[str]:
+    """Where a replica of a replicated run sees its primary's commands come from: each node's peer
+    address (``store_nodes[].peer_port``; ``leasecheck.harness.stores.replication``). Empty for other runs."""
+    return frozenset(f"127.0.0.1:{n['peer_port']}" for n in config.get("store_nodes") or []
+                     if isinstance(n, dict) and n.get("peer_port"))
+
+
+def require_prefix(config: dict) -> str:
+    prefix = config.get("key_prefix")
+    if not isinstance(prefix, str) or not prefix:
+        raise CheckError(f"config has no usable key_prefix ({prefix!r}): cannot tell this run's keys")
+    return prefix
+
+
+class _Audit:
+    """An audit to read record by record, as often as needed: an `AuditStream`, or records
+    already in memory. `complete`, `problems` and `lines` hold after a full pass."""
+
+    def __init__(self, records=None, complete=False, problems=None, stream: AuditStream | None = None):
+        self.records, self.stream = records, stream
+        self._complete, self._problems = complete, problems or []
+
+    @classmethod
+    def of(cls, audit) -> "_Audit":
+        if isinstance(audit, AuditStream):
+            return cls(stream=audit)
+        records, complete, problems = audit
+        return cls(records, complete, problems)
+
+    def __iter__(self):
+        return iter(self.stream if self.stream is not None else self.records)
+
+    @property
+    def complete(self) -> bool:
+        return self.stream.complete if self.stream is not None else self._complete
+
+    @property
+    def problems(self) -> list[str]:
+        return self.stream.problems if self.stream is not None else self._problems
+
+    @property
+    def lines(self) -> int:
+        if self.stream is not None:
+            return self.stream.lines
+        return sum(r.kind == "cmd" for r in self.records)
+
+
+def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
+    """No store-clock samples: estimate the offset from the joined commands (a join-only pass
+    over history and audit), or, with nothing joined, align the first audit line with the first
+    event."""
+    pre = Engine(events, audit)
+    digest = pre.start()
+    windows, first = pre.windows()
+    clock = StoreClock.estimate(windows)
+    if clock is not None:
+        problems.append(f"no store-clock samples: store times converted with an offset estimated "
+                        f"from {len(windows)} joined commands")
+        return clock
+    problems.append("no store-clock samples and nothing joined: store times converted by aligning "
+                    "the first audit line with the first history event (rough)")
+    return StoreClock.fixed(round((first or 0.0) * 1e9) - digest.start)
+
+
+def _store_clock_steps_ms(events) -> list[float]:
+    """The sizes (ms) of the steps the run made to the store's clock, looked up ahead of the
+    check (the model's trust window depends on them from the first line on)."""
+    starts = (events.scan(b"fault_start") if isinstance(events, HistoryStream)
+              else [e for e in events if e.get("type") == "fault_start"])
+    return [abs((e.get("requested") or {}).get("size") or 0) * 1000 for e in starts
+            if e.get("type") == "fault_start" and e.get("fault") == "clock" and on_store(e.get("target"))]

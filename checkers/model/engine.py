@@ -1,0 +1,148 @@
+"""Run the join and the store model over the audit while reading the history only as far as
+each audit line needs — both streams are read once, side by side.
+
+An audit line is attributed by the `sent` list of the call that sent it, which the history
+has once that call completed; so before each line the history is read on until that call is
+in (or the history is over), and before the model decides whether an expired claim's job was
+still running, the history is read past the expiry. The history runs ahead of the audit by
+about the longest call; calls are forgotten once their commands have all been applied and
+checked. Memory: the claims, the job runs, and the calls in flight — not the history, not the
+audit.
+"""
+from __future__ import annotations
+
+from leasecheck.checkers.read import digest as _digest
+from leasecheck.checkers.model.claims import Replay, TRUST_CLIENT_MS
+from leasecheck.checkers.model.clock import StoreClock
+from leasecheck.checkers.read.digest import Digest
+from leasecheck.checkers.errors import HistoryError
+from leasecheck.checkers.model.join import Joiner
+
+
+_OVER = object()
+
+
+class Engine:
+    def __init__(self, events, audit, progress=None) -> None:
+        self.audit, self.progress = audit, progress
+        self.joiner = Joiner()
+        self.digest = Digest(on_done=self.joiner.add)
+        self._it = iter(events)
+        self.history_over = False
+
+    def start(self) -> Digest:
+        """Read the first event (the run's start and its config); HistoryError when there is none."""
+        self.pull()
+        return self.digest
+
+    def pull(self) -> bool:
+        """Read one more history event; False when the history is over."""
+        if self.history_over:
+            return False
+        e = next(self._it, _OVER)
+        if e is _OVER:
+            self._over()
+            return False
+        digest = self.digest
+        digest.feed(e)
+        if self.progress is not None and not digest.count % _digest.PROGRESS_EVERY:
+            self.progress()
+        return True
+
+    def _read_until_ready(self, rec) -> None:
+        """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
+        completion (the joiner's `add`) can make it ready, so it is asked only after one."""
+        if self.history_over:
+            return
+        joiner, digest, progress, it = self.joiner, self.digest, self.progress, self._it
+        feed, ready, every = digest.feed, joiner.ready, _digest.PROGRESS_EVERY
+        while True:
+            e = next(it, _OVER)
+            if e is _OVER:
+                self._over()
+                return
+            added = joiner.added
+            feed(e)
+            if progress is not None and not digest.count % every:
+                progress()
+            if joiner.added != added and ready(rec):
+                return
+
+    def _over(self) -> None:
+        if not self.digest.count:
+            raise HistoryError("the history is empty: nothing to check") from None
+        self.history_over = True
+        self.joiner.history_done(self.digest.pairer.never_completed())
+
+    def need(self, t_ns: int) -> None:
+        """Read the history past history time `t_ns`."""
+        while not self.history_over and self.digest.end <= t_ns and self.pull():
+            pass
+
+    def _attributed(self, settle=None):
+        """Yield `(record, attempt, op)` for every audit record, reading the history as far as
+        each needs; before a non-script record, `settle(op)` gets each call whose commands were
+        all found (their effects are final then). The history is read to its end afterwards."""
+        joiner, pull = self.joiner, self.pull
+        n, every = 0, _digest.PROGRESS_EVERY
+        for rec in self.audit:
+            while not joiner.ready(rec) and pull():
+                pass
+            if rec.addr != "lua":
+                for op in joiner.take_matched():
+                    if settle is not None:
+                        settle(op)
+            attempt, op = joiner.feed(rec)
+            yield rec, attempt, op
+            n += 1
+            if self.progress is not None and not n % every:
+                self.progress()
+        while pull():
+            pass
+        for op in joiner.take_matched():
+            if settle is not None:
+                settle(op)
+
+    def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS,
+               replicated_from: frozenset[str] = frozenset(), copy_owner=None):
+        """One pass over the audit; returns `(joined, model result, calls not settled)`.
+        ``replicated_from``: addresses a replica applies its primary's commands from;
+        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`).
+
+        The loop of `_attributed`, written out: it runs once per audit line."""
+        replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need,
+                        replicated_from=replicated_from, copy_owner=copy_owner)
+        joiner, pull, settle, feed = self.joiner, self.pull, replay.settle, replay.feed
+        ready, attribute = joiner.ready, joiner.feed
+        n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
+        for rec in self.audit:
+            if rec.addr != "lua":
+                if not ready(rec):
+                    self._read_until_ready(rec)
+                if joiner.matched:
+                    for op in joiner.take_matched():
+                        settle(op)
+            attempt, op = attribute(rec)
+            feed(rec, attempt, op)
+            n += 1
+            if progress is not None and not n % every:
+                progress()
+        while pull():
+            pass
+        for op in joiner.take_matched():
+            settle(op)
+        joined = self.joiner.finish(self.audit.complete)
+        remaining = self.joiner.remaining()
+        return joined, replay.finish(joined, remaining), remaining
+
+    def windows(self) -> tuple[list[tuple[float, int, int]], float | None]:
+        """A join-only pass (to estimate the store clock without samples): (store time,
+        invocation, completion) of every joined command of a call that got a reply, and the
+        first command's store time."""
+        windows, first = [], None
+        for rec, _, op in self._attributed():
+            if first is None and rec.kind == "cmd":
+                first = rec.time
+            if op is not None and rec.addr != "lua" and op.type in ("ok", "fail"):
+                windows.append((rec.time, op.invoke_time, op.end_time))
+        return windows, first

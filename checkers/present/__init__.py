@@ -1,0 +1,1 @@
+"""A checked run in words: the witness timeline, the diagnosis, the fault and node lines."""

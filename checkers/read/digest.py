@@ -1,0 +1,103 @@
+"""One pass over the history: everything the checkers need from it, and nothing more.
+
+`Digest.feed(event)` takes events in history order and keeps only compact results — counts
+and outcomes of the lease calls, the job runs, the faults, the effects recorded without a sink,
+the run's start and end — so a history of any length is read once and never held in memory.
+"""
+from __future__ import annotations
+
+from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
+
+from leasecheck.checkers.measures.early_loss import Promises
+from leasecheck.checkers.errors import CheckError, HistoryError
+from leasecheck.checkers.read.faults import FaultTracker
+from leasecheck.checkers.measures.history_only import ForeignProof
+from leasecheck.checkers.measures.interruption import RunSpan
+from leasecheck.checkers.read.jobs import JobTracker
+from leasecheck.checkers.read.ops import Op, Pairer
+from leasecheck.checkers.measures.releases import Releases
+
+PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
+_SPAN = frozenset(("run_start", "run_end", "worker_start", "worker_end", "slot_crash"))
+
+
+class Digest:
+    """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs."""
+
+    def __init__(self, on_done=None) -> None:
+        self.pairer = Pairer(self._done, keep=False)
+        self.on_done = on_done
+        self.releases = Releases()
+        self.completed = 0                 # completed lease calls (sink writes aside)
+        self.effect_ops: list[Op] = []     # the sink writes (--sink), completed
+        self.proof = ForeignProof(None)    # releases proven foreign from the history alone
+        self.jobs = JobTracker()
+        self.promises = Promises()         # when each holder's lease runs out (early loss)
+        self.faults = FaultTracker()
+        self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
+        self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
+        self.count = 0
+        self.start: int | None = None
+        self.end: int | None = None
+        self.config: dict | None = None  # from the first run_start
+
+    def feed(self, e: dict) -> None:
+        t = e["time"]
+        if self.count == 0:
+            self.start = self.end = t
+        elif t > self.end:
+            self.end = t
+        self.count += 1
+        if "f" in e:
+            self.pairer.feed(e)
+            return
+        kind = e.get("type")
+        if kind in ("job_start", "job_end"):
+            self.jobs.feed(e)
+        elif kind == "effect":
+            self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
+        elif kind in ("fault_start", "fault_end", "fault_not_fired"):
+            self.faults.feed(e)
+        elif kind in _SPAN:
+            self.span.feed(e)
+        if kind == "run_start" and self.config is None:
+            version = e.get("schema_version")
+            if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+                raise CheckError(f"this run was recorded with history schema {version}, newer than "
+                                 f"this checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
+            self.config = e.get("config") if isinstance(e.get("config"), dict) else {}
+            self.proof = ForeignProof(self.ttl_ms)
+
+    def _done(self, op: Op) -> None:
+        if op.f == "effect":
+            self.effect_ops.append(op)
+        else:
+            self.completed += 1
+            if op.f == "release":
+                self.releases.add(op)
+        if op.value is True:           # (the two look only at calls that returned True)
+            self.proof.feed(op)
+            if op.f == "renew":
+                self.promises.feed(op)
+        if self.on_done is not None:
+            self.on_done(op)
+
+    def consume(self, events, progress=None) -> "Digest":
+        """Feed every event of `events`; `progress()` is called every PROGRESS_EVERY events."""
+        every = PROGRESS_EVERY
+        for e in events:
+            self.feed(e)
+            if progress is not None and not self.count % every:
+                progress()
+        if not self.count:
+            raise HistoryError("the history is empty: nothing to check")
+        return self
+
+    @property
+    def problems(self) -> list[str]:
+        return self.pairer.problems + self.jobs.problems
+
+    @property
+    def ttl_ms(self) -> float | None:
+        """The lease's TTL from the run_start event's config (None when absent)."""
+        return (self.config or {}).get("ttl_ms")

@@ -1,0 +1,220 @@
+"""Read a run's history (see docs/history.md): the reader; the only checker module besides
+`audit` and `rundir` that touches files.
+
+`HistoryStream(run_dir)` yields the events one at a time, so checking a long history never holds
+it in memory. It prefers the merged `history.jsonl`. Without it (a killed run), it merges
+`history.d/*.jsonl` as it goes: each file is in time order, so a k-way merge by (`time`, file
+order) gives the whole history; nothing is written. Events get `index` (their 0-based position)
+when they lack it. `load_history` is the same, as a list.
+
+Damage is tolerated and reported, never hidden: a file's last line that is not valid JSON is a
+torn write ("history.d/w3.jsonl:120: torn last line (run was killed?)"); a bad line anywhere else
+is skipped and reported with its file and line number. No history at all, or one without a single
+event, raises `HistoryError`.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+from leasecheck.checkers.errors import HistoryError
+
+try:  # orjson parses the history several times faster; the standard library is the fallback
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
+MERGED = "history.jsonl"
+_SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
+PARTS = "history.d"
+
+
+class HistoryStream:
+    """Iterate a run's history in history order. `problems` fills up as lines are read;
+    `bytes_read` of `total_bytes` measures progress. With `parts_only`, `history.jsonl` is
+    ignored (that is what `write_merged` merges). Raises `HistoryError` at the end of the
+    iteration when no event was found at all."""
+
+    def __init__(self, run_dir, parts_only: bool = False) -> None:
+        self.run = Path(run_dir)
+        self.parts_only = parts_only
+        self.problems: list[str] = []
+        self.bytes_read = 0
+        merged = self.run / MERGED
+        self.total_bytes = (merged.stat().st_size if merged.is_file() and not parts_only
+                            else sum(p.stat().st_size for p in _part_files(self.run)))
+
+    def __iter__(self) -> Iterator[dict]:
+        merged = self.run / MERGED
+        n = 0
+        self.problems, self.bytes_read = [], 0     # each pass starts afresh
+        if merged.is_file() and not self.parts_only:
+            n = yield from self._read(merged, number=True)
+            if n:
+                return
+        parts = _part_files(self.run)
+        if not parts:
+            where = (f"{MERGED} has no events" if merged.is_file() and not self.parts_only
+                     else f"no {MERGED} and no {PARTS}/*.jsonl")
+            raise HistoryError(f"no history to check in {self.run}: {where}")
+        self.total_bytes = sum(p.stat().st_size for p in parts)
+        streams = [((e["time"], order, e) for e in self._read(path)) for order, path in enumerate(parts)]
+        for _, _, event in heapq.merge(*streams, key=lambda x: (x[0], x[1])):
+            event.setdefault("index", n)
+            n += 1
+            yield event
+        if not n:
+            raise HistoryError(f"no history to check in {self.run}: {PARTS}/*.jsonl hold no events")
+
+    def scan(self, token: bytes) -> list[dict]:
+        """The events on lines that contain `token`, found without parsing the others (a quick
+        look ahead, e.g. for the run's faults); damaged lines are skipped silently."""
+        merged = self.run / MERGED
+        use_merged = not self.parts_only and merged.is_file() and merged.stat().st_size > 0
+        found: list[dict] = []
+        for path in [merged] if use_merged else _part_files(self.run):
+            tail = b""
+            with open(path, "rb") as f:
+                while chunk := f.read(_SCAN_CHUNK):
+                    buf = tail + chunk
+                    end = buf.rfind(b"\n") + 1
+                    _lines_with(buf, end, token, found)
+                    tail = buf[end:]
+            if tail:
+                _lines_with(tail + b"\n", len(tail) + 1, token, found)
+        return found
+
+    def _read(self, path: Path, number: bool = False) -> Iterator[dict]:
+        """The events of one file, damage reported in `problems`; with `number`, each event
+        without an `index` gets its position. Returns how many events it yielded.
+
+        The hot loop of the checker: one pass, no layers. A line that does not parse is
+        reported once the next non-blank line shows whether it was the last one (a torn write)
+        or not (a malformed line)."""
+        name = path.relative_to(self.run).as_posix()
+        problems = self.problems
+        loads = _loads
+        last_time = None
+        bad = None              # (line number, reason) of an unparsed line not yet reported
+        lineno = count = 0
+        with open(path, "rb") as f:
+            for line in f:
+                lineno += 1
+                self.bytes_read += len(line)
+                try:
+                    event = loads(line)
+                except Exception:  # noqa: BLE001 - told apart below by _parse_event
+                    event = None
+                if type(event) is not dict or type(event.get("time")) is not int \
+                        or type(event.get("type")) is not str:
+                    if line == b"\n" or not line.strip():
+                        continue
+                    if bad is not None:
+                        problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
+                        bad = None
+                    try:
+                        event = _parse_event(line)
+                    except ValueError as e:
+                        bad = (lineno, e)
+                        continue
+                elif bad is not None:
+                    problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
+                    bad = None
+                if line[-1:] != b"\n":
+                    problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
+                t = event["time"]
+                if last_time is not None and t < last_time:
+                    problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
+                last_time = t
+                if number and "index" not in event:
+                    event["index"] = count
+                count += 1
+                yield event
+        if bad is not None:
+            problems.append(f"{name}:{bad[0]}: torn last line (run was killed?)")
+        return count
+
+
+def load_history(run_dir) -> tuple[list[dict], list[str]]:
+    """Return `(events, problems)` for the run in `run_dir`, in history order, all in memory.
+
+    Raises `HistoryError` when neither `history.jsonl` nor `history.d/` holds any event.
+    """
+    stream = HistoryStream(run_dir)
+    events = list(stream)
+    return events, stream.problems
+
+
+def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
+    """Merge `history.d/*.jsonl` into `history.jsonl` (with `index`); return the problems found.
+
+    The file is written to a temporary name, fsynced and renamed, so a reader never sees half of
+    it. With `drop_parts`, `history.d/` is removed once the merged file is on disk: a run keeps
+    its history once (a run killed before this point keeps `history.d/`, which the reader merges).
+    Raises `HistoryError` when `history.d/` holds no events.
+    """
+    run = Path(run_dir)
+    stream = HistoryStream(run, parts_only=True)
+    tmp = run / (MERGED + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for event in stream:
+                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+    except HistoryError:
+        tmp.unlink(missing_ok=True)
+        raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events") from None
+    os.replace(tmp, run / MERGED)
+    if drop_parts:
+        _fsync_dir(run)                # the rename is durable before the parts go
+        shutil.rmtree(run / PARTS, ignore_errors=True)   # left over: the reader prefers the merged file
+    return stream.problems
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _part_files(run: Path) -> list[Path]:
+    """The per-process files in a stable order: harness, then w0, w1, ..., w10 (numbers as numbers)."""
+    def natural(p: Path):
+        return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", p.name)]
+    return sorted((run / PARTS).glob("*.jsonl"), key=natural)
+
+
+def _lines_with(buf: bytes, end: int, token: bytes, found: list[dict]) -> None:
+    i = buf.find(token, 0, end)
+    while i != -1:
+        start, stop = buf.rfind(b"\n", 0, i) + 1, buf.find(b"\n", i)
+        try:
+            found.append(_parse_event(buf[start:stop]))
+        except ValueError:
+            pass
+        i = buf.find(token, stop, end)
+
+
+def _parse_event(line: bytes) -> dict:
+    try:
+        event = _loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8: {e.reason}") from None
+    if not isinstance(event, dict):
+        raise ValueError("not a JSON object")
+    t = event.get("time")
+    if not isinstance(t, int) or isinstance(t, bool):
+        raise ValueError(f"'time' must be integer nanoseconds, got {t!r}")
+    if not isinstance(event.get("type"), str):
+        raise ValueError(f"'type' must be a string, got {event.get('type')!r}")
+    return event

@@ -1,0 +1,302 @@
+"""Client connections whose every command can be found again in the store's audit.
+
+Each time a slot's client (re)connects, the connection announces itself with
+``ECHO leasecheck:conn:<conn>`` and then numbers the commands it sends. Redis runs one
+connection's commands in the order sent, so the ``seq``-th audit line from that connection's
+address after the marker is the ``seq``-th command sent — even if it reaches the store after the
+client gave up and reconnected. The numbers go into the history (``sent``), which is how the
+checker attributes store-side effects to claim attempts without ever comparing tokens.
+
+Under ``--topology replicated`` a slot's client finds the primary through the Sentinels and
+follows a failover (``make_sentinel_client``): each time it connects it asks them for the primary,
+and the connection is named after the node it reached (``w0.s0.c5@node2``), so the attribution
+keeps working when the client switches to a new primary.
+
+A lease that talks to several nodes gets one client per node, all on the slot's one tracker: a
+connection to a node among several is named after it (``w0.s0.c3@node2``), so every ``sent``
+entry says which node its command went to, and each node's audit holds only its own markers.
+
+Commands sent after their call returned. A library may run a call's commands on threads of its
+own and return before they are all sent (pottery's ``Redlock`` returns once a majority answered;
+the slower masters' ``SET`` and its clean-up still go out). Drained with whatever call the slot
+makes next, such a command would be credited to that call — another attempt's, when the late one
+is a release's compare-and-delete — or be lost after the slot's last call. So a call is opened
+with ``begin`` and closed by ``drain``: a command sent from a thread running in the context of a
+closed call (``contextvars``: a thread pool whose tasks run in a copy of the caller's context, as
+the pottery adapter arranges) is handed to ``on_late`` with its call instead, and the worker
+writes it to the history as ``late_sent`` of that call at once. (At once, as it is numbered: a
+late command the store then refuses before running it — ``OOM``, ``LOADING`` … — keeps the
+number it was written with, and the checker reports the numbers that follow on that connection
+as disagreements.)
+
+The reply of a conditional create. A ``SET`` or ``SETNX`` whose reply was read gets it as a 4th
+element of its entry: 1 when the store wrote the key (``OK``, or 1 for ``SETNX``), 0 when it did
+not (nil, or 0). A call's result is not always its commands' replies: a lease over several nodes
+returns one True/False for a ``SET NX`` on each, so only the reply says, per node, whether the
+key was absent there — what the checker needs when a create runs within a millisecond of a
+claim's expiry. An error, a timeout (no reply), a ``SET ... GET`` (its reply is the old value) and
+a command sent after its call returned (``late_sent``: written before its reply is read) keep
+three elements.
+"""
+from __future__ import annotations
+
+import contextvars
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import redis
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.connection import Connection
+from redis.exceptions import ResponseError
+from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelManagedConnection
+
+from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE
+
+
+# Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
+HIDDEN = frozenset({
+    "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
+    "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
+    "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
+})
+# Errors with which the store refuses a command before running it (so MONITOR does not show it):
+# by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
+# (Not EXECABORT: an EXEC aborted because a queued command was refused is itself listed.)
+_REJECTED_CODES = frozenset({"OOM", "LOADING", "BUSY", "READONLY", "MISCONF", "NOAUTH", "NOPERM",
+                             "WRONGPASS", "MASTERDOWN", "NOREPLICAS"})
+_REJECTED_TEXT = ("unknown command", "wrong number of arguments", "unknown subcommand",
+                  "BUSY ", "MISCONF", "NOREPLICAS")
+
+
+def _rejected(e: ResponseError) -> bool:
+    code = getattr(e, "status_code", None)
+    return code in _REJECTED_CODES or any(t in str(e) for t in _REJECTED_TEXT)
+
+
+@dataclass
+class Call:
+    """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
+    attempt: str
+    f: str
+    key: str
+    invoked: int          # its invocation's history time: names the call among the attempt's
+    open: bool = True
+
+
+# The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
+# seen by any thread that runs in a copy of that thread's context.
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
+
+
+class SendTracker:
+    """Per-slot record of commands sent, drained into each history op's ``sent`` field."""
+
+    def __init__(self, process: str, on_late: Callable[[Call, list], None] | None = None):
+        self.process = process
+        self.on_late = on_late     # (call, entry) for a command sent after its call returned
+        self._lock = threading.Lock()
+        self._conn_count = 0
+        self._pending: list[list] = []
+
+    def new_conn_id(self, node: str | None = None) -> str:
+        """``w0.s0.c3``, or ``w0.s0.c3@node2`` for a connection to one node among several."""
+        with self._lock:
+            cid = f"{self.process}.c{self._conn_count}" + (f"@{node}" if node else "")
+            self._conn_count += 1
+            return cid
+
+    def begin(self, attempt: str, f: str, key: str, invoked: int) -> Call:
+        """A lease call starts in this thread: commands sent in its context belong to it."""
+        call = Call(attempt, f, key, invoked)
+        _CALL.set(call)
+        return call
+
+    def add(self, entry: list) -> None:
+        call = _CALL.get()
+        with self._lock:
+            late = call is not None and not call.open and self.on_late is not None
+            if not late:
+                self._pending.append(entry)
+        if late:
+            self.on_late(call, list(entry))   # as sent: its reply, read later, is not added
+
+    def drain(self) -> list[list]:
+        """The commands sent since the last drain; closes the call this thread began (a command
+        sent in its context from now on is late)."""
+        call = _CALL.get()
+        with self._lock:
+            if call is not None:
+                call.open = False
+            out, self._pending = self._pending, []
+        if call is not None:
+            _CALL.set(None)
+        return out
+
+
+_CREATES = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
+# A conditional create's reply -> 1 (written) or 0 (not): RESP2/RESP3 simple string, nil, integer.
+_WROTE = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
+_REPLY_TYPES = (bytes, str, type(None), int, bool)
+
+
+def _has_get(args) -> bool:
+    """SET ... GET replies with the old value, not with whether it wrote. (A loop, not a
+    generator: it runs for every SET a worker sends.)"""
+    for i in range(3, len(args)):
+        a = args[i]
+        if type(a) in (str, bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
+            return True
+    return False
+
+
+_NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
+
+
+def _name(args) -> str:
+    first = args[0]
+    cacheable = type(first) in (str, bytes)
+    name = _NAMES.get(first) if cacheable else None
+    if name is None:
+        text = first.decode("utf-8", "replace") if isinstance(first, bytes) else str(first)
+        name = text.split(" ", 1)[0].upper()
+        if cacheable and len(_NAMES) < 1024:
+            _NAMES[first] = name
+    return name
+
+
+class AuditedConnection(Connection):
+    """A redis-py ``Connection`` that announces itself and numbers what it sends."""
+
+    tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
+    node: str | None = None  # the node's name when the run has several (named in the marker)
+
+    def on_connect_check_health(self, check_health: bool = True):
+        self._lc_armed = False
+        self._lc_last = None
+        super().on_connect_check_health(check_health=check_health)
+        self.lc_conn = self.tracker.new_conn_id(self.node)
+        super().send_command("ECHO", MARKER + self.lc_conn)
+        super().read_response()
+        self._lc_seq = 0
+        self._lc_last = None
+        self._lc_packed = []
+        self._lc_noreply = []
+        self._lc_armed = True
+
+    def disconnect(self, *args, **kwargs):
+        self._lc_armed = False
+        self._lc_last = None
+        self._lc_packed = []
+        self._lc_noreply = []
+        return super().disconnect(*args, **kwargs)
+
+    def _number(self, args) -> None:
+        if not self.is_connected:
+            self.connect()  # announces itself before the command is numbered
+        name = _name(args)
+        if name in HIDDEN:
+            entry = [self.lc_conn, None, name]
+        else:
+            entry = [self.lc_conn, self._lc_seq, name]
+            self._lc_seq += 1
+            if name == "SET" and len(args) > 3 and _has_get(args):
+                self._lc_noreply.append(entry)   # its reply is the old value
+        self._lc_last = entry
+        self.tracker.add(entry)
+
+    def send_command(self, *args, **kwargs):
+        if getattr(self, "_lc_armed", False) or not self.is_connected:
+            self._number(args)
+        return super().send_command(*args, **kwargs)
+
+    def pack_commands(self, commands):
+        # Pipelines and transactions pack several commands for one send; their replies are read
+        # one by one, in order. In a pipeline a refused command takes no number (as alone). In a
+        # transaction nothing is renumbered: a command refused while queued aborts the EXEC, and
+        # the checker then knows that none of the queued commands ran.
+        commands = list(commands)
+        packed = []
+        for args in commands:
+            self._number(args)
+            packed.append(self._lc_last)
+        txn = bool(commands) and _name(commands[0]) == "MULTI"
+        self._lc_packed = [] if txn else packed
+        self._lc_last = None
+        return super().pack_commands(commands)
+
+    def read_response(self, *args, **kwargs):
+        packed = getattr(self, "_lc_packed", None)
+        entry = packed.pop(0) if packed else getattr(self, "_lc_last", None)
+        try:
+            reply = super().read_response(*args, **kwargs)
+        except ResponseError as e:
+            if getattr(self, "_lc_armed", False) and entry is not None and entry[1] is not None and _rejected(e):
+                # Refused before running: it is not in the audit, so it takes no number, and
+                # the commands numbered after it on this connection move down by one.
+                for later in packed or ():
+                    if later is not None and later[1] is not None:
+                        later[1] -= 1
+                entry[1] = None
+                self._lc_seq -= 1
+            raise
+        if entry is not None and entry[2] in _CREATES and len(entry) == 3:
+            noreply = self._lc_noreply
+            if noreply and any(e is entry for e in noreply):
+                noreply[:] = [e for e in noreply if e is not entry]
+            else:
+                wrote = _WROTE.get(reply) if type(reply) in _REPLY_TYPES else None
+                if wrote is not None:
+                    entry.append(wrote)
+        return reply
+
+
+def _client_kwargs(socket_timeout: float | None, retries: int | None) -> dict:
+    """redis-py's own defaults unless the run sets a client timeout or a retry count."""
+    kwargs = {}
+    if socket_timeout is not None:
+        kwargs["socket_timeout"] = socket_timeout
+        kwargs["socket_connect_timeout"] = socket_timeout
+    if retries is not None:
+        kwargs["retry"] = Retry(ExponentialWithJitterBackoff(base=0.01, cap=1), retries)
+    return kwargs
+
+
+def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
+                socket_timeout: float | None = None, retries: int | None = None,
+                node: str | None = None) -> redis.Redis:
+    """A redis-py client with the library's own defaults, on audited connections (named after
+    ``node`` when the run has several)."""
+    kwargs = _client_kwargs(socket_timeout, retries)
+    client = redis.Redis(host=host, port=port, db=db, **kwargs)
+    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node})
+    client.connection_pool.connection_class = cls
+    return client
+
+
+class FollowingConnection(SentinelManagedConnection, AuditedConnection):
+    """An audited connection to whichever node the Sentinels name as primary. They answer a node's
+    peer address (``leasecheck.harness.stores.replication``); ``peers`` maps its port to the node's name and the
+    address the workers use, so the connection reaches the node directly and is named after it."""
+
+    peers: dict  # peer port -> (node name, port to connect to); set on the per-slot subclass
+
+    def connect_to(self, address):
+        host, port = address
+        self.node, port = self.peers.get(int(port), (None, port))
+        super().connect_to((host, port))
+
+
+def make_sentinel_client(tracker: SendTracker, sentinel_ports: list[int], nodes: list[dict], db: int = 0,
+                         socket_timeout: float | None = None, retries: int | None = None) -> redis.Redis:
+    """A client of the primary the Sentinels name (redis-py's ``Sentinel.master_for``) on audited
+    connections; ``nodes``: config.json's ``store_nodes`` (name, port, client_port, peer_port)."""
+    kwargs = _client_kwargs(socket_timeout, retries)
+    sentinel = Sentinel([("127.0.0.1", p) for p in sentinel_ports],
+                        sentinel_kwargs={"socket_timeout": 0.5, "socket_connect_timeout": 0.5}, db=db)
+    client = sentinel.master_for(SENTINEL_SERVICE, db=db, **kwargs)
+    peers = {int(n["peer_port"]): (n["name"], n.get("client_port") or n["port"]) for n in nodes}
+    cls = type("SlotFollowingConnection", (FollowingConnection,), {"tracker": tracker, "peers": peers})
+    client.connection_pool.connection_class = cls
+    return client

@@ -1,0 +1,1 @@
+"""A checked run drawn for people and tools: the terminal summary, JUnit XML, report.html."""

@@ -1,0 +1,98 @@
+"""Who holds a claim right now, and which lease call each slot is inside, read from the slots'
+shared board (`leasecheck.harness.run.slot_board`). Used only to aim faults (``pause:holder``,
+``pause:releaser`` ...), never by the checker, which works from the history and the audit alone.
+
+Waiting for a holder or a call polls the board every millisecond: reading it costs a few
+microseconds, and the workers never spend anything telling.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import threading
+import time
+
+from leasecheck.harness.run.slot_board import SlotBoard
+
+POLL_S = 0.001
+
+
+class HolderTable:
+    def __init__(self, board: SlotBoard | None = None):
+        self.board = board
+
+    def _records(self):
+        return self.board.records() if self.board is not None else []
+
+    def holders(self) -> list[int]:
+        """Worker indexes with at least one slot holding a claim."""
+        return sorted({worker_index(p) for p, _, holding, *_ in self._records() if holding})
+
+    def wait_for_holder(self, timeout_s: float) -> int | None:
+        """A worker holding a claim now (the most recent claimer), waiting up to ``timeout_s``.
+        A slot inside ``release()`` still counts as holding until the call returns, but its
+        delete may already have run: stopped then, it stalls no live claim, and the holder pause
+        misses (about one pause in three hundred with 0.3 s jobs). So it is passed over."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            holding = [(since, p) for p, call, held, _, _, since in self._records() if held and call != "release"]
+            if holding:
+                return worker_index(max(holding)[1])
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_S)
+
+    def wait_for_call(self, call: str, timeout_s: float) -> tuple[str, int] | None:
+        """A slot inside ``call`` now (the one that entered it last), as (process, call number),
+        waiting up to ``timeout_s`` for one; the number tells this call from the slot's next."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            inside = [(entered, p, number) for p, c, _, number, entered, _ in self._records() if c == call]
+            if inside:
+                _, process, number = max(inside)
+                return process, number
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_S)
+
+    def still_in(self, process: str, number: int) -> bool:
+        """Whether ``process`` is still inside its call number ``number``."""
+        for p, call, _, n, _, _ in self._records():
+            if p == process:
+                return bool(call) and n == number
+        return False
+
+
+def worker_index(process: str) -> int:
+    """``"w3.s0"`` -> 3."""
+    return int(process.split(".")[0][1:])
+
+
+def pump(streams: list, stop: threading.Event, replies=None) -> None:
+    """Read worker stdout lines (binary pipes) until every stream closes or ``stop`` is set.
+    Reading never stops early on its own, so a worker never blocks on a full pipe while it runs.
+    Answers to the harness's questions go to ``replies`` (``leasecheck.harness.run.replies.Replies``), stamped
+    with the wall clock when they were read; other lines are dropped."""
+    sel = selectors.DefaultSelector()
+    pending: dict[int, bytes] = {}
+    for s in streams:
+        sel.register(s.fileno(), selectors.EVENT_READ)
+        pending[s.fileno()] = b""
+    try:
+        while sel.get_map() and not stop.is_set():
+            for key, _ in sel.select(0.1):
+                fd = key.fileobj
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b""
+                received_ns = time.time_ns()
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                *lines, pending[fd] = (pending[fd] + chunk).split(b"\n")
+                if replies is not None:
+                    for line in lines:
+                        replies.put(line.decode(errors="replace"), received_ns)
+    finally:
+        sel.close()

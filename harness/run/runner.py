@@ -1,0 +1,316 @@
+"""One run: store nodes, audit, workers, time limit, stop, merged history, verdict.
+
+The order matters and is always undone in reverse: the run directory and ``config.json`` first,
+then the store nodes (``leasecheck.harness.stores.node``: one today), then each node's audit (before any worker
+connects, so it sees every command), then the workers. Stopping — at the time limit, on Ctrl-C / SIGTERM, when a worker dies, or when our own
+code raises — lets the workers finish their jobs and releases, drains the audit, stops the store
+and writes the merged history, so a run never loses what it recorded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import redis
+
+from leasecheck.checkers.read.history import write_merged
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.settings.durations import parse_distribution
+from leasecheck.harness.errors import StoreError
+from leasecheck.harness.faults import FaultContext
+from leasecheck.harness.nemesis.heal import Ledger, heal_leftovers
+from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run.holders import HolderTable, pump
+from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
+from leasecheck.harness.run.host import faketime_env
+from leasecheck.harness.stores.leftovers import remove_run_keys
+from leasecheck.harness.nemesis.driver import Nemesis
+from leasecheck.harness.stores.node import Node, nodes_for
+from leasecheck.harness.run.preflight import Plan
+from leasecheck.harness.stores.replication import Replication
+from leasecheck.harness.run.replies import Replies
+from leasecheck.harness.stores.container import remove_leftovers
+from leasecheck.harness.stores.kinds import store_for
+from leasecheck.harness.stores.topology import node_names
+from leasecheck.protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
+
+READY_TIMEOUT_S = 120.0
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM reached the harness."""
+
+
+def make_run_dir(cfg: RunConfig) -> Path:
+    """The run's directory, as an absolute path: every path derived from it is handed to other
+    processes (the store's ``--dir`` and log, libfaketime's timestamp files, the workers'
+    history files, docker bind mounts), and a relative one would be resolved against *their*
+    working directory — a store started with ``--dir`` would never find its timestamp file."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    base = Path(cfg.results_dir).resolve()
+    run_dir = base / cfg.scenario / stamp
+    (run_dir / "history.d").mkdir(parents=True)
+    latest = base / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(Path(cfg.scenario) / stamp)
+    except OSError:
+        pass
+    return run_dir
+
+
+class Run:
+    """Carries out a ``Plan`` (``leasecheck.harness.run.preflight``): the configuration, the fault schedule, the
+    targets and whether the workers go through the proxy are all decided before it starts."""
+
+    def __init__(self, plan: Plan, log=print):
+        cfg = plan.cfg
+        self.plan = plan
+        self.cfg = cfg
+        self.log = log
+        self.run_dir = make_run_dir(cfg)
+        self.workers: list[subprocess.Popen] = []
+        self.nodes: list[Node] = []            # the store nodes (one today), in start order
+        self.replication: Replication | None = None   # --topology replicated: replication, Sentinels
+        self.history: HistoryWriter | None = None
+        self.end_reason = "time-limit"
+        self.end_signal: str | None = None    # SIGINT / SIGTERM when a signal stopped the run
+        self.stopped_at: int | None = None    # history ns when stopping began (run_end's stopped_at)
+        self.audit_complete = False
+        self.ledger = Ledger(self.run_dir)
+        self.holders = HolderTable()
+        self.replies = Replies()
+        self._pump_stop = threading.Event()
+        self._pump: threading.Thread | None = None
+        self.nemesis: Nemesis | None = None
+        self.faketime_dir = self.run_dir / "faketime"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def execute(self) -> Path:
+        """Run to the end; returns the run directory (its history is always written)."""
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+        def interrupt(signum, _frame):
+            raise Interrupted(signal.Signals(signum).name)
+
+        signal.signal(signal.SIGINT, interrupt)
+        signal.signal(signal.SIGTERM, interrupt)
+        try:
+            self._start()
+            self._wait()
+        except Interrupted as e:
+            self._stopping()
+            self.end_reason, self.end_signal = "interrupted", str(e)
+            self.log(f"[yellow]{e}: stopping the workers and keeping the history[/]")
+        except BaseException:
+            self._stopping()
+            self.end_reason = "error"
+            raise
+        finally:
+            # Ignore further Ctrl-C while we shut down cleanly; the defaults come back after.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            try:
+                self._stop()
+            finally:
+                for s, h in old.items():
+                    signal.signal(s, h)
+        return self.run_dir
+
+    def _start(self) -> None:
+        cfg = self.cfg
+        for line in heal_leftovers(Path(cfg.results_dir)) + remove_leftovers():
+            self.log(f"[yellow]healed a killed run's faults:[/] {line}")
+        skew_store = "store" in self.plan.skews
+        skew_workers = "workers" in self.plan.skews
+        if skew_store or skew_workers:
+            self.faketime_dir.mkdir()
+        for node in nodes_for(cfg, self.run_dir, skew_store, node_names(cfg)):
+            self.nodes.append(node)    # before it starts: a store that half-started is stopped too
+            node.store.start()
+            if self.plan.needs_proxy:
+                node.start_proxy(self.run_dir, cfg.run_id, cfg.toxiproxy_url)
+        if cfg.topology == "replicated":
+            self.replication = Replication(  # its Sentinels: stores of the nodes' kind
+                self.nodes, self.run_dir, cfg.sentinels,
+                lambda name, log, role: store_for(cfg, self.run_dir, log, node=name, role=role))
+            self.replication.start()
+        # A single-endpoint lease reaches the first node, through its proxy if any; a run of
+        # several nodes records each node's address for the workers and the checker.
+        first = self.nodes[0]
+        cfg = self.cfg = cfg.with_(store_port=first.store.port)
+        if first.proxy:
+            cfg = self.cfg = cfg.with_(client_port=first.proxy.listen_port)
+        if len(self.nodes) > 1:
+            cfg = self.cfg = cfg.with_(store_nodes=[
+                {"name": n.name, "port": n.store.port, "client_port": n.proxy.listen_port if n.proxy else None}
+                | ({"peer_port": self.replication.peer_ports[n.name]} if self.replication else {})
+                for n in self.nodes])
+        if self.replication:
+            cfg = self.cfg = cfg.with_(sentinel_ports=self.replication.describe()["sentinel_ports"])
+        cfg.save(self.run_dir / "config.json")
+        for node in self.nodes:
+            node.connect(cfg.store_db)
+            if cfg.audit:
+                node.start_audit()
+
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, cfg.workers, cfg.slots, create=True)
+        errlog = open(self.run_dir / "workers.log", "ab")
+        for i in range(cfg.workers):
+            wenv = dict(env, **faketime_env(self.faketime_dir / f"w{i}")) if skew_workers else env
+            self.workers.append(subprocess.Popen(
+                [sys.executable, "-m", "leasecheck.harness.run.worker", str(self.run_dir), str(i)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=wenv,
+                start_new_session=True, bufsize=0))
+        errlog.close()
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        for i, w in enumerate(self.workers):
+            line = _readline(w, deadline)
+            if line.strip() != b"ready":
+                raise StoreError(f"worker {i} did not start (see {self.run_dir / 'workers.log'})")
+        self._pump = threading.Thread(target=pump, args=([w.stdout for w in self.workers],
+                                                         self._pump_stop, self.replies),
+                                      name="holders", daemon=True)
+        self._pump.start()
+
+        t0 = time.monotonic_ns()
+        self.history = HistoryWriter(self.run_dir / "history.d" / "harness.jsonl", t0_ns=t0)
+        for node in self.nodes:
+            node.start_clock(t0)
+        steps = self._schedule()
+        self.history.record("harness", RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
+        for w in self.workers:
+            w.stdin.write(f"go {t0}\n".encode())
+        if steps:
+            ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, workers=self.workers,
+                               holders=self.holders, rng=random.Random(f"{cfg.seed}:nemesis-targets"),
+                               nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies,
+                               replication=self.replication)
+            self.nemesis = Nemesis(ctx, steps, self.history, t0, in_turn=cfg.faults_in_turn)
+            self.nemesis.start()
+        for note in self.plan.notes:
+            self.log(f"[yellow]note:[/] {note}")
+        self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
+                 f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
+
+    def _schedule(self) -> list:
+        """The fault steps of this run, saved as schedule.json before any of them starts."""
+        steps = list(self.plan.steps)
+        (self.run_dir / "schedule.json").write_text(
+            json.dumps([st.to_json() for st in steps], indent=1) + "\n")
+        return steps
+
+    def _wait(self) -> None:
+        end = time.monotonic() + self.cfg.time_limit_s
+        while time.monotonic() < end:
+            for i, w in enumerate(self.workers):
+                code = w.poll()
+                if code is not None and code != 0:
+                    self._stopping()
+                    self.end_reason = "worker-crashed"
+                    self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
+                    return
+            if self.nemesis and self.nemesis.error:
+                raise RuntimeError(f"the nemesis failed:\n{self.nemesis.error}")
+            time.sleep(0.1)
+        self._stopping()
+
+    def _stopping(self) -> None:
+        """Note when the workers stopped claiming (the first call wins): the checker compares it
+        with the planned time limit to tell a run cut short."""
+        if self.stopped_at is None and self.history is not None:
+            self.stopped_at = self.history.now()
+
+    def _stop(self) -> None:
+        # Heal first: a stopped worker cannot stop, a skewed store must not outlive the run.
+        if self.nemesis:
+            self.nemesis.stop(self.end_reason)
+        for err in self.ledger.heal_all():
+            self.log(f"[red]could not heal:[/] {err}")
+        grace = time.monotonic() + _grace_s(self.cfg)
+        for w in self.workers:
+            if w.poll() is None:
+                try:
+                    w.stdin.write(b"stop\n")
+                except (BrokenPipeError, OSError):
+                    pass
+        for w in self.workers:
+            try:
+                w.wait(max(0.1, grace - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.kill(w.pid, signal.SIGCONT)
+                w.kill()
+                w.wait()
+            for stream in (w.stdin, w.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._pump_stop.set()
+        if self._pump:
+            self._pump.join(2)
+        if self.holders.board is not None:      # only the workers and the faults read it
+            self.holders.board.close()
+            (self.run_dir / SLOT_BOARD).unlink(missing_ok=True)
+        if self.history:
+            self._stopping()
+            extra = {"signal": self.end_signal} if self.end_signal else {}
+            self.history.record("harness", RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
+                                **extra)
+            self.history.close()
+        complete = [node.stop_recorders() for node in self.nodes]
+        self.audit_complete = bool(complete) and all(complete)
+        if self.replication:
+            self.replication.stop()
+        for node in self.nodes:
+            if not node.store.managed and node.admin:
+                self._remove_run_keys(node)
+            node.stop()
+        if (self.run_dir / "history.d" / "harness.jsonl").exists():
+            write_merged(self.run_dir, drop_parts=True)   # the history is kept once
+
+
+    def _remove_run_keys(self, node: Node) -> None:
+        """A store the harness did not start keeps nothing of the run."""
+        try:
+            n = remove_run_keys(node.admin, self.cfg.key_prefix, self.cfg.run_id)
+            self.log(f"removed {n} key(s) this run left in the store")
+        except redis.RedisError as e:
+            self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
+
+
+def _grace_s(cfg: RunConfig) -> float:
+    longest = parse_distribution(cfg.job_duration).max_s
+    return min(60.0, longest + 2 * (cfg.client_timeout_s or 5.0) + 5.0)
+
+
+def _readline(proc: subprocess.Popen, deadline: float) -> bytes:
+    """One line from an unbuffered pipe, byte by byte (only the short "ready" handshake)."""
+    fd = proc.stdout.fileno()
+    line = b""
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    try:
+        while not line.endswith(b"\n"):
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                return line
+            ch = os.read(fd, 1)
+            if not ch:
+                return line
+            line += ch
+        return line
+    finally:
+        sel.close()

@@ -1,0 +1,168 @@
+"""A worker: one OS process running ``--slots`` claim loops, each on its own connection.
+
+Started by the runner as ``python -m leasecheck.harness.run.worker RUN_DIR INDEX``. Protocol on stdin/stdout:
+the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
+on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
+stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
+(the clock probe of ``clock:workers``). Which slot holds a claim and which lease call it is
+inside go to the run's slot board in shared memory (``leasecheck.harness.run.slot_board``: whom to pause).
+Each slot finishes its current job and releases before it exits, so the history ends with
+complete operations.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.record.connection import SendTracker, make_client, make_sentinel_client
+from leasecheck.harness.settings.durations import parse_distribution
+from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
+from leasecheck.workloads.claim_loop import Slot
+from leasecheck.workloads.sink import Sink
+from leasecheck.workloads.leases import load_lease
+from leasecheck.harness.stores.topology import needs_all_nodes
+from leasecheck.protocol import LATE_SENT
+
+
+ORPHAN_GRACE_S = 3.0
+
+
+def main(argv: list[str]) -> int:
+    run_dir, index = Path(argv[0]), int(argv[1])
+    cfg = RunConfig.load(run_dir / "config.json")
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    lease_cls = load_lease(cfg.lease)
+    job_duration = parse_distribution(cfg.job_duration)
+    retry_delay = parse_distribution(cfg.retry_delay)
+    name = f"w{index}"
+    history = HistoryWriter(run_dir / "history.d" / f"{name}.jsonl")
+    out_lock = threading.Lock()
+
+    def say(line: str) -> None:
+        with out_lock:
+            try:
+                print(line, flush=True)
+            except (BrokenPipeError, OSError):
+                pass
+
+    # Whom to aim `pause:holder` / `pause:releaser` at: a few bytes in shared memory per call.
+    board = SlotBoard(run_dir / SLOT_BOARD, cfg.workers, cfg.slots)
+    record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
+
+    def on_hold(process: str, holding: bool) -> None:
+        board.hold(record[process], holding)
+
+    def on_call(process: str, call: str | None) -> None:
+        if call:
+            board.enter(record[process], call)
+        else:
+            board.leave(record[process])
+
+    slots = []
+    for s in range(cfg.slots):
+        process = f"{name}.s{s}"
+        tracker = SendTracker(process, on_late=_late_writer(history, process))
+        if needs_all_nodes(lease_cls):
+            client = _node_clients(cfg, tracker)
+        elif cfg.topology == "replicated":
+            client = make_sentinel_client(tracker, cfg.sentinel_ports, cfg.store_nodes, cfg.store_db,
+                                          socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
+        else:
+            client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
+                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
+        slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
+                          lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
+                          job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
+                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
+                          sink=Sink(client, cfg.run_id) if cfg.sink else None))
+
+    print("ready", flush=True)
+    line = sys.stdin.readline().split()
+    if not line or line[0] != "go":
+        history.close()
+        return 0
+    history.t0_ns = int(line[1])
+    history.record(name, "worker_start", pid=os.getpid())
+    threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
+    threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
+    history.record(name, "worker_end", pid=os.getpid())
+    history.close()
+    return 0
+
+
+def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:
+    """One audited client per store node, in node order, for a lease declaring ``nodes = "all"``
+    (a run of one node gives a list of one, its connections named as a single store's are)."""
+    nodes = cfg.store_nodes or [{"name": "node1", "port": cfg.store_port, "client_port": cfg.client_port}]
+    several = len(nodes) > 1
+    return [make_client(tracker, cfg.store_host, n.get("client_port") or n["port"], cfg.store_db,
+                        socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries,
+                        node=n["name"] if several else None) for n in nodes]
+
+
+def _join_lease_threads(slots: list[threading.Thread], timeout_s: float) -> None:
+    """Wait (at most ``timeout_s``) for the threads a lease library started and left running — a
+    pool still sending a call's last commands after it returned — so those commands are written
+    (``late_sent``) before the history closes. Daemon threads are the harness's own."""
+    deadline = time.monotonic() + timeout_s
+    for t in threading.enumerate():
+        if t is threading.current_thread() or t.daemon or t in slots:
+            continue
+        t.join(max(0.0, deadline - time.monotonic()))
+
+
+def _late_writer(history: HistoryWriter, process: str):
+    """A command a lease's own thread sent after its call returned (``leasecheck.harness.record.connection``):
+    recorded at once as ``late_sent`` of that call, so the checker credits it to the call that
+    sent it rather than to the slot's next call."""
+    def write(call, entry: list) -> None:
+        history.record(process, LATE_SENT, f=call.f, attempt=call.attempt, key=call.key,
+                       invoked=call.invoked, sent=[entry])
+    return write
+
+
+def _run_slot(slot: Slot) -> None:
+    try:
+        slot.run()
+    except BaseException as e:  # our own bug: leave a trace in the history and on stderr
+        traceback.print_exc()
+        slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
+
+
+def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) -> None:
+    """``stop`` from the harness: finish the current job and release. ``clock <token>``: answer
+    with this process's wall clock (``time.time_ns()``, as libfaketime shows it to the lease), the
+    probe of a ``clock:workers`` fault. Stdin closing without ``stop`` means the harness is gone
+    (killed): stop too, but do not linger — with the store gone, a release can spend minutes in
+    the client's retries — so after a short grace the history is flushed and the process exits."""
+    for line in sys.stdin:
+        words = line.split()
+        if words == ["stop"]:
+            stop.set()
+            return
+        if len(words) == 2 and words[0] == "clock":
+            say(f"clock {words[1]} {time.time_ns()}")
+    stop.set()
+    time.sleep(ORPHAN_GRACE_S)
+    history.record(name, "worker_end", pid=os.getpid(), reason="harness gone")
+    history.close()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

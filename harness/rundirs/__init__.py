@@ -1,0 +1,1 @@
+"""Upkeep of the results directory: listing stored runs, retention."""

@@ -1,0 +1,111 @@
+"""``leasecheck hunt``: the same scenario again and again, a fresh seed each time, until the first
+violation or the time budget.
+
+A bug that needs one fault at one instant may not show in one run; many short runs with fresh
+seeds (new job durations, new fault times, new targets) try many instants. The loop stops at the
+first INVALID run, which is then replayable from its own run directory (its ``config.json``
+holds the seed, its ``schedule.json`` the faults). It never starts a run the budget cannot let
+finish: a run cut short by the budget would prove nothing.
+
+The loop knows nothing of processes or terminals: ``run_once(cfg)`` carries out one run and
+returns its ``Outcome``, ``on_run`` hears about each one (the CLI draws the progress line). So it
+is tested with a fake ``run_once``.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.errors import UsageError
+
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run of the hunt."""
+    seed: int
+    run_dir: Path
+    exit_code: int          # as ``leasecheck run``: 0 valid, 1 invalid, 2 inconclusive
+    near_misses: int = 0    # claims lost before their holder released them, overlaps: how close it came
+    reason: str = ""        # the verdict's first reason, in one line
+    elapsed_s: float = 0.0
+    interrupted: bool = False   # Ctrl-C or SIGTERM ended this run: the hunt ends with it
+
+
+@dataclass
+class Tally:
+    """What the hunt has done so far (the progress line and the final report read it)."""
+    started: float = field(default_factory=lambda: time.monotonic())
+    runs: list[Outcome] = field(default_factory=list)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def failing(self) -> Outcome | None:
+        return next((o for o in self.runs if o.exit_code == EXIT_INVALID), None)
+
+    @property
+    def inconclusive(self) -> int:
+        return sum(1 for o in self.runs if o.exit_code not in (EXIT_VALID, EXIT_INVALID))
+
+    @property
+    def best(self) -> Outcome | None:
+        """The failing run, else the run that came closest (most near misses)."""
+        if self.failing:
+            return self.failing
+        return max(self.runs, key=lambda o: o.near_misses, default=None)
+
+    @property
+    def exit_code(self) -> int:
+        if self.failing:
+            return EXIT_INVALID
+        return EXIT_UNKNOWN if self.inconclusive or not self.runs else EXIT_VALID
+
+
+def check_budget(budget_s: float, cfg: RunConfig, said: str = "--budget") -> None:
+    """Bad input before anything starts: a budget that cannot hold one run."""
+    if not budget_s > 0:
+        raise UsageError(f"{said} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
+    if budget_s < cfg.time_limit_s:
+        raise UsageError(f"{said} {budget_s:g}s is shorter than one run (--time-limit {cfg.time_limit_s:g}s); "
+                         f"raise {said} or lower --time-limit")
+
+
+def seeds(first: int | None) -> Iterator[int]:
+    """``first``, ``first + 1``, ... when a seed was given (a hunt that can be repeated), else fresh
+    random seeds."""
+    if first is not None:
+        n = first
+        while True:
+            yield n
+            n += 1
+    rng = random.SystemRandom()
+    while True:
+        yield rng.randrange(2**31)
+
+
+def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcome],
+         on_run: Callable[[Tally], None] = lambda tally: None, tally: Tally | None = None) -> Tally:
+    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, or the next run would
+    not finish within ``budget_s`` (judged by the longest run so far, and at least ``--time-limit``).
+    ``tally``: where to count (a progress line may be watching it)."""
+    tally = tally if tally is not None else Tally()
+    longest = cfg.time_limit_s
+    for seed in seeds(cfg.seed):
+        if tally.elapsed_s + longest > budget_s:
+            break
+        t = time.monotonic()
+        outcome = run_once(cfg.with_(seed=seed))
+        longest = max(longest, time.monotonic() - t)
+        tally.runs.append(outcome)
+        on_run(tally)
+        if outcome.exit_code == EXIT_INVALID or outcome.interrupted:
+            break
+    return tally

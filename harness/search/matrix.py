@@ -1,0 +1,104 @@
+"""``leasecheck matrix``: every lease under every fault mix, each cell one ordinary run.
+
+The cells are planned (``preflight``) all together before the first one starts, so an unknown
+lease or fault, or any other bad setting, is refused before anything runs. Every cell gets the
+same seed (given, or drawn once), so the leases of one column face the same job durations and
+the same drawn fault schedule. The cells then run one after another; each leaves an ordinary run
+directory (``results/<lease>/<time>/``, with its ``report.html``), and the matrix writes a table
+of their verdicts (``leasecheck.harness.search.matrix_table``).
+
+Exit code of the whole matrix: 1 when any cell is INVALID; else 2 when any cell is not VALID
+(inconclusive, its harness failed, or it never ran because the matrix was interrupted); else 0.
+"""
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from leasecheck.harness.errors import UsageError
+from leasecheck.workloads.leases import BUILTIN
+
+NO_FAULTS = "none"
+# The built-in leases that need no optional package (python-redis-lock and pottery are the
+# `libs` extra): the default rows, so `leasecheck matrix` works on a plain install.
+NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock", "pottery-redlock-n")
+NEEDS_SERVER = ("token-cas-ifeq",)   # renews with Valkey's SET ... IFEQ: refused on the default Redis
+DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER)
+DEFAULT_MIXES = (NO_FAULTS, "pause:holder", "clock:store")
+
+VALID, INVALID, INCONCLUSIVE, CRASHED, NOT_RUN = "VALID", "INVALID", "INCONCLUSIVE", "CRASHED", "NOT RUN"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One lease under one fault mix, once it ran (or did not)."""
+    lease: str
+    mix: str                        # a --nemesis value, or "none"
+    verdict: str                    # VALID / INVALID / INCONCLUSIVE / CRASHED / NOT RUN
+    run_dir: Path | None = None
+    counts: dict = field(default_factory=dict)   # foreign_releases, overlap, found_nothing, ...
+    reason: str = ""                # the first failure or doubt of a cell that is not VALID
+
+
+def split_list(values, option: str) -> list[str]:
+    """``("naive-del,token-cas", "fixed-token")`` -> the three names, in order, each once."""
+    out: list[str] = []
+    for value in values:
+        for name in (v.strip() for v in value.split(",")):
+            if not name:
+                continue
+            if name in out:
+                raise UsageError(f"{option} {name} is named twice; name each once")
+            out.append(name)
+    return out
+
+
+def mixes(values) -> list[str]:
+    """Each ``--nemesis`` value is one column (a mix of faults, comma-separated inside it)."""
+    out: list[str] = []
+    for value in values:
+        mix = ",".join(part.strip() for part in value.split(",") if part.strip())
+        if not mix:
+            raise UsageError(f"--nemesis {value!r}: name a fault mix, e.g. --nemesis pause:holder, "
+                             f"or --nemesis {NO_FAULTS} for a column without faults")
+        if mix in out:
+            raise UsageError(f"--nemesis {mix} is named twice; name each mix once")
+        out.append(mix)
+    return out
+
+
+def nemesis_of(mix: str) -> str | None:
+    return None if mix == NO_FAULTS else mix
+
+
+def cell_from_result(lease: str, mix: str, run_dir: Path, result: dict) -> Cell:
+    """A checked cell, from its ``results.json``."""
+    valid = result.get("valid")
+    verdict = VALID if valid is True else INVALID if valid is False else INCONCLUSIVE
+    overlap = result.get("overlap") or {}
+    counts = {
+        "foreign_releases": int(result.get("foreign_releases") or 0),
+        "token_reuse": int((result.get("token_reuse") or {}).get("attempts") or 0),
+        "early_loss": int((result.get("early_loss") or {}).get("count") or 0),
+        "overlap": int(overlap.get("count") or 0),
+        "found_nothing": int(result.get("releases_found_nothing") or 0),
+    }
+    # A result lists its failures and doubts first, when it has any.
+    reason = next(iter(result.get("reasons") or []), "") if verdict != VALID else ""
+    return Cell(lease, mix, verdict, Path(run_dir), counts, str(reason))
+
+
+def exit_code(cells: list[Cell]) -> int:
+    """1 if any cell is INVALID; 2 if none is but some cell is not VALID; 0 otherwise."""
+    if any(c.verdict == INVALID for c in cells):
+        return 1
+    if any(c.verdict != VALID for c in cells):
+        return 2
+    return 0
+
+
+def machine() -> str:
+    """``x86_64, 2 cores, Python 3.11.7``: what a reader of the table needs to weigh it."""
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

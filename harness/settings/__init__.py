@@ -1,0 +1,1 @@
+"""How a run is asked for: the configuration, durations, scenario files."""

@@ -1,0 +1,4 @@
+"""``python -m leasecheck`` is the ``leasecheck`` command."""
+from leasecheck.harness.cli import main
+
+main()
