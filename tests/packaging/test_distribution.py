@@ -1,0 +1,85 @@
+"""What installing the distribution puts on a machine: one import name, and nothing foreign tracked.
+
+The wheel is built from the tracked files alone (copied out of the working tree, as a clean
+checkout would have them), installed into an empty folder, and its installed file list read back.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tracked() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [p for p in out.decode().split("\0") if p]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A folder holding exactly what ``pip install .`` installs (no dependencies)."""
+    base = tmp_path_factory.mktemp("dist")
+    src = base / "src"
+    for rel in _tracked():
+        if (ROOT / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, src / rel)
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run(pip + ["wheel", "--no-deps", "-w", str(base / "wheel"), str(src)], check=True,
+                   capture_output=True)
+    (wheel,) = (base / "wheel").glob("leasecheck-*.whl")
+    subprocess.run(pip + ["install", "--no-deps", "--target", str(base / "site"), str(wheel)], check=True,
+                   capture_output=True)
+    return base / "site"
+
+
+def test_one_top_level_import_name(installed):
+    dist = next(metadata.distributions(path=[str(installed)]))
+    assert dist.metadata["Name"] == "leasecheck"
+    files = [f for f in dist.files if f.suffix == ".py"]
+    assert files, "the distribution installs no Python file"
+    assert {f.parts[0] for f in files} == {"leasecheck"}, sorted({f.parts[0] for f in files})
+    assert (dist.read_text("top_level.txt") or "leasecheck").split() == ["leasecheck"]
+    # the three halves, the run-directory contract and the report's templates are inside it
+    names = {f.as_posix() for f in dist.files}
+    for inside in ("leasecheck/harness/cli.py", "leasecheck/workloads/claim_loop.py",
+                   "leasecheck/checkers/verdict.py", "leasecheck/protocol.py",
+                   "leasecheck/harness/reports/html/templates/report.html.j2"):
+        assert inside in names
+
+
+def test_the_command_and_the_pytest_plugin_point_inside(installed):
+    dist = next(metadata.distributions(path=[str(installed)]))
+    eps = {(e.group, e.name): e.value for e in dist.entry_points}
+    assert eps[("console_scripts", "leasecheck")] == "leasecheck.harness.cli:main"
+    assert eps[("pytest11", "leasecheck")] == "leasecheck.harness.pytest_plugin"
+
+
+def test_every_source_package_is_installed(installed):
+    """A new folder with an ``__init__.py`` under harness/, workloads/ or checkers/ is installed too."""
+    for folder in ("harness", "workloads", "checkers"):
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.relative_to(ROOT)
+            assert (installed / "leasecheck" / rel).is_file(), rel
+
+
+ARCHIVES = (".whl", ".tar.gz", ".tgz", ".zip", ".egg", ".jar", ".so", ".exe", ".tar", ".gz", ".xz", ".bz2", ".7z")
+
+
+def test_no_tracked_binary_or_package_archive():
+    bad = []
+    for rel in _tracked():
+        path = ROOT / rel
+        if not path.is_file():
+            continue
+        head = path.read_bytes()[:8192]
+        if rel.endswith(ARCHIVES) or b"\0" in head or zipfile.is_zipfile(path):
+            bad.append(rel)
+    assert bad == [], f"tracked binaries or archives: {bad}"
