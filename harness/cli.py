@@ -26,14 +26,13 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from leasecheck.checkers import check_run
 from leasecheck.checkers.errors import CheckError
-from leasecheck.checkers.present.fault_report import markdown as faults_markdown
 from leasecheck.harness.rundirs import gc as retention
 from leasecheck.harness.settings.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, replayed_fields
 from leasecheck.harness.settings.durations import parse_duration
 from leasecheck.harness.errors import LeasecheckError, UsageError
 from leasecheck.harness.faults import nemesis_help
 from leasecheck.harness.nemesis.heal import heal_leftovers
-from leasecheck.harness.search.hunt import Outcome, Tally, check_budget
+from leasecheck.harness.search.hunt import Tally, check_budget
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.hunt_progress import HuntProgress
 from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
@@ -43,15 +42,15 @@ from leasecheck.harness.reports.summary import print_summary
 from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import matrix_table
 from leasecheck.harness.run.progress import RunProgress
-from leasecheck.harness.run.runner import Run
 from leasecheck.harness.rundirs.runs import list_runs
 from leasecheck.harness.settings.scenario import load_scenario
 from leasecheck.harness.stores.container import remove_leftovers
 from leasecheck.harness.stores.daemon import DEFAULT_IMAGE
 from leasecheck.harness.stores.image import build_image
-from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_progress import ShrinkProgress
-from leasecheck.harness.search.shrink_run import command_flags, read_run, replayer, write_scenario
+from leasecheck.harness.api import Shrunk, hunt_runner, matrix_cell, matrix_write, shrink_finish, shrink_plan
+from leasecheck.harness.run.pipeline import check_and_save, run_and_check
+from leasecheck.result import Result
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
@@ -186,10 +185,12 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         plan = preflight(_build_config(ctx, scenario, replay, opts, given), schedule_from=origin, given=given)
     except UsageError as e:
         _usage_exit(e)
-    runner = Run(plan, log=console.print)
+    parts: list = []
     try:
-        with RunProgress(console, runner, quiet=quiet):
-            run_dir = runner.execute()
+        result, _ = run_and_check(plan, log=console.print, watch=lambda r: RunProgress(console, r, quiet=quiet),
+                                  parts=parts, checking=_check_progress, on_note=_note)
+    except CheckError as e:
+        _usage_exit(e)
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
         _junit_crash(junit, plan.cfg.scenario, str(e))
@@ -198,7 +199,7 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         _junit_crash(junit, plan.cfg.scenario, f"the harness failed: {type(e).__name__}: {e}")
         sys.exit(EXIT_CRASH)
-    sys.exit(_check_and_report(run_dir, print_summary, junit=junit))
+    sys.exit(_report(result, parts, junit))
 
 
 def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
@@ -228,18 +229,7 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s")
 
-    def run_once(seeded: RunConfig) -> Outcome:
-        t = time.monotonic()
-        plan = preflight(seeded, schedule_from=origin, given=given)
-        runner = Run(plan, log=lambda *a, **k: None)
-        run_dir = runner.execute()
-        result = _checked(run_dir)
-        overlap = (result.get("overlap") or {}).get("count", 0)
-        return Outcome(seed=plan.cfg.seed, run_dir=run_dir, exit_code=_exit_code(result),
-                       near_misses=int(result.get("releases_found_nothing") or 0) + int(overlap or 0),
-                       reason=next(iter(result.get("reasons") or []), ""), elapsed_s=time.monotonic() - t,
-                       interrupted=runner.end_reason == "interrupted")
-
+    run_once = hunt_runner(cfg, origin)
     tally = Tally()
     try:
         with (contextlib.nullcontext(lambda _tally: None) if quiet
@@ -271,7 +261,7 @@ def _hunt_report(tally: Tally) -> int:
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
-    print_summary(console, json.loads((bad.run_dir / "results.json").read_text()), bad.run_dir)
+    print_summary(console, (bad.result or Result.load(bad.run_dir)).data, bad.run_dir)
     shown = _shown(bad.run_dir)
     console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
                   f"seed {bad.seed}", soft_wrap=True)
@@ -319,22 +309,15 @@ def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, mus
         if not budget_s > 0:
             said = said_as(next(p for p in ctx.command.params if p.name == "budget_s"), ctx)
             raise UsageError(f"{said} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
-        if replays < 1:
-            raise UsageError(f"--replays {replays}: replay each candidate at least once (e.g. --replays 3)")
-        if not 1 <= must_fail <= replays:
-            raise UsageError(f"--must-fail {must_fail}: between 1 and --replays {replays} (e.g. --must-fail 2)")
-        rec = read_run(run_dir, lambda d, parts: check_run(d, strict=True, parts=parts))
+        shrunk = shrink_plan(run_dir, budget=budget_s, replays=replays, must_fail=must_fail,
+                             any_violation=any_violation)
     except (UsageError, CheckError) as e:
         _usage_exit(e)
+    rec, search = shrunk.recorded, shrunk.search
     kinds = ", ".join(f.step.fault for f in rec.faults) or "none"
-    what = "any violation" if any_violation else f"INVALID with {' or '.join(sorted(rec.violated))}"
-    policy_text = f"{what} in {must_fail} of {replays} replays"
     console.print(f"shrinking {_shown(run_dir)}: {len(rec.faults)} fault(s) fired ({kinds}), "
                   f"{rec.cfg.workers} worker(s), {rec.cfg.time_limit_s:g} s; a candidate fails with "
-                  f"{policy_text}; budget {budget_s:g} s", markup=False, soft_wrap=True, highlight=False)
-    policy = Policy(replays=replays, must_fail=must_fail, budget_s=budget_s, tail_s=rec.tail_s, slots=rec.cfg.slots)
-    search = Search(rec.candidate, policy,
-                    replayer(rec, lambda d, parts: _checked(d, parts=parts), any_violation))
+                  f"{shrunk.policy}; budget {budget_s:g} s", markup=False, soft_wrap=True, highlight=False)
     try:
         with ShrinkProgress(console, search) as show:
             search.on_replay = show
@@ -348,11 +331,12 @@ def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, mus
     except Exception:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         sys.exit(EXIT_CRASH)
-    sys.exit(_shrink_report(search, rec, out or run_dir / "shrunk.toml", policy_text, command_flags(rec)))
+    sys.exit(_shrink_report(shrunk, out))
 
 
-def _shrink_report(search: Search, rec, out: Path, policy_text: str, flags: list[str]) -> int:
+def _shrink_report(shrunk: Shrunk, out: Path | None) -> int:
     """The end of a shrink: the scenario written, what was removed, the rate, the command."""
+    search, rec, policy_text, flags = shrunk.search, shrunk.recorded, shrunk.policy, shrunk.flags
     ended = {"budget": " (the budget ended the search)", "interrupted": " (interrupted)"}.get(search.ended, "")
     crashed = [r for t in search.trials for r in t.replays if r.exit_code == EXIT_CRASH]
     if crashed:
@@ -364,7 +348,8 @@ def _shrink_report(search: Search, rec, out: Path, policy_text: str, flags: list
                       f"{search.elapsed_s:.0f} s{ended}; nothing written", soft_wrap=True)
         return search.exit_code
     cand = found.candidate
-    removed = write_scenario(rec, cand, found, out, policy_text)
+    shrink_finish(shrunk, out)
+    removed, out = shrunk.removed, shrunk.scenario
     rate = (f"failed in {found.rate()} replays" if search.confirmed else
             f"failed in {found.rate()} replays of its vote, not confirmed")
     if found.stage == "recorded":
@@ -524,44 +509,29 @@ def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-    sys.exit(_check_and_report(run_dir, print_summary, all_witnesses=all_witnesses, junit=junit))
-
-
-def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
-                      junit: Path | None = None) -> int:
     parts: list = []
     try:
         with _check_progress() as progress:
-            result = _checked(run_dir, all_witnesses, progress, parts)
+            result = check_and_save(run_dir, all_witnesses=all_witnesses, progress=progress, parts=parts,
+                                    on_note=_note)
     except CheckError as e:
-        err_console.print(f"leasecheck: {e}")
-        return EXIT_USAGE
+        _usage_exit(e)
+    sys.exit(_report(result, parts, junit))
+
+
+def _report(result: Result, parts: list, junit: Path | None) -> int:
+    """A checked run on the terminal (and as JUnit with ``--junit``); returns its exit code."""
+    run_dir = Path(result.run_dir)
     if junit is not None:
-        write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
-    print_summary(console, result, Path(run_dir))
-    if (Path(run_dir) / "report.html").is_file():
-        console.print(f"report: {Path(run_dir) / 'report.html'}", markup=False, soft_wrap=True, highlight=False)
-    return _exit_code(result)
+        write_junit(junit, result.to_json(), parts, run_dir.resolve().parent.name, run_dir)
+    print_summary(console, result.data, run_dir)
+    if (run_dir / "report.html").is_file():
+        console.print(f"report: {run_dir / 'report.html'}", markup=False, soft_wrap=True, highlight=False)
+    return result.exit_code
 
 
-def _exit_code(result: dict) -> int:
-    return {True: EXIT_VALID, False: EXIT_INVALID}.get(result.get("valid"), EXIT_UNKNOWN)
-
-
-def _checked(run_dir: Path, all_witnesses: bool = False, progress=None, parts: list | None = None) -> dict:
-    """Check a run and write its results.json (and witness.md / witness.json when it has one);
-    `parts`, when given, receives each property's own result (for JUnit)."""
-    result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts)
-    (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
-    if witnesses:
-        (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
-                                                             + [faults_markdown(result)]).rstrip("\n") + "\n")
-        (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
-    _, why_not = write_pages(run_dir)      # report.html, and the results directory's index.html
-    if why_not:
-        err_console.print(f"leasecheck: {why_not}", markup=False, soft_wrap=True)
-    return result
+def _note(text: str) -> None:
+    err_console.print(f"leasecheck: {text}", markup=False, soft_wrap=True)
 
 
 @env_vars
@@ -653,37 +623,19 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
         return
     cells = []
     for n, (lease, mix, plan) in enumerate(plans, 1):
-        cell, stop = _matrix_cell(lease, mix, plan, f"[{n}/{len(plans)}] {lease} x {mix}", quiet)
+        title = f"[{n}/{len(plans)}] {lease} x {mix}"
+        cell, stop = matrix_cell(lease, mix, plan,
+                                 watch=lambda r: RunProgress(console, r, quiet=quiet, title=title, transient=True))
         cells.append(cell)
         console.print(f"[{n}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
                       + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
         if stop:
             cells += [matrix_cells.Cell(le, mx, matrix_cells.NOT_RUN) for le, mx, _ in plans[n:]]
             break
-    code = matrix_cells.exit_code(cells)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    header = matrix_table.Header(command="leasecheck " + shlex.join(sys.argv[1:]),
-                                 when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
-    md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir), stamp)
+    done = matrix_write(cells, plans, "leasecheck " + shlex.join(sys.argv[1:]))
     console.print(matrix_table.rich_table(cells))
-    console.print(f"table: {_shown(md)} and {_shown(page)}", markup=False, soft_wrap=True)
-    sys.exit(code)
-
-
-def _matrix_cell(lease: str, mix: str, plan, title: str, quiet: bool):
-    """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
-    runner = Run(plan, log=console.print)
-    try:
-        with RunProgress(console, runner, quiet=quiet, title=title, transient=True):
-            run_dir = runner.execute()
-        result = _checked(run_dir)
-    except KeyboardInterrupt:
-        return matrix_cells.Cell(lease, mix, matrix_cells.NOT_RUN, runner.run_dir), True
-    except Exception as e:   # one cell's harness failing does not lose the others
-        return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir,
-                                 reason=f"{type(e).__name__}: {e}"), False
-    return matrix_cells.cell_from_result(lease, mix, run_dir, result), runner.end_reason == "interrupted"
+    console.print(f"table: {_shown(done.table_md)} and {_shown(done.table_html)}", markup=False, soft_wrap=True)
+    sys.exit(done.exit_code)
 
 
 RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))

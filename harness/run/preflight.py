@@ -58,8 +58,9 @@ def validate(cfg: RunConfig) -> RunConfig:
 class Say:
     """How the user wrote a setting, for its error: ``--ttl 0s`` for a flag (the default),
     ``LEASECHECK_TTL=0s`` for an environment variable, ``s.toml:3: ttl = 0s`` for a scenario's
-    ``[run]`` key — an error never names a flag the user did not pass. ``given`` maps a
-    ``RunConfig`` field to ``env:NAME`` or ``file:FILE:LINE KEY``."""
+    ``[run]`` key, ``ttl=0s`` for a keyword of the Python API — an error never names a flag the
+    user did not pass. ``given`` maps a ``RunConfig`` field to ``env:NAME``, ``file:FILE:LINE KEY``
+    or ``arg:KEYWORD``."""
 
     FLAGS = {"ttl_s": "--ttl", "time_limit_s": "--time-limit", "client_timeout_s": "--client-timeout",
              "nemesis_interval_s": "--nemesis-interval"}
@@ -74,6 +75,8 @@ class Say:
         if how.startswith("file:"):
             where, _, key = how[5:].rpartition(" ")
             return f"{where}: {key}"
+        if how.startswith("arg:"):
+            return how[4:]
         return self.FLAGS.get(field, "--" + field.replace("_", "-"))
 
     def __call__(self, field: str, shown: str) -> str:
@@ -82,6 +85,8 @@ class Say:
             return f"{how[4:]}={shown}"
         if how.startswith("file:"):
             return f"{self.name(field)} = {shown}"
+        if how.startswith("arg:"):
+            return f"{how[4:]}={shown}"
         return f"{self.name(field)} {shown}"
 
 

@@ -41,6 +41,7 @@ from leasecheck.harness.run.replies import Replies
 from leasecheck.harness.stores.container import remove_leftovers
 from leasecheck.harness.stores.kinds import store_for
 from leasecheck.harness.stores.topology import node_names
+import leasecheck
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
 
 READY_TIMEOUT_S = 120.0
@@ -73,11 +74,14 @@ class Run:
     """Carries out a ``Plan`` (``leasecheck.harness.run.preflight``): the configuration, the fault schedule, the
     targets and whether the workers go through the proxy are all decided before it starts."""
 
-    def __init__(self, plan: Plan, log=print):
+    def __init__(self, plan: Plan, log=print, worker_path: list[str] | None = None):
+        """``worker_path``: directories the workers import from before the installed packages (a
+        caller's own lease module; the Python API passes its import path)."""
         cfg = plan.cfg
         self.plan = plan
         self.cfg = cfg
         self.log = log
+        self.worker_path = list(worker_path or [])
         self.run_dir = make_run_dir(cfg)
         self.workers: list[subprocess.Popen] = []
         self.nodes: list[Node] = []            # the store nodes (one today), in start order
@@ -98,13 +102,16 @@ class Run:
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
         """Run to the end; returns the run directory (its history is always written)."""
-        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        # Signals reach only the main thread: a run started from another thread (the Python API
+        # in a caller's thread) keeps the caller's handlers and stops at its time limit.
+        main = threading.current_thread() is threading.main_thread()
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
 
         def interrupt(signum, _frame):
             raise Interrupted(signal.Signals(signum).name)
 
-        signal.signal(signal.SIGINT, interrupt)
-        signal.signal(signal.SIGTERM, interrupt)
+        for s in old:
+            signal.signal(s, interrupt)
         try:
             self._start()
             self._wait()
@@ -118,8 +125,8 @@ class Run:
             raise
         finally:
             # Ignore further Ctrl-C while we shut down cleanly; the defaults come back after.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            for s in old:
+                signal.signal(s, signal.SIG_IGN)
             try:
                 self._stop()
             finally:
@@ -165,8 +172,11 @@ class Run:
                 node.start_audit()
 
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        # The folder holding the leasecheck package (the repository root of a source checkout),
+        # then the caller's own import path, then what the environment already says.
+        root = str(Path(leasecheck.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+            [root, *self.worker_path, *filter(None, [env.get("PYTHONPATH")])]))
         self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, cfg.workers, cfg.slots, create=True)
         errlog = open(self.run_dir / "workers.log", "ab")
         for i in range(cfg.workers):

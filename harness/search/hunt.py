@@ -21,6 +21,7 @@ from typing import Callable, Iterator
 
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.errors import UsageError
+from leasecheck.result import Result
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
 
@@ -35,6 +36,7 @@ class Outcome:
     reason: str = ""        # the verdict's first reason, in one line
     elapsed_s: float = 0.0
     interrupted: bool = False   # Ctrl-C or SIGTERM ended this run: the hunt ends with it
+    result: Result | None = None   # its checked result (None in the loop's own tests)
 
 
 @dataclass

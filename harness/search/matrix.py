@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.result import Result
 from leasecheck.workloads.leases import BUILTIN
 
 NO_FAULTS = "none"
@@ -73,21 +74,14 @@ def nemesis_of(mix: str) -> str | None:
     return None if mix == NO_FAULTS else mix
 
 
-def cell_from_result(lease: str, mix: str, run_dir: Path, result: dict) -> Cell:
-    """A checked cell, from its ``results.json``."""
-    valid = result.get("valid")
-    verdict = VALID if valid is True else INVALID if valid is False else INCONCLUSIVE
-    overlap = result.get("overlap") or {}
-    counts = {
-        "foreign_releases": int(result.get("foreign_releases") or 0),
-        "token_reuse": int((result.get("token_reuse") or {}).get("attempts") or 0),
-        "early_loss": int((result.get("early_loss") or {}).get("count") or 0),
-        "overlap": int(overlap.get("count") or 0),
-        "found_nothing": int(result.get("releases_found_nothing") or 0),
-    }
+def cell_from_result(lease: str, mix: str, result: Result) -> Cell:
+    """A checked cell, from its `Result`."""
+    verdict = VALID if result.valid is True else INVALID if result.valid is False else INCONCLUSIVE
+    counts = {"foreign_releases": result.foreign_releases, "token_reuse": result.token_reuse,
+              "early_loss": result.early_loss, "overlap": result.overlap.count,
+              "found_nothing": result.releases_found_nothing}
     # A result lists its failures and doubts first, when it has any.
-    reason = next(iter(result.get("reasons") or []), "") if verdict != VALID else ""
-    return Cell(lease, mix, verdict, Path(run_dir), counts, str(reason))
+    return Cell(lease, mix, verdict, result.run_dir, counts, result.reason if verdict != VALID else "")
 
 
 def exit_code(cells: list[Cell]) -> int:

@@ -7,6 +7,7 @@ import pytest
 from rich.console import Console
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.result import Result
 from leasecheck.harness.search.matrix import DEFAULT_LEASES
 from leasecheck.harness.search.matrix import (CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell, cell_from_result,
                             exit_code, mixes, nemesis_of, split_list)
@@ -32,15 +33,16 @@ def test_exit_code(verdicts, code):
 
 
 def test_cells_from_results(tmp_path):
-    bad = cell_from_result("naive-del", "pause:holder", tmp_path, {
+    bad = cell_from_result("naive-del", "pause:holder", Result.from_json({
         "valid": False, "foreign_releases": 3, "token_reuse": {"attempts": 0}, "early_loss": {"count": 0},
-        "overlap": {"count": 7}, "releases_found_nothing": 2, "reasons": ["3 foreign release(s)", "x"]})
+        "overlap": {"count": 7}, "releases_found_nothing": 2, "reasons": ["3 foreign release(s)", "x"]}, tmp_path))
     assert (bad.verdict, bad.counts["foreign_releases"], bad.counts["overlap"], bad.reason) == \
         (INVALID, 3, 7, "3 foreign release(s)")
-    doubt = cell_from_result("token-cas", "clock:store", tmp_path,
-                             {"valid": "unknown", "reasons": ["fault 0 clock:store did not take effect"]})
+    doubt = cell_from_result("token-cas", "clock:store", Result.from_json(
+        {"valid": "unknown", "reasons": ["fault 0 clock:store did not take effect"]}, tmp_path))
     assert doubt.verdict == INCONCLUSIVE and doubt.reason.startswith("fault 0 clock:store")
-    good = cell_from_result("token-cas", "none", tmp_path, {"valid": True, "reasons": ["all held"]})
+    good = cell_from_result("token-cas", "none", Result.from_json({"valid": True, "reasons": ["all held"]}, tmp_path))
+    assert bad.run_dir == tmp_path
     assert good.verdict == VALID and good.reason == "" and good.counts["foreign_releases"] == 0
 
 

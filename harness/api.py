@@ -1,0 +1,303 @@
+"""The Python API, re-exported by ``leasecheck``: run a lease under faults and check it, check a
+stored run, hunt with fresh seeds, shrink a failure, run a matrix — the same pipeline the command
+line uses (`leasecheck.harness.run.pipeline`), with settings as keywords.
+
+For example::
+
+    import leasecheck
+
+    result = leasecheck.run(lease="naive-del", nemesis=["pause:holder"], workers=4, time_limit="10s")
+    assert result.valid is False and result.foreign_releases > 0
+    print(result.witness)
+
+Settings are the ``leasecheck run`` options as keywords (``ttl="1s"``, ``job_duration=...``,
+``topology="redlock"``; see `leasecheck.harness.settings.options`); a lease is a built-in name, a
+``"FILE.py:Class"`` string or a class defined at the top level of an importable module. Bad input
+raises `UsageError` before anything starts; a harness that cannot carry out a run raises
+`LeasecheckError`. Every function writes run directories under ``results_dir`` (default
+``results``) as the command line does. Calls are silent; the ``leasecheck`` logger hears what the
+command line would print as notes.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from leasecheck.harness.errors import UsageError
+from leasecheck.harness.run.pipeline import check_and_save, run_and_check
+from leasecheck.harness.run.preflight import Plan, preflight
+from leasecheck.harness.run.runner import Run
+from leasecheck.harness.search import matrix as matrix_cells
+from leasecheck.harness.search import matrix_table
+from leasecheck.harness.search.hunt import Outcome, Tally, check_budget
+from leasecheck.harness.search.hunt import hunt as hunt_loop
+from leasecheck.harness.search.shrink import Policy, Search
+from leasecheck.harness.search.shrink_run import Recorded, command_flags, read_run, replayer, write_scenario
+from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.settings.durations import parse_duration
+from leasecheck.harness.settings.options import config_from
+from leasecheck.result import Result
+
+log = logging.getLogger("leasecheck")
+
+
+def _log(*args, **_kwargs) -> None:
+    log.info(" ".join(str(a) for a in args))
+
+
+def import_path() -> list[str]:
+    """This process's own import directories (a test's root, a script's folder), so the worker
+    processes import a caller's lease class just as the caller did; the interpreter's own
+    directories are left out (a child finds those itself, in their usual order)."""
+    own = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return [str(Path(p).resolve()) for p in sys.path if p and p not in own and Path(p).is_dir()] + \
+        [str(Path.cwd())] * (not sys.path or sys.path[0] == "")
+
+
+def _plan(options: dict, scenario=None, replay=None) -> Plan:
+    cfg, given = config_from(options, scenario=scenario, replay=replay)
+    origin = str(scenario) if scenario else f"replay={replay}" if replay else "the schedule"
+    plan = preflight(cfg, schedule_from=origin, given=given)
+    for note in plan.notes:
+        log.info("note: %s", note)
+    return plan
+
+
+def _seconds(value, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise UsageError(f"{key}={value!r}: a duration, as seconds or a string such as '10m'")
+    return float(value) if not isinstance(value, str) else parse_duration(value, key)
+
+
+def run(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, scenario: Path | str | None = None,
+        replay: Path | str | None = None, **options) -> Result:
+    """Run ``lease`` against a store the harness starts, under ``nemesis`` (fault names as
+    ``--nemesis`` takes them: ``["pause:holder", "latency"]`` or ``"pause:holder,latency"``), and
+    check it. ``scenario``: a scenario file whose settings and events the keywords override;
+    ``replay``: a past run directory to repeat (its seed and exact fault timeline).
+
+    For example::
+
+        result = leasecheck.run(lease="token-cas", nemesis=["pause:holder"], time_limit="10s")
+        assert result.valid is True and result.foreign_releases == 0
+    """
+    if lease is not None:
+        options["lease"] = lease
+    if nemesis is not None:
+        options["nemesis"] = list(nemesis) if not isinstance(nemesis, str) else nemesis
+    plan = _plan(options, scenario, replay)
+    result, _ = run_and_check(plan, log=_log, worker_path=import_path(), on_note=_log)
+    return result
+
+
+def check(run_dir: Path | str, *, all_witnesses: bool = False) -> Result:
+    """Check a stored run directory again (``leasecheck check``): the verdict from its history and
+    audit alone, written back as its ``results.json`` and report.
+
+    For example::
+
+        result = leasecheck.check("results/latest")
+        print(result.verdict, result.reasons)
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest")
+    return check_and_save(run_dir, all_witnesses=all_witnesses, on_note=_log)
+
+
+def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budget: float | str = "10m",
+         scenario: Path | str | None = None, replay: Path | str | None = None,
+         on_run: Callable[[Tally], None] = lambda tally: None, **options) -> Tally:
+    """Run the same configuration with fresh seeds (from ``seed=`` up, if given) until a run is
+    INVALID or the ``budget`` (seconds or ``"10m"``) could not hold another run. Returns the
+    `Tally`: ``failing`` (the first INVALID run's `Outcome`, with its ``result``), ``runs``,
+    ``exit_code`` (1 when one failed, 2 when some run was inconclusive, else 0).
+
+    For example::
+
+        tally = leasecheck.hunt(lease="naive-del", budget="2m", time_limit="10s")
+        if tally.failing:
+            print(tally.failing.seed, tally.failing.run_dir)
+    """
+    if lease is not None:
+        options["lease"] = lease
+    if nemesis is not None:
+        options["nemesis"] = list(nemesis) if not isinstance(nemesis, str) else nemesis
+    budget_s = _seconds(budget, "budget")
+    first = _plan(options, scenario, replay)            # bad input stops here, once
+    check_budget(budget_s, first.cfg, "budget=")
+    return hunt_loop(first.cfg, budget_s, hunt_runner(first.cfg, replay or scenario), on_run=on_run)
+
+
+def hunt_runner(cfg: RunConfig, origin=None, watch=None) -> Callable[[RunConfig], Outcome]:
+    """``run_once(seeded_cfg)`` for the hunt loop: plan, run and check one seed."""
+    said = str(origin) if origin else "the schedule"
+
+    def run_once(seeded: RunConfig) -> Outcome:
+        t = time.monotonic()
+        plan = preflight(seeded, schedule_from=said)
+        result, runner = run_and_check(plan, log=lambda *a, **k: None, watch=watch, worker_path=import_path())
+        return Outcome(seed=plan.cfg.seed, run_dir=result.run_dir, exit_code=result.exit_code,
+                       near_misses=result.releases_found_nothing + result.overlap.count,
+                       reason=result.reason, elapsed_s=time.monotonic() - t,
+                       interrupted=runner.end_reason == "interrupted", result=result)
+    return run_once
+
+
+@dataclass
+class Shrunk:
+    """What `shrink` found: ``scenario`` (the file written, or None when nothing failed),
+    ``removed`` (what was taken out, in words), ``flags`` (what the scenario cannot say, for the
+    command that runs it), ``search`` (every candidate and replay) and the exit code (0 a smaller
+    failing scenario, 1 nothing smaller failed, 2 nothing failed the vote)."""
+    recorded: Recorded
+    search: Search
+    policy: str
+    scenario: Path | None = None
+    removed: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return self.search.exit_code
+
+
+def shrink_plan(run_dir: Path | str, *, budget: float | str = "10m", replays: int = 3, must_fail: int = 2,
+                any_violation: bool = False) -> Shrunk:
+    """Read a failing run and set up the search (nothing runs yet); `Shrunk.search.run()` runs it."""
+    budget_s = _seconds(budget, "budget")
+    if not budget_s > 0:
+        raise UsageError(f"--budget {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
+    if not isinstance(replays, int) or replays < 1:
+        raise UsageError(f"--replays {replays}: replay each candidate at least once (e.g. --replays 3)")
+    if not isinstance(must_fail, int) or not 1 <= must_fail <= replays:
+        raise UsageError(f"--must-fail {must_fail}: between 1 and --replays {replays} (e.g. --must-fail 2)")
+    rec = read_run(Path(run_dir), lambda d, parts: check_and_save(d, parts=parts).to_json())
+    what = "any violation" if any_violation else f"INVALID with {' or '.join(sorted(rec.violated))}"
+    policy_text = f"{what} in {must_fail} of {replays} replays"
+    policy = Policy(replays=replays, must_fail=must_fail, budget_s=budget_s, tail_s=rec.tail_s, slots=rec.cfg.slots)
+
+    def judged(d: Path, parts: list) -> dict:
+        return check_and_save(d, parts=parts).to_json()
+    search = Search(rec.candidate, policy, replayer(rec, judged, any_violation))
+    return Shrunk(recorded=rec, search=search, policy=policy_text, flags=command_flags(rec))
+
+
+def shrink_finish(shrunk: Shrunk, out: Path | str | None = None) -> Shrunk:
+    """Write the smallest failing candidate of a finished search as a scenario file."""
+    found = shrunk.search.result
+    if found is not None:
+        path = Path(out) if out is not None else shrunk.recorded.run_dir / "shrunk.toml"
+        shrunk.removed = write_scenario(shrunk.recorded, found.candidate, found, path, shrunk.policy)
+        shrunk.scenario = path
+    return shrunk
+
+
+def shrink(run_dir: Path | str, *, budget: float | str = "10m", replays: int = 3, must_fail: int = 2,
+           any_violation: bool = False, out: Path | str | None = None) -> Shrunk:
+    """From a failing run directory, search for a smaller configuration that still fails (fewer
+    and shorter faults, fewer workers, a shorter time limit; each candidate voted ``must_fail`` of
+    ``replays`` real replays) and write it as a scenario file (default ``RUN_DIR/shrunk.toml``).
+
+    For example::
+
+        shrunk = leasecheck.shrink("results/latest", budget="5m")
+        print(shrunk.scenario, shrunk.removed)
+    """
+    shrunk = shrink_plan(run_dir, budget=budget, replays=replays, must_fail=must_fail, any_violation=any_violation)
+    shrunk.search.run()
+    return shrink_finish(shrunk, out)
+
+
+@dataclass
+class Matrix:
+    """What `matrix` ran: one `Cell` per lease and fault mix, the exit code (1 when a cell is
+    INVALID, else 2 when one is not VALID, else 0) and the table files written."""
+    cells: list
+    exit_code: int
+    seed: int
+    table_md: Path | None = None
+    table_html: Path | None = None
+
+
+def matrix_plans(leases: Iterable[str] | str | None = None, nemesis: Iterable[str] | str | None = None,
+                 **options) -> list[tuple[str, str, Plan]]:
+    """Plan every cell (lease x fault mix) before any runs, one seed for all: bad input stops here."""
+    rows = matrix_cells.split_list([leases] if isinstance(leases, str) else list(leases or ()), "--lease") \
+        or list(matrix_cells.DEFAULT_LEASES)
+    columns = matrix_cells.mixes([nemesis] if isinstance(nemesis, str) else list(nemesis or ())) \
+        or list(matrix_cells.DEFAULT_MIXES)
+    plans = []
+    for lease in rows:
+        for mix in columns:
+            cfg, given = config_from(dict(options, lease=lease, nemesis=matrix_cells.nemesis_of(mix)))
+            plan = preflight(cfg, given=given)
+            options["seed"] = plan.cfg.seed      # drawn once, then the same in every cell
+            plans.append((lease, mix, plan))
+    return plans
+
+
+def matrix_cell(lease: str, mix: str, plan: Plan, watch=None) -> tuple[matrix_cells.Cell, bool]:
+    """Run and check one cell; returns (the cell, whether the matrix must stop: Ctrl-C/SIGTERM)."""
+    runner: Run | None = None
+
+    def watching(r: Run):
+        nonlocal runner
+        runner = r
+        return watch(r) if watch is not None else _Null()
+    try:
+        result, runner = run_and_check(plan, log=_log, watch=watching, worker_path=import_path())
+    except KeyboardInterrupt:
+        return matrix_cells.Cell(lease, mix, matrix_cells.NOT_RUN, runner.run_dir if runner else None), True
+    except Exception as e:   # one cell's harness failing does not lose the others
+        return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir if runner else None,
+                                 reason=f"{type(e).__name__}: {e}"), False
+    return matrix_cells.cell_from_result(lease, mix, result), runner.end_reason == "interrupted"
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def matrix_write(cells: list, plans: list, command: str) -> Matrix:
+    """The table of a finished matrix, as Markdown and HTML in the results directory."""
+    code = matrix_cells.exit_code(cells)
+    seed = plans[0][2].cfg.seed
+    header = matrix_table.Header(command=command, when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                 machine=matrix_cells.machine(), seed=seed, exit_code=code)
+    md, page = matrix_table.write(cells, header, Path(plans[0][2].cfg.results_dir),
+                                  time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    return Matrix(cells=cells, exit_code=code, seed=seed, table_md=md, table_html=page)
+
+
+def matrix(leases: Iterable[str] | str | None = None, nemesis: Iterable[str] | str | None = None,
+           **options) -> Matrix:
+    """Every lease under every fault mix (each ``nemesis`` entry one column, ``"none"`` for no
+    faults), each cell an ordinary run with the same seed; writes the table next to the runs.
+
+    For example::
+
+        m = leasecheck.matrix(["naive-del", "token-cas"], ["none", "pause:holder"], time_limit="10s")
+        print([(c.lease, c.mix, c.verdict) for c in m.cells])
+    """
+    plans = matrix_plans(leases, nemesis, **options)
+    cells = []
+    for n, (lease, mix, plan) in enumerate(plans, 1):
+        cell, stop = matrix_cell(lease, mix, plan)
+        cells.append(cell)
+        if stop:
+            cells += [matrix_cells.Cell(le, mx, matrix_cells.NOT_RUN) for le, mx, _ in plans[n:]]
+            break
+    return matrix_write(cells, plans, "leasecheck.matrix(...)")
+
+
+__all__ = ["Matrix", "Shrunk", "check", "hunt", "matrix", "run", "shrink"]
