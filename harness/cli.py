@@ -4,6 +4,13 @@
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
 anything starts. Every option also reads an environment variable ``LEASECHECK_<OPTION>``.
+
+``run``'s settings are not written here: each ``RunConfig`` setting declares its flag, default,
+help, variable, scenario key and replay/shrink policy once (``settings.config``), and
+``settings.options.with_settings`` makes the options (``hunt`` and ``matrix`` copy ``run``'s).
+Only the options that configure no run but the command itself are hand-written on ``run``:
+``--scenario`` and ``--replay`` (where the settings come from), ``--junit`` (a report) and
+``--quiet`` (the terminal).
 """
 from __future__ import annotations
 
