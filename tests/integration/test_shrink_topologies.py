@@ -5,8 +5,8 @@ shrink to a smaller scenario of the same topology, which fails again when run.
 Each source is a shipped scenario with faults added after its violation that it does not need;
 the shrink (one replay per candidate, a small budget) finds the shipped faults alone still fail.
 Before the node settings were kept, every replay ran on one store and the shrink exited 255
-("partition:node4: this run's nodes are node1"). Real runs: about 70 s (redlock) and 100 s
-(replicated, whose Sentinels take ~14 s to start and stop per run)."""
+("partition:node4: this run's nodes are node1"). Real runs: 75 s (redlock) and 115 s
+(replicated, whose Sentinels add ~14 s to every run) measured on a shared 2-core machine."""
 import subprocess
 import sys
 import tomllib
