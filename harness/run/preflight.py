@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.settings.config import RunConfig, flag_of
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
@@ -62,9 +62,6 @@ class Say:
     user did not pass. ``given`` maps a ``RunConfig`` field to ``env:NAME``, ``file:FILE:LINE KEY``
     or ``arg:KEYWORD``."""
 
-    FLAGS = {"ttl_s": "--ttl", "time_limit_s": "--time-limit", "client_timeout_s": "--client-timeout",
-             "nemesis_interval_s": "--nemesis-interval"}
-
     def __init__(self, given: dict[str, str] | None = None):
         self.given = given or {}
 
@@ -77,7 +74,7 @@ class Say:
             return f"{where}: {key}"
         if how.startswith("arg:"):
             return how[4:]
-        return self.FLAGS.get(field, "--" + field.replace("_", "-"))
+        return flag_of(field)   # the setting's declared flag
 
     def __call__(self, field: str, shown: str) -> str:
         how = self.given.get(field, "")

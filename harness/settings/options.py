@@ -1,114 +1,87 @@
-"""Settings given as Python keywords (the API, the pytest fixture): ``ttl="1s"``, ``workers=4``,
-``nemesis=["pause:holder", "latency"]``, ``lease=MyLease`` — read into a `RunConfig` the way a
-scenario file's ``[run]`` table is read, on top of a scenario file or a replayed run.
+"""The ``run`` command's setting options, generated from ``RunConfig``'s declarations.
 
-A keyword is a setting's scenario key (``ttl``, ``time_limit``, ``job_duration`` ...) or its
-`RunConfig` field name (``ttl_s``, ``backend``, ``store_image`` ...); durations take a number of
-seconds or a string such as ``"1.5s"``. An unknown keyword or a bad value raises `UsageError`
-naming it and the fix, before anything starts.
+Each setting (``leasecheck.harness.settings.config.Setting``) with a flag becomes one click
+option: its flag, its default (a duration shown as ``1s``), its type (a duration through
+``DURATION``, a bool as ``--x/--no-x``, a choice from its registry), its help (``{leases}`` and
+``{nemesis}`` filled in from the lease and fault registries) and its ``LEASECHECK_<NAME>``
+variable. ``hunt`` and ``matrix`` copy ``run``'s options, so they get these too.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import fields
-from pathlib import Path
+import click
+from click.core import ParameterSource
 
 from leasecheck.harness.errors import UsageError
-from leasecheck.harness.settings.config import RunConfig, replayed_fields
+from leasecheck.harness.faults import nemesis_help
+from leasecheck.harness.run.host import SERVERS
+from leasecheck.harness.settings.config import Setting, defaults, settings
 from leasecheck.harness.settings.durations import parse_duration
-from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.stores import BACKENDS
+from leasecheck.workloads.leases import BUILTIN
 
 
-def keywords() -> dict[str, tuple[str, object]]:
-    """keyword -> (RunConfig field, kind): every setting a user makes, by scenario key and by name."""
-    out: dict[str, tuple[str, object]] = {}
-    for f in fields(RunConfig):
-        if not f.metadata.get("replay"):
-            continue
-        kind = f.metadata.get("kind", str)
-        if kind is str and isinstance(f.default, bool):   # a switch declared without its kind
-            kind = bool
-        out[f.name] = (f.name, kind)
-        if f.metadata.get("scenario"):
-            out[f.metadata["scenario"]] = (f.name, kind)
-    out["results_dir"] = ("results_dir", str)
-    return out
+class DurationType(click.ParamType):
+    name = "DURATION"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(value, said_as(param, ctx))
+        except UsageError as e:
+            raise click.UsageError(str(e)) from None   # the message already names the option
 
 
-def lease_spec(lease) -> str:
-    """The ``--lease`` value for a lease class (``module:Name``, which worker processes import) or
-    a string (a built-in name or ``path.py:Name``, passed as given)."""
-    if isinstance(lease, str):
-        return lease
-    if not isinstance(lease, type):
-        raise UsageError(f"lease={lease!r}: give a lease class or a string (a built-in name or FILE.py:Class)")
-    module, qualname = lease.__module__, lease.__qualname__
-    if "<locals>" in qualname:
-        raise UsageError(f"lease={qualname}: a class defined inside a function cannot be imported by the worker "
-                         "processes; define it at module level (or pass 'FILE.py:Class')")
-    if "." in qualname or module == "__main__":
-        raise UsageError(f"lease={module}.{qualname}: worker processes import a lease as module:Name; define it "
-                         "at the top level of an importable module (or pass 'FILE.py:Class')")
-    return f"{module}:{qualname}"
+DURATION = DurationType()
 
 
-def _value(key: str, value, kind):
-    if key == "lease":
-        return lease_spec(value)
-    if key == "nemesis" and isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value) or None
-    if value is None:
-        return None
-    if kind == "duration":
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise UsageError(f"{key}={value!r}: a duration, as seconds or a string such as '1.5s'")
-        return float(value) if not isinstance(value, str) else parse_duration(value, key)
-    if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise UsageError(f"{key}={value!r}: give a number")
-    if kind is int and not isinstance(value, int):
-        raise UsageError(f"{key}={value!r}: give a whole number")
-    if kind is bool and not isinstance(value, bool):
-        raise UsageError(f"{key}={value!r}: give True or False")
-    if kind is str and not isinstance(value, (str, Path)):
-        raise UsageError(f"{key}={value!r}: give a string")
-    return kind(value) if kind in (int, float, bool, str) else value
+def said_as(param: click.Parameter, ctx: click.Context | None) -> str:
+    """How the user gave ``param``: its environment variable if it came from there, else its flag
+    (never the internal name: ``--ttl``, not ``--ttl-s``)."""
+    if ctx is not None and ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+        return param.envvar
+    return param.opts[0] if param.opts else param.name
 
 
-def replayed(run_dir: Path, said: str = "--replay") -> dict:
-    """The settings a past run made (its ``config.json``) and its exact fault timeline
-    (``schedule.json``, not a new draw), as `RunConfig` field values."""
-    run_dir = Path(run_dir)
-    cfg_path, sched_path = run_dir / "config.json", run_dir / "schedule.json"
-    if not cfg_path.is_file():
-        raise UsageError(f"{said} {run_dir}: no config.json there; pass a run directory such as results/latest")
-    try:
-        old = json.loads(cfg_path.read_text())
-        steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
-    except ValueError as e:
-        raise UsageError(f"{said} {run_dir}: unreadable run files ({e})") from None
-    base = {k: old[k] for k in replayed_fields() if k in old}
-    base["schedule"] = steps
-    return base
+def registry_choices() -> dict[str, tuple[str, ...]]:
+    """The registries a setting's ``choices`` names."""
+    return {"backends": tuple(BACKENDS), "servers": tuple(SERVERS)}
 
 
-def config_from(options: dict, scenario: Path | str | None = None, replay: Path | str | None = None
-                ) -> tuple[RunConfig, dict[str, str]]:
-    """(the configuration, how each setting was said for the preflight's errors): defaults <
-    ``scenario`` file or ``replay``\\ed run < ``options``."""
-    if scenario is not None and replay is not None:
-        raise UsageError("scenario= and replay= both name a configuration; pick one")
-    given: dict[str, str] = {}
-    base: dict = {}
-    if scenario is not None:
-        base, steps = load_scenario(Path(scenario), origins=given)
-        base["schedule"] = steps or None
-    elif replay is not None:
-        base = replayed(Path(replay), "replay=")
-    known = keywords()
-    for key, value in options.items():
-        if key not in known:
-            raise UsageError(f"{key}=: no such setting; the settings are {', '.join(sorted(known))}")
-        name, kind = known[key]
-        base[name] = _value(key, value, kind)
-        given[name] = f"arg:{key}"
-    return RunConfig(**base), given
+def help_text(setting: Setting) -> str:
+    """The setting's help with its registry lists filled in."""
+    if "{" not in setting.help:
+        return setting.help
+    return setting.help.format(leases=", ".join(BUILTIN), nemesis=nemesis_help())
+
+
+def _number(value: float) -> str:
+    return f"{float(value):.6f}".rstrip("0").rstrip(".") or "0"
+
+
+def setting_option(name: str, setting: Setting, default) -> click.Option:
+    """The click option of one setting (its parameter name is the ``RunConfig`` field)."""
+    kw: dict = {"default": default, "help": help_text(setting), "envvar": setting.env, "show_envvar": True}
+    decls = [setting.flag]
+    if setting.kind is bool:
+        decls = [f"{setting.flag}/--no-{setting.flag[2:]}"]
+    elif setting.choices:
+        kw["type"] = click.Choice(list(registry_choices()[setting.choices]))
+    elif setting.kind == "duration":
+        kw["type"] = DURATION
+        kw["default"] = None if default is None else f"{_number(default)}s"
+    elif setting.kind in (int, float):
+        kw["type"] = setting.kind
+    return click.Option(decls + [name], **kw)
+
+
+def setting_options() -> list[click.Option]:
+    """One option per setting that has a flag, in ``RunConfig``'s order."""
+    values = defaults()
+    return [setting_option(name, s, values[name]) for name, s in settings().items() if s.flag]
+
+
+def with_settings(command: click.Command) -> click.Command:
+    """Put the setting options before ``command``'s own (hand-written) options."""
+    command.params[:0] = setting_options()
+    return command

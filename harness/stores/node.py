@@ -1,6 +1,7 @@
 """A store node of a run, and everything the harness keeps per node.
 
-A run holds a list of nodes (``Run.nodes``; one today, ``node1``). Each node is one store
+A run holds a list of nodes (``Run.nodes``: ``node1`` alone under ``--topology single``,
+``node1``..``nodeN`` under ``redlock`` and ``replicated``). Each node is one store
 (``leasecheck.harness.stores``: embedded, external, docker or compose), the harness's direct connection to it
 (``admin``: faults, probes, the clock sampler), its audit (the ``MONITOR`` recorder), its clock
 sampler, the workers' proxy to it when network faults are planned, and the names of its files.
@@ -93,7 +94,7 @@ class Node:
 
 
 def nodes_for(cfg, run_dir: Path, skew_store: bool, names: tuple[str, ...] = ("node1",)) -> list[Node]:
-    """The run's store nodes, not started: one per name (``node1`` alone today). ``skew_store``:
+    """The run's store nodes, not started: one per name (``node1`` alone for a single store). ``skew_store``:
     each store's clock follows its own timestamp file (a clock fault on the store is planned)."""
     nodes = []
     for name in names:

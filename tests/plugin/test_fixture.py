@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from leasecheck.harness.errors import UsageError
-from leasecheck.harness.settings.options import config_from, lease_spec
+from leasecheck.harness.settings.keywords import config_from, lease_spec
 from leasecheck.workloads.leases.naive_del import NaiveDel
 
 
