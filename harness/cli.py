@@ -15,7 +15,6 @@ Only the options that configure no run but the command itself are hand-written o
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import sys
@@ -33,7 +32,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from leasecheck.checkers import check_run
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.rundirs import gc as retention
-from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
+from leasecheck.harness.settings.config import RunConfig, settings
 from leasecheck.harness.settings.keywords import replayed
 from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
