@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shlex
 import sys
@@ -52,6 +51,8 @@ from leasecheck.harness.stores.image import build_image
 from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_progress import ShrinkProgress
 from leasecheck.harness.search.shrink_run import command_flags, read_run, replayer, write_scenario
+from leasecheck.rundir import (
+    CONFIG, HISTORY, HISTORY_PARTS, INDEX, SHRUNK, RunFiles, load_config, load_results, load_schedule, save_results, save_witnesses)
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
@@ -271,7 +272,7 @@ def _hunt_report(tally: Tally) -> int:
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
-    print_summary(console, json.loads((bad.run_dir / "results.json").read_text()), bad.run_dir)
+    print_summary(console, load_results(bad.run_dir), bad.run_dir)
     shown = _shown(bad.run_dir)
     console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
                   f"seed {bad.seed}", soft_wrap=True)
@@ -348,7 +349,7 @@ def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, mus
     except Exception:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         sys.exit(EXIT_CRASH)
-    sys.exit(_shrink_report(search, rec, out or run_dir / "shrunk.toml", policy_text, command_flags(rec)))
+    sys.exit(_shrink_report(search, rec, out or run_dir / SHRUNK, policy_text, command_flags(rec)))
 
 
 def _shrink_report(search: Search, rec, out: Path, policy_text: str, flags: list[str]) -> int:
@@ -411,12 +412,11 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
 
 
 def _replayed(run_dir: Path) -> dict:
-    cfg_path, sched_path = run_dir / "config.json", run_dir / "schedule.json"
-    if not cfg_path.is_file():
-        raise UsageError(f"--replay {run_dir}: no config.json there; pass a run directory such as results/latest")
+    if not RunFiles(run_dir).config.is_file():
+        raise UsageError(f"--replay {run_dir}: no {CONFIG} there; pass a run directory such as results/latest")
     try:
-        old = json.loads(cfg_path.read_text())
-        steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
+        old = load_config(run_dir)
+        steps = load_schedule(run_dir)
     except ValueError as e:
         raise UsageError(f"--replay {run_dir}: unreadable run files ({e})") from None
     keep = replayed_fields()
@@ -539,8 +539,9 @@ def _check_and_report(run_dir: Path, print_summary, all_witnesses: bool = False,
     if junit is not None:
         write_junit(junit, result, parts, Path(run_dir).resolve().parent.name, Path(run_dir))
     print_summary(console, result, Path(run_dir))
-    if (Path(run_dir) / "report.html").is_file():
-        console.print(f"report: {Path(run_dir) / 'report.html'}", markup=False, soft_wrap=True, highlight=False)
+    report = RunFiles(run_dir).report
+    if report.is_file():
+        console.print(f"report: {report}", markup=False, soft_wrap=True, highlight=False)
     return _exit_code(result)
 
 
@@ -552,12 +553,11 @@ def _checked(run_dir: Path, all_witnesses: bool = False, progress=None, parts: l
     """Check a run and write its results.json (and witness.md / witness.json when it has one);
     `parts`, when given, receives each property's own result (for JUnit)."""
     result = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts)
-    (Path(run_dir) / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    save_results(run_dir, result)
     witnesses = [w for w in [result.get("witness")] + result.get("witnesses", []) if w]
     if witnesses:
-        (Path(run_dir) / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
-                                                             + [faults_markdown(result)]).rstrip("\n") + "\n")
-        (Path(run_dir) / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
+        save_witnesses(run_dir, "\n".join([w["markdown"] for w in witnesses]
+                                          + [faults_markdown(result)]).rstrip("\n") + "\n", witnesses)
     _, why_not = write_pages(run_dir)      # report.html, and the results directory's index.html
     if why_not:
         err_console.print(f"leasecheck: {why_not}", markup=False, soft_wrap=True)
@@ -576,8 +576,8 @@ def report(run_dirs: tuple[Path, ...], results_dir: Path):
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-        if not (run_dir / "history.jsonl").is_file() and not (run_dir / "history.d").is_dir():
-            _usage_exit(UsageError(f"{run_dir}: no history.jsonl or history.d/ there; pass a run directory "
+        if not RunFiles(run_dir).has_history():
+            _usage_exit(UsageError(f"{run_dir}: no {HISTORY} or {HISTORY_PARTS}/ there; pass a run directory "
                                    "such as results/latest"))
     if not run_dirs and not results_dir.is_dir():
         _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR or a RUN_DIR"))
@@ -591,7 +591,7 @@ def report(run_dirs: tuple[Path, ...], results_dir: Path):
             console.print(f"report: {path}", markup=False, soft_wrap=True, highlight=False)
     roots = {results_dir_of(r) for r in run_dirs} - {None} if run_dirs else {write_index(results_dir).parent}
     for root in sorted(roots):
-        console.print(f"index: {root / 'index.html'}", markup=False, soft_wrap=True, highlight=False)
+        console.print(f"index: {root / INDEX}", markup=False, soft_wrap=True, highlight=False)
     sys.exit(EXIT_CRASH if failed else 0)
 
 

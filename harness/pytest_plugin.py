@@ -8,7 +8,6 @@ because every pytest session in an environment with leasecheck loads this module
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from leasecheck.harness.settings.durations import parse_duration
+from leasecheck.rundir import LATEST, RunFiles, load_results
 
 # The command line's exit codes (leasecheck.harness.cli); copied so loading the plugin stays cheap.
 EXIT_USAGE, EXIT_CRASH = 64, 255
@@ -61,7 +61,7 @@ class LeaseResult:
     @property
     def witness(self) -> str:
         """The checker's witness timeline as Markdown ("" when the run has none)."""
-        path = self.run_dir / "witness.md"
+        path = RunFiles(self.run_dir).witness_md
         if path.is_file():
             return path.read_text()
         return ((self.results.get("witness") or {}).get("markdown")) or ""
@@ -155,12 +155,12 @@ def run_lease(results_dir: Path, lease, timeout: float | None = None, **options)
         pytest.fail(f"leasecheck run did not finish within {limit:g} s: {' '.join(cmd)}", pytrace=False)
     if p.returncode == EXIT_USAGE:
         pytest.fail(p.stderr.strip() or f"leasecheck run: bad input (exit {EXIT_USAGE})", pytrace=False)
-    latest = results_dir / "latest"
+    latest = results_dir / LATEST
     run_dir = latest.resolve() if latest.exists() else None
-    if p.returncode == EXIT_CRASH or run_dir is None or not (run_dir / "results.json").is_file():
+    if p.returncode == EXIT_CRASH or run_dir is None or not RunFiles(run_dir).results.is_file():
         tail = "\n".join(p.stderr.strip().splitlines()[-20:])
         pytest.fail(f"leasecheck run crashed (exit {p.returncode}):\n{tail}", pytrace=False)
-    results = json.loads((run_dir / "results.json").read_text())
+    results = load_results(run_dir)
     return LeaseResult(valid=results.get("valid", "unknown"), exit_code=p.returncode, run_dir=run_dir,
                        results=results)
 
