@@ -12,7 +12,6 @@ from rich.console import Console
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.live_stats import ORDER_DELAY_NS, LiveStats
 from leasecheck.harness.run.progress import Rate, RunProgress, log_interval_s, plain_line
-from leasecheck.harness.run.live_stats import LiveStats
 from leasecheck.events import encode_event
 
 MS = 1_000_000
