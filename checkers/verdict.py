@@ -34,6 +34,7 @@ from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_n
 from leasecheck.checkers.properties import PROPERTIES, Properties, name
 from leasecheck.checkers.result import Part, Result
 from leasecheck.checkers.read.rundir import load_config, load_store_clock
+from leasecheck.events import RUN_START
 
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
@@ -106,7 +107,7 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         def report():
             progress(min(total, history.bytes_read + (audit.bytes_read if audit is not None else 0)), total)
         tick = report if progress is not None else None
-        config, more = load_config(run_dir, lambda: history.scan(b"run_start")[:1])
+        config, more = load_config(run_dir, lambda: history.scan(RUN_START.encode())[:1])
         samples, clock_problems = load_store_clock(run_dir)
         nodes = open_node_audits(run_dir, config) if node_names(config) else None
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,

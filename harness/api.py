@@ -42,6 +42,7 @@ from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.settings.durations import parse_duration
 from leasecheck.harness.settings.keywords import config_from
 from leasecheck.result import Result
+from leasecheck.rundir import SHRUNK
 
 log = logging.getLogger("leasecheck")
 
@@ -192,7 +193,7 @@ def shrink_finish(shrunk: Shrunk, out: Path | str | None = None) -> Shrunk:
     """Write the smallest failing candidate of a finished search as a scenario file."""
     found = shrunk.search.result
     if found is not None:
-        path = Path(out) if out is not None else shrunk.recorded.run_dir / "shrunk.toml"
+        path = Path(out) if out is not None else shrunk.recorded.run_dir / SHRUNK
         shrunk.removed = write_scenario(shrunk.recorded, found.candidate, found, path, shrunk.policy)
         shrunk.scenario = path
     return shrunk

@@ -56,6 +56,7 @@ from leasecheck.harness.search.shrink_progress import ShrinkProgress
 from leasecheck.harness.api import Shrunk, hunt_runner, matrix_cell, matrix_write, shrink_finish, shrink_plan
 from leasecheck.harness.run.pipeline import check_and_save, run_and_check
 from leasecheck.result import Result
+from leasecheck.rundir import HISTORY, HISTORY_PARTS, INDEX, RunFiles
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
@@ -442,8 +443,9 @@ def _report(result: Result, parts: list, junit: Path | None) -> int:
     if junit is not None:
         write_junit(junit, result.to_json(), parts, run_dir.resolve().parent.name, run_dir)
     print_summary(console, result.data, run_dir)
-    if (run_dir / "report.html").is_file():
-        console.print(f"report: {run_dir / 'report.html'}", markup=False, soft_wrap=True, highlight=False)
+    report = RunFiles(run_dir).report
+    if report.is_file():
+        console.print(f"report: {report}", markup=False, soft_wrap=True, highlight=False)
     return result.exit_code
 
 
@@ -463,8 +465,8 @@ def report(run_dirs: tuple[Path, ...], results_dir: Path):
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
-        if not (run_dir / "history.jsonl").is_file() and not (run_dir / "history.d").is_dir():
-            _usage_exit(UsageError(f"{run_dir}: no history.jsonl or history.d/ there; pass a run directory "
+        if not RunFiles(run_dir).has_history():
+            _usage_exit(UsageError(f"{run_dir}: no {HISTORY} or {HISTORY_PARTS}/ there; pass a run directory "
                                    "such as results/latest"))
     if not run_dirs and not results_dir.is_dir():
         _usage_exit(UsageError(f"{results_dir}: no such results directory; pass --results-dir DIR or a RUN_DIR"))
@@ -478,7 +480,7 @@ def report(run_dirs: tuple[Path, ...], results_dir: Path):
             console.print(f"report: {path}", markup=False, soft_wrap=True, highlight=False)
     roots = {results_dir_of(r) for r in run_dirs} - {None} if run_dirs else {write_index(results_dir).parent}
     for root in sorted(roots):
-        console.print(f"index: {root / 'index.html'}", markup=False, soft_wrap=True, highlight=False)
+        console.print(f"index: {root / INDEX}", markup=False, soft_wrap=True, highlight=False)
     sys.exit(EXIT_CRASH if failed else 0)
 
 

@@ -1,13 +1,22 @@
 """Everything the harness writes and the checker reads, named once.
 
 The harness (``harness/``, ``workloads/``) writes a run directory; the checker (``checkers/``)
-reads it, possibly a later version reading an older run. Both sides import these names from here
-and from nowhere else — this module imports nothing of either, so the checker never loads the
-harness to know what a marker looks like. docs/history.md is the contract in words.
+reads it, possibly a later version reading an older run. Both sides import these names from here,
+from ``leasecheck.events`` (the history's events: types, fields, one line's encoding) and from
+``leasecheck.rundir`` (the run directory's files and their JSON), and from nowhere else — none of
+the three imports anything of either side, so the checker never loads the harness to know what a
+marker looks like. docs/history.md is the contract in words, docs/schemas/ its JSON Schemas.
 """
 from __future__ import annotations
 
 import re
+
+# Re-exported for older imports: the history's events are leasecheck.events', the files leasecheck.rundir's.
+from leasecheck.events import (  # noqa: F401
+    EFFECT, FAIL, FAULT_END, FAULT_NOT_FIRED, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT,
+    LEASE_ERROR, MEASURED_TOOK_EFFECT, MEASURED_WHY, OK, RUN_END, RUN_START, SLOT_CRASH, WORKER_END,
+    WORKER_START)
+from leasecheck.rundir import node_audit, node_clock  # noqa: F401
 
 # -- versions ------------------------------------------------------------------------------------
 HISTORY_SCHEMA_VERSION = 1   # run_start.schema_version; the checker refuses a newer history
@@ -38,21 +47,7 @@ def fault_marker_pattern(fault: str) -> re.Pattern:
 
 
 # -- the history (history.jsonl) -------------------------------------------------------------------
-# Operation types of a lease call (Jepsen's): invoked, then ok (happened), fail (certainly did
-# not) or info (unknown: it may take effect at any later time).
-INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
-# A command a lease's own thread sent after its call returned (`leasecheck.harness.record.connection`): credited to
-# that call (attempt, f, invoked = its invocation's time) by the checker (`leasecheck.checkers.model.nodes`).
-LATE_SENT = "late_sent"
-# Events of the run and its processes.
-RUN_START, RUN_END = "run_start", "run_end"
-WORKER_START, WORKER_END, SLOT_CRASH = "worker_start", "worker_end", "slot_crash"
-JOB_START, JOB_END, EFFECT, LEASE_ERROR = "job_start", "job_end", "effect", "lease_error"
-# Events of the nemesis: each fault starts and ends (with what it measured), or never fired.
-FAULT_START, FAULT_END, FAULT_NOT_FIRED = "fault_start", "fault_end", "fault_not_fired"
-# A fault may judge its own effect in ``fault_end.measured`` (``took_effect``: true / false / null,
-# ``why``) when the checker has no rule of its own for that fault kind.
-MEASURED_TOOK_EFFECT, MEASURED_WHY = "took_effect", "why"
+# The event types: leasecheck.events (imported above).
 
 # -- keys ---------------------------------------------------------------------------------------
 def key_prefix(run_id: str) -> str:
@@ -66,12 +61,7 @@ def key_prefix(run_id: str) -> str:
 NODE_SEPARATOR = "@"
 
 
-def node_audit(node: str) -> str:
-    return f"audit-{node}.log"
-
-
-def node_clock(node: str) -> str:
-    return f"store-clock-{node}.jsonl"
+# node_audit, node_clock: the files are leasecheck.rundir's (imported above).
 
 
 def node_of_conn(conn: str) -> str | None:
@@ -81,7 +71,7 @@ def node_of_conn(conn: str) -> str | None:
 
 
 ROLE_TARGETS = ("primary", "replica")
-SENTINEL_SERVICE = "leasecheck"   # --topology replicated: the name the Sentinels know the primary by   # --topology replicated: the node in that role when the fault starts
+SENTINEL_SERVICE = "leasecheck"   # --topology replicated: the name the Sentinels know the primary by
 
 
 def is_node(target) -> bool:

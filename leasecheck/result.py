@@ -13,15 +13,15 @@ For example::
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping, Union
 
+from leasecheck.rundir import load_results, save_results
+
 Validity = Union[bool, Literal["unknown"]]
 
-RESULTS_FILE = "results.json"
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
 VERDICTS = {True: "VALID", False: "INVALID"}
 
@@ -92,8 +92,7 @@ class Result:
     @classmethod
     def load(cls, run_dir: Path | str) -> "Result":
         """The result stored in ``run_dir/results.json`` (nothing is checked again)."""
-        run_dir = Path(run_dir)
-        return cls.from_json(json.loads((run_dir / RESULTS_FILE).read_text()), run_dir)
+        return cls.from_json(load_results(run_dir), Path(run_dir))
 
     def to_json(self) -> dict:
         """``results.json``'s content: the checker's fields, as it wrote them."""
@@ -101,9 +100,7 @@ class Result:
 
     def save(self, run_dir: Path | str | None = None) -> Path:
         """Write ``results.json`` into ``run_dir`` (default: the run's own directory)."""
-        target = Path(run_dir if run_dir is not None else self.run_dir) / RESULTS_FILE
-        target.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
-        return target
+        return save_results(Path(run_dir if run_dir is not None else self.run_dir), self.to_json())
 
     def __repr__(self) -> str:
         # One line, verdict and reasons first: pytest cuts a long repr in an assertion message.

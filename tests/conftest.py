@@ -2,7 +2,6 @@
 real ``leasecheck`` command line in a subprocess."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from leasecheck.harness.errors import UsageError
 from leasecheck.harness.run.host import default_store_bin
 from leasecheck.harness.run.preflight import preflight
 from leasecheck.harness.stores.embedded import EmbeddedStore
+from leasecheck.rundir import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ class Outcome:
 
     @property
     def results(self) -> dict:
-        return json.loads((self.run_dir / "results.json").read_text())
+        return load_results(self.run_dir)
 
 
 def _env(tmp_path: Path, extra: dict | None) -> dict:

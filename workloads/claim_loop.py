@@ -18,6 +18,8 @@ from typing import Callable
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.settings.durations import Distribution
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.events import (
+    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK)
 
 
 @dataclass
@@ -61,7 +63,7 @@ class Slot:
         try:
             lease = self.lease_factory(self.client, key, self.ttl_ms)
         except Exception as e:  # the lease's own constructor failed: nothing was claimed
-            self.history.record(self.process, "lease_error", attempt=attempt, key=key,
+            self.history.record(self.process, LEASE_ERROR, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return False
         got = self._call(lease.acquire, "acquire", attempt, key)
@@ -81,7 +83,7 @@ class Slot:
         start = time.monotonic()
         end = start + duration
         next_renew = start + period
-        self.history.record(self.process, "job_start", attempt=attempt, key=key)
+        self.history.record(self.process, JOB_START, attempt=attempt, key=key)
         aborted = False
         while True:
             now = time.monotonic()
@@ -97,41 +99,41 @@ class Slot:
             time.sleep(max(0.0, wake - now))
         if not aborted:
             self._effect(lease, attempt, key)
-        self.history.record(self.process, "job_end", attempt=attempt, key=key, aborted=aborted)
+        self.history.record(self.process, JOB_END, attempt=attempt, key=key, aborted=aborted)
 
     def _effect(self, lease, attempt: str, key: str) -> None:
         """Record the job's effect; with ``--sink`` it is a store write, recorded like a call
         (``f = "effect"``) so the audit can attribute it."""
         if self.sink is None:
-            self.history.record(self.process, "effect", attempt=attempt, key=key)
+            self.history.record(self.process, EFFECT, attempt=attempt, key=key)
             return
         fence = getattr(lease, "fence", None)
-        self.history.record(self.process, "invoke", f="effect", attempt=attempt, key=key, fence=fence)
+        self.history.record(self.process, INVOKE, f=F_EFFECT, attempt=attempt, key=key, fence=fence)
         try:
             accepted = self.sink.write(key, fence)
         except Exception as e:
-            self.history.record(self.process, "info", f="effect", attempt=attempt, key=key,
+            self.history.record(self.process, INFO, f=F_EFFECT, attempt=attempt, key=key,
                                 fence=fence, error=_describe(e), sent=self.tracker.drain())
             return
-        self.history.record(self.process, "ok", f="effect", attempt=attempt, key=key, fence=fence,
+        self.history.record(self.process, OK, f=F_EFFECT, attempt=attempt, key=key, fence=fence,
                             value=accepted, sent=self.tracker.drain())
-        self.history.record(self.process, "effect", attempt=attempt, key=key, fence=fence,
+        self.history.record(self.process, EFFECT, attempt=attempt, key=key, fence=fence,
                             fenced_accepted=accepted)
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        invoked = self.history.record(self.process, "invoke", f=f, attempt=attempt, key=key)
+        invoked = self.history.record(self.process, INVOKE, f=f, attempt=attempt, key=key)
         self.tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
         self.on_call(self.process, f)
         try:
             value = bool(fn())
         except Exception as e:
             self.on_call(self.process, None)
-            self.history.record(self.process, "info", f=f, attempt=attempt, key=key,
+            self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return None
         self.on_call(self.process, None)
-        kind = "fail" if (f == "acquire" and not value) else "ok"
+        kind = FAIL if (f == ACQUIRE and not value) else OK
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
                             sent=self.tracker.drain())
         return value

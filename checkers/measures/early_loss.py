@@ -43,6 +43,7 @@ from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.read.ops import Op
+from leasecheck.events import OK, RENEW
 
 CAUSES = ("clock_jump", "short_expiry", "eviction", "store_restart", "failover")
 _BY_FATE = {"evicted": "eviction", "lost_in_restart": "store_restart"}
@@ -63,7 +64,7 @@ class Promises:
         self.renewals: dict[str, list[tuple[int, int]]] = {}
 
     def feed(self, op: Op) -> None:
-        if op.f == "renew" and op.type == "ok" and op.value is True and op.end_time is not None:
+        if op.f == RENEW and op.type == OK and op.value is True and op.end_time is not None:
             self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time))
 
     def promised_from(self, claim: Claim, at: int) -> int:

@@ -12,11 +12,12 @@ says ``history``. ``undecided`` counts effects that could not be judged.
 from __future__ import annotations
 
 from leasecheck.checkers.read.ops import Op
+from leasecheck.events import EFFECT, F_EFFECT, OK, TYPE
 
 
 def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dict] | None = None,
                   claims: list | None = None, clock=None) -> dict | None:
-    effects = [op for op in ops if op.f == "effect" and op.type == "ok"]
+    effects = [op for op in ops if op.f == F_EFFECT and op.type == OK]
     if not effects:
         return _from_history(events or [], claims, clock)
     fenced = any(op.fence is not None for op in effects)
@@ -34,7 +35,7 @@ def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dic
 def _from_history(events: list[dict], claims: list | None, clock) -> dict | None:
     """Effects recorded only in the history: stale when the store-clock time of the event falls
     outside every claim of its attempt (None when there is no audit to know the claims)."""
-    effects = [e for e in events if e.get("type") == "effect"]
+    effects = [e for e in events if e.get(TYPE) == EFFECT]
     if not effects:
         return None
     if claims is None or clock is None:

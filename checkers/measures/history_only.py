@@ -12,6 +12,7 @@ told apart from a release of one's own claim, so the verdict stays "unknown" wit
 from __future__ import annotations
 
 from leasecheck.checkers.read.ops import Op
+from leasecheck.events import ACQUIRE, FAULT_START, OK, RELEASE, TYPE
 
 
 class ForeignProof:
@@ -24,18 +25,18 @@ class ForeignProof:
         self.found: list[Op] = []
 
     def feed(self, op: Op) -> None:
-        if op.type != "ok" or op.value is not True:
+        if op.type != OK or op.value is not True:
             return
-        if op.f == "acquire":
+        if op.f == ACQUIRE:
             self.acquired[op.attempt] = op.end_time
-        elif op.f == "release" and self.ttl_ns is not None:
+        elif op.f == RELEASE and self.ttl_ns is not None:
             done = self.acquired.get(op.attempt)
             if done is not None and op.invoke_time - done > self.ttl_ns:
                 self.found.append(op)
 
     def proven(self, fault_starts: list[dict]) -> list[Op] | None:
         """None when nothing can be proven (no TTL, or the store's clock was stepped)."""
-        if self.ttl_ns is None or any(e.get("type") == "fault_start" and e.get("fault") == "clock"
+        if self.ttl_ns is None or any(e.get(TYPE) == FAULT_START and e.get("fault") == "clock"
                                       and e.get("target") == "store" for e in fault_starts):
             return None
         return sorted(self.found, key=lambda op: op.index)

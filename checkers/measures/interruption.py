@@ -19,6 +19,8 @@ the first worker or slot that ended early). Sources, in the history:
 """
 from __future__ import annotations
 
+from leasecheck.events import RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START
+
 # A worker ends only after the planned time; this much earlier still counts as on time
 # (timestamps of different processes are read microseconds apart, never this far).
 EARLY_NS = 50_000_000
@@ -36,18 +38,18 @@ class RunSpan:
         self._ends: list[tuple[int, str, str]] = []
 
     def feed(self, e: dict) -> None:
-        kind = e.get("type")
-        if kind == "run_start":
+        kind = e.get(TYPE)
+        if kind == RUN_START:
             self.started = True
-        elif kind == "run_end":
+        elif kind == RUN_END:
             self.end = e
-        elif kind == "worker_start":
+        elif kind == WORKER_START:
             if isinstance(e.get("pid"), int):
                 self.pids[e["pid"]] = str(e.get("process"))
-        elif kind == "worker_end":
+        elif kind == WORKER_END:
             why = f" ({e['reason']})" if e.get("reason") else ""
             self._ends.append((e["time"], str(e.get("process")), f"ended{why}"))
-        elif kind == "slot_crash":
+        elif kind == SLOT_CRASH:
             self._ends.append((e["time"], str(e.get("process")), f"crashed ({e.get('error', '?')})"))
 
     def interrupted(self, config: dict | None, last_ns: int) -> dict | None:

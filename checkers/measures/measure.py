@@ -21,6 +21,7 @@ from leasecheck.checkers.measures.fault_windows import FaultWindows
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.checkers.model.join import Join
 from leasecheck.checkers.read.ops import Op
+from leasecheck.events import FAULT_START, TYPE
 
 
 @dataclass
@@ -155,7 +156,7 @@ def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
 def _store_clock_steps_ms(events) -> list[float]:
     """The sizes (ms) of the steps the run made to the store's clock, looked up ahead of the
     check (the model's trust window depends on them from the first line on)."""
-    starts = (events.scan(b"fault_start") if isinstance(events, HistoryStream)
-              else [e for e in events if e.get("type") == "fault_start"])
+    starts = (events.scan(FAULT_START.encode()) if isinstance(events, HistoryStream)
+              else [e for e in events if e.get(TYPE) == FAULT_START])
     return [abs((e.get("requested") or {}).get("size") or 0) * 1000 for e in starts
-            if e.get("type") == "fault_start" and e.get("fault") == "clock" and on_store(e.get("target"))]
+            if e.get(TYPE) == FAULT_START and e.get("fault") == "clock" and on_store(e.get("target"))]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leasecheck.protocol import INVOKE, OK
+from leasecheck.events import ACQUIRE, INVOKE, OK, RELEASE, TYPE
 
 DRIFT_FACTOR = 0.01
 DRIFT_MS = 2.0
@@ -55,13 +55,13 @@ def holds(events, ttl_ms: float) -> list[Hold]:
     invoked: dict[str, int] = {}
     out: dict[str, Hold] = {}
     for e in events:
-        f, kind, attempt = e.get("f"), e.get("type"), e.get("attempt")
-        if f == "acquire" and kind == INVOKE:
+        f, kind, attempt = e.get("f"), e.get(TYPE), e.get("attempt")
+        if f == ACQUIRE and kind == INVOKE:
             invoked[attempt] = e["time"]
-        elif f == "acquire" and kind == OK and e.get("value") is True and attempt in invoked:
+        elif f == ACQUIRE and kind == OK and e.get("value") is True and attempt in invoked:
             t0 = invoked[attempt]
             out[attempt] = Hold(attempt, e.get("key"), t0, e["time"], promised_end_ns(t0, ttl_ms), False)
-        elif f == "release" and kind == INVOKE and attempt in out:
+        elif f == RELEASE and kind == INVOKE and attempt in out:
             h = out[attempt]
             if e["time"] < h.end:
                 h.end, h.released = e["time"], True

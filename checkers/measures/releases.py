@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from leasecheck.checkers.read.ops import Op
+from leasecheck.events import FAIL, INFO, OK, RELEASE
 
 EXAMPLES = 5
 
@@ -22,13 +23,13 @@ class Releases:
 
     def add(self, op: Op) -> None:
         """Count one completed release call (and keep the first few that found nothing)."""
-        if op.type in ("ok", "fail"):
+        if op.type in (OK, FAIL):
             self.completed += 1
-            if op.type == "ok" and not op.value:
+            if op.type == OK and not op.value:
                 self.found_nothing += 1
                 if len(self.first) < EXAMPLES:
                     self.first.append(op)
-        elif op.type == "info":
+        elif op.type == INFO:
             self.unknown += 1
 
     @property
@@ -40,6 +41,6 @@ def releases(ops: list[Op]) -> Releases:
     """Count the outcomes of every release call in `ops`."""
     r = Releases()
     for op in ops:
-        if op.f == "release":
+        if op.f == RELEASE:
             r.add(op)
     return r

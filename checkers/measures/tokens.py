@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from leasecheck.checkers.model.claims import Claim
+from leasecheck.rundir import AUDIT
 
 
 @dataclass
@@ -61,7 +62,7 @@ def reuse_markdown(reuse: TokenReuse, to_s) -> str | None:
             "indistinguishable from A's |"]
     return "\n".join([
         "## Reused holder token", "",
-        f"Attempts {a.owner} and {b.owner} created claims with the same token (audit.log lines "
+        f"Attempts {a.owner} and {b.owner} created claims with the same token ({AUDIT} lines "
         f"{a.line} and {b.line}). A release that compares tokens cannot tell their claims apart: "
         "a late release of one deletes the other's claim. A token must be fresh and unguessable "
         "for every claim attempt.", "",

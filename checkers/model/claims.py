@@ -62,7 +62,9 @@ from leasecheck.checkers.model.crosscheck import FOUND_NOTHING, CallChecks
 from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.model.join import Join
 from leasecheck.checkers.read.ops import Op
+from leasecheck.rundir import AUDIT
 from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create
+from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
          "evicted", "lost_in_restart", "lost_in_failover", "still_held", "unknown")
@@ -147,7 +149,7 @@ class _Cmd:
 
     @property
     def where(self) -> str:
-        return f"audit.log:{self.rec.line}: {self.label}"
+        return f"{AUDIT}:{self.rec.line}: {self.label}"
 
 
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
@@ -192,7 +194,7 @@ class Replay:
         if rec.addr != "lua":
             self.last_time = rec.time
             self.script = (rec.name, rec.time)
-            if (op is not None and rec.name == "SET" and op.f == "acquire"
+            if (op is not None and rec.name == "SET" and op.f == ACQUIRE
                     and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
                 # The most common line by far: an acquire's SET NX that the live claim turns
                 # away. It changes nothing; only the cross-check notes what the call sent.
@@ -209,7 +211,7 @@ class Replay:
         else:
             c = _Cmd(rec, self.script[1], attempt, op, f"{self.script[0]}: {rec.argv[0]}")
         if op is not None:
-            if op.f == "effect" and rec.addr != "lua" and rec.name.startswith("EVAL"):
+            if op.f == F_EFFECT and rec.addr != "lua" and rec.name.startswith("EVAL"):
                 self.claims.judge_effect(c)
             self.calls.before(c)
         if rec.reply is None:
@@ -302,7 +304,7 @@ class Claims:
         said = _reply_says_present(c)
         if said is not None:
             return not said
-        return bool(c.op is not None and c.op.f == "acquire" and c.op.succeeded)
+        return bool(c.op is not None and c.op.f == ACQUIRE and c.op.succeeded)
 
     def result_unknown(self, c: _Cmd) -> bool:
         return _reply_says_present(c) is None and (c.op is None or c.op.succeeded is None)
@@ -418,7 +420,7 @@ class Claims:
             # It may have been evicted already: without proof that this command removed
             # something, it is no foreign release. A release or renewal that answered "nothing
             # there" shows the eviction; an overwriting SET succeeds either way, so it decides nothing.
-            if c.op is not None and c.op.type in ("ok", "fail") and c.op.f in ("release", "renew"):
+            if c.op is not None and c.op.type in (OK, FAIL) and c.op.f in (RELEASE, RENEW):
                 self.seal(claim, "evicted", c.t)
             else:
                 self.calls.effect(c, "unknown")
@@ -453,7 +455,7 @@ class Claims:
 
 def _proves_removal(op: Op | None) -> bool:
     """Only a release or renewal answering True proves its command found the key there."""
-    return op is not None and op.f in ("release", "renew") and op.type == "ok" and op.value is True
+    return op is not None and op.f in (RELEASE, RENEW) and op.type == OK and op.value is True
 
 
 def _reply_says_present(c: _Cmd) -> bool | None:
@@ -473,7 +475,7 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
     ok = op.succeeded if op is not None else None
     if ok is None:
         return None
-    if op.f == "acquire":
+    if op.f == ACQUIRE:
         # Only a conditional create's result says anything about the key: an acquire whose
         # command overwrites unconditionally (SET without NX) succeeds whether or not a claim
         # is there.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from leasecheck.checkers.read.ops import Op
 from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, UNKNOWN, first_key
+from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
 
 # What a release that found nothing met, by the three outcomes of a checked release: the key
 # absent (its claim reached its deadline and nobody re-claimed it yet), another attempt's claim
@@ -44,9 +45,9 @@ class CallChecks:
     def before(self, c) -> None:
         """`c` is about to be applied: note what a release meets, what an acquire sent."""
         op = c.op
-        if op.f == "release" and op.index not in self.saw:
+        if op.f == RELEASE and op.index not in self.saw:
             self.saw[op.index] = self.seen_by(op, c)
-        elif op.f == "acquire":
+        elif op.f == ACQUIRE:
             shown = self.shown.get(op.index)
             if shown is None:
                 self.shown[op.index] = [(c.label, c.rec.argv)]
@@ -73,14 +74,14 @@ class CallChecks:
     def classify_release(self, op: Op) -> None:
         """Count a release that found nothing by what its first command met."""
         saw = self.saw.pop(op.index, "unknown")
-        if op.f == "release" and op.type == "ok" and op.value is False:
+        if op.f == RELEASE and op.type == OK and op.value is False:
             outcome = saw if saw in FOUND_NOTHING else "unknown"
             self.out.found_nothing[outcome] += 1
             op.outcome = outcome
 
     def settle(self, op: Op, missing: bool = False) -> None:
         """`op`'s commands are all applied (or the audit is over): check it, forget it."""
-        if op.type == "fail" and op.index not in self.effects:
+        if op.type == FAIL and op.index not in self.effects:
             # The most common call by far (an acquire that lost) whose commands changed nothing:
             # it agrees with the audit; forget it, as `check` and `classify_release` would.
             self.shown.pop(op.index, None)
@@ -100,7 +101,7 @@ class CallChecks:
             return      # (a call that reported failure and did nothing agrees with the audit)
         out = self.out
         said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
-        if op.f == "acquire":
+        if op.f == ACQUIRE:
             if ok and "created" not in eff and "extended_own" not in eff:
                 out.disagreements.append(f"{said}, but the audit shows no successful create")
                 out.unmatched_wins += 1
@@ -113,12 +114,12 @@ class CallChecks:
             elif not ok and "created" in eff:
                 out.disagreements.append(f"{said}, but its SET created a claim in the audit "
                                          "(a client retry?)")
-        elif op.f == "release":
+        elif op.f == RELEASE:
             if ok and not eff & {"removed_own", "removed_foreign"}:
                 out.disagreements.append(f"{said}, but the audit shows it removed nothing")
             elif not ok and "removed_own" in eff:
                 out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
-        elif op.f == "renew":
+        elif op.f == RENEW:
             # A renew's command that shortened (or expired) a claim found the key and changed
             # its expiry just as an extension does: the store answered 1 all the same.
             if ok and not eff & {"extended_own", "extended_foreign", "removed_own", "removed_foreign"}:

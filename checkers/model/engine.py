@@ -17,6 +17,7 @@ from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.errors import HistoryError
 from leasecheck.checkers.model.join import Joiner
+from leasecheck.events import FAIL, OK
 
 
 _OVER = object()
@@ -143,6 +144,6 @@ class Engine:
         for rec, _, op in self._attributed():
             if first is None and rec.kind == "cmd":
                 first = rec.time
-            if op is not None and rec.addr != "lua" and op.type in ("ok", "fail"):
+            if op is not None and rec.addr != "lua" and op.type in (OK, FAIL):
                 windows.append((rec.time, op.invoke_time, op.end_time))
         return windows, first

@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER
 
 from leasecheck.checkers.read.audit import AuditRecord
+from leasecheck.rundir import AUDIT
 from leasecheck.checkers.read.ops import Op, slot_of
+from leasecheck.events import FAIL, INFO, OK
 
 SCRIPT_CALLS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 TXN_END = ("EXEC", "DISCARD")
@@ -75,7 +77,7 @@ class Join:
         the audit (in a complete audit an `info` call's missing command simply never ran) and,
         in an incomplete audit, calls that never completed (their sent lists are unknown)."""
         return [op.index for op in ops
-                if (op.index in self.missing and not (complete and op.type == "info"))
+                if (op.index in self.missing and not (complete and op.type == INFO))
                 or (not complete and op.type is None)]
 
 
@@ -171,7 +173,7 @@ class Joiner:
             return None, None
         if rec.addr == "lua":
             if not self.script_seen:
-                out.problems.append(f"audit.log:{rec.line}: script command with no EVAL before it")
+                out.problems.append(f"{AUDIT}:{rec.line}: script command with no EVAL before it")
                 out.unattributed += 1
                 return None, None
             out.unattributed += self.script[0] is None
@@ -247,7 +249,7 @@ class Joiner:
             out.mismatches += 1
             out.unattributed += 1
             out.disagreements.append(
-                f"audit.log:{rec.line}: {conn} seq {seq} is {name} in the audit but "
+                f"{AUDIT}:{rec.line}: {conn} seq {seq} is {name} in the audit but "
                 f"{want} in the history ({op.attempt} {op.f})")
             return None, None
         if name == "MULTI":
@@ -353,7 +355,7 @@ def _txn_end(by_seq: dict[int, Op], conn: str, multi: int) -> int | None:
 
 def _orphan(out: Join, rec: AuditRecord, conn: str, seq: int,
             pending: list[Op]) -> tuple[str | None, Op | None]:
-    what = f"audit.log:{rec.line}: {rec.name} from {conn} seq {seq} is in no sent list"
+    what = f"{AUDIT}:{rec.line}: {rec.name} from {conn} seq {seq} is in no sent list"
     if len(pending) == 1:
         op = pending[0]
         out.problems.append(f"{what}; given to {op.attempt} ({op.f} never completed)")
@@ -384,7 +386,7 @@ def _missing_in_complete_audit(out: Join, ops) -> None:
     (that resolves it), a disagreement for `ok`/`fail` (the client saw a reply)."""
     for idx, entries in out.missing.items():
         op = ops[idx]
-        if op.type in ("ok", "fail"):
+        if op.type in (OK, FAIL):
             listed = ", ".join(f"{c} seq {s} {n}" for c, s, n in entries)
             out.disagreements.append(f"{op.attempt} {op.f} ({op.type}) sent {listed}, "
                                      "but the complete audit has no such line")

@@ -21,13 +21,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leasecheck.protocol import FAIL, INFO, INVOKE, LATE_SENT, OK, node_audit, node_clock, node_of_conn
+from leasecheck.protocol import node_of_conn
+from leasecheck.rundir import node_audit, node_clock
 
 from leasecheck.checkers.read.audit import AuditStream
 from leasecheck.checkers.model.claims import Claim, ClaimsResult, ForeignRelease
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.measures.measure import measure, replication_addresses
 from leasecheck.checkers.read.rundir import load_store_clock
+from leasecheck.events import FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
 
 @dataclass
@@ -135,7 +137,7 @@ def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
     done: dict[tuple, int] = {}        # (attempt, f, invoked) -> position of its completion in `out`
     early: dict[tuple, list] = {}      # late commands whose call's completion is still to come
     for e in events:
-        kind, call = e.get("type"), (e.get("attempt"), e.get("f"))
+        kind, call = e.get(TYPE), (e.get("attempt"), e.get("f"))
         if kind == INVOKE:
             invoked[call] = e.get("time")
         sent = e.get("sent")
@@ -156,7 +158,7 @@ def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
                 e["sent"] = mine + early.pop(which, [])
                 done[which] = len(out)
             if kind in (OK, FAIL) and not here:
-                e["type"] = INFO
+                e[TYPE] = INFO
                 e.pop("value", None)
         out.append(e)
     return out

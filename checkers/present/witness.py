@@ -19,6 +19,7 @@ from leasecheck.checkers.model.claims import Claim, ClaimsResult
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.measures.fault_windows import FaultWindows
 from leasecheck.checkers.read.jobs import JobRun
+from leasecheck.rundir import AUDIT
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Witness:
 
 
 def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClock,
-                  which: int = 0, faults: FaultWindows | None = None, audit: str = "audit.log") -> Witness | None:
+                  which: int = 0, faults: FaultWindows | None = None, audit: str = AUDIT) -> Witness | None:
     """The timeline of foreign release number `which` (the first by default) in `result`; None
     when there is no such one. `faults`: the run's faults, to show what the nemesis did; `audit`:
     the file whose line numbers `result` gives (a node's own audit in a run of several)."""

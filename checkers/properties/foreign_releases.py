@@ -7,11 +7,13 @@ alone proves counts (`history_only`), and nothing else can be said (unknown).
 """
 from __future__ import annotations
 
-from leasecheck.protocol import node_audit
+from leasecheck.rundir import node_audit
 
 from leasecheck.checkers.measures.measure import Measured
 from leasecheck.checkers.result import OMITTED, Part
+from leasecheck.rundir import AUDIT
 from leasecheck.checkers.present.witness import build_witness, walk_ins
+from leasecheck.events import INFO
 
 FOREIGN_LISTED = 1000   # results.json lists this many foreign releases, enough to draw; the count is exact
 
@@ -45,7 +47,7 @@ def check(m: Measured, found) -> Part:
         fr = sim.foreign[0]
         part.failures.append(
             f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
-            f"{fr.command} (audit.log line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
+            f"{fr.command} ({AUDIT} line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
             f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.key}")
     part.doubts += _uncovered(m)
     part.notes.append(f"no foreign release among {sum(sim.counts().values())} claim(s) in a complete audit")
@@ -59,7 +61,7 @@ def _uncovered(m: Measured) -> list[str]:
     uncovered = [by_index[i] for i in m.joined.uncovered(m.remaining, complete)]
     if not uncovered:
         return []
-    info = sum(op.type == "info" for op in uncovered)
+    info = sum(op.type == INFO for op in uncovered)
     never = sum(op.type is None for op in uncovered)
     example = f"e.g. {uncovered[0].attempt} {uncovered[0].f}"
     if complete:
@@ -120,6 +122,6 @@ def _history_only(m: Measured) -> Part:
             f"{first.attempt}'s release at {first.invoke_time / 1e9:.3f} s, which deleted something "
             "more than the lease after its own claim was made, so not its own claim")
     else:
-        part.doubts.append("there is no audit.log, and the history alone proves no foreign release "
+        part.doubts.append(f"there is no {AUDIT}, and the history alone proves no foreign release "
                            "(a release close to its deadline cannot be told from one of its own claim)")
     return part

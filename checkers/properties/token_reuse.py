@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leasecheck.checkers.measures.measure import Measured
 from leasecheck.checkers.result import Part
+from leasecheck.rundir import AUDIT
 from leasecheck.checkers.measures.tokens import reuse_markdown, token_reuse
 
 ORDER = 20
@@ -18,7 +19,7 @@ def check(m: Measured, found) -> Part:
     if reuse.tokens:
         part.failures.append(
             f"holder tokens are not fresh per attempt: {reuse.attempts} attempts shared "
-            f"{reuse.tokens} token value(s) (first at audit.log line {reuse.line}: "
+            f"{reuse.tokens} token value(s) (first at {AUDIT} line {reuse.line}: "
             f"{', '.join(reuse.example)}); a late release of one can delete another's claim")
     md = reuse_markdown(reuse, lambda store_s: m.clock.to_history_ns(store_s) / 1e9)
     if md:

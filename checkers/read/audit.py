@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-AUDIT = "audit.log"
+from leasecheck.rundir import AUDIT
 
 # A command line as `parse_line` accepts it: `<sec>.<frac> [<db> <addr>] <args>`.
 _HEAD = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)", re.S)

@@ -16,9 +16,12 @@ from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
+from leasecheck.events import (
+    EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, RELEASE, RENEW,
+    RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
-_SPAN = frozenset(("run_start", "run_end", "worker_start", "worker_end", "slot_crash"))
+_SPAN = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
 
 
 class Digest:
@@ -51,16 +54,16 @@ class Digest:
         if "f" in e:
             self.pairer.feed(e)
             return
-        kind = e.get("type")
-        if kind in ("job_start", "job_end"):
+        kind = e.get(TYPE)
+        if kind in (JOB_START, JOB_END):
             self.jobs.feed(e)
-        elif kind == "effect":
-            self.effects.append({"type": "effect", "attempt": e.get("attempt"), "time": t})
-        elif kind in ("fault_start", "fault_end", "fault_not_fired"):
+        elif kind == EFFECT:
+            self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
+        elif kind in (FAULT_START, FAULT_END, FAULT_NOT_FIRED):
             self.faults.feed(e)
         elif kind in _SPAN:
             self.span.feed(e)
-        if kind == "run_start" and self.config is None:
+        if kind == RUN_START and self.config is None:
             version = e.get("schema_version")
             if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
                 raise CheckError(f"this run was recorded with history schema {version}, newer than "
@@ -69,15 +72,15 @@ class Digest:
             self.proof = ForeignProof(self.ttl_ms)
 
     def _done(self, op: Op) -> None:
-        if op.f == "effect":
+        if op.f == F_EFFECT:
             self.effect_ops.append(op)
         else:
             self.completed += 1
-            if op.f == "release":
+            if op.f == RELEASE:
                 self.releases.add(op)
         if op.value is True:           # (the two look only at calls that returned True)
             self.proof.feed(op)
-            if op.f == "renew":
+            if op.f == RENEW:
                 self.promises.feed(op)
         if self.on_done is not None:
             self.on_done(op)

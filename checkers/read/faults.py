@@ -15,7 +15,8 @@ not be judged, or never fired into a reason the verdict cannot be VALID.
 """
 from __future__ import annotations
 
-from leasecheck.protocol import MEASURED_TOOK_EFFECT, MEASURED_WHY, on_store
+from leasecheck.events import FAULT_END, FAULT_NOT_FIRED, FAULT_START, MEASURED_TOOK_EFFECT, MEASURED_WHY, TYPE
+from leasecheck.protocol import on_store
 
 # Each tolerance in words (the README's Faults section says the same).
 TOLERANCE = {
@@ -42,8 +43,8 @@ class FaultTracker:
         self._not_fired: list[dict] = []
 
     def feed(self, e: dict) -> None:
-        kind = e.get("type")
-        if kind == "fault_start":
+        kind = e.get(TYPE)
+        if kind == FAULT_START:
             self.starts.append(e)
             self._out[e.get("n", len(self._out))] = {
                 "n": e.get("n"), "fault": e.get("fault"), "target": e.get("target"),
@@ -51,11 +52,11 @@ class FaultTracker:
                 "requested": e.get("requested", {}), "measured": None,
                 # a fault aimed at a role (`primary`, `replica`) names the node it acted on
                 **({"node": e["node"]} if e.get("node") else {})}
-        elif kind == "fault_end" and e.get("n") in self._out:
+        elif kind == FAULT_END and e.get("n") in self._out:
             f = self._out[e["n"]]
             f["end_s"] = round(e["time"] / 1e9, 3)
             f["measured"] = e.get("measured", {})
-        elif kind == "fault_not_fired":
+        elif kind == FAULT_NOT_FIRED:
             self._not_fired.append({"n": e.get("n"), "fault": e.get("fault"), "target": e.get("target"),
                                     "at": e.get("at"), "why": e.get("why") or "no reason recorded"})
 

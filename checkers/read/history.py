@@ -15,23 +15,19 @@ event, raises `HistoryError`.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 from typing import Iterator
 
+from orjson import loads as _loads   # parses the history several times faster than the standard library
+
 from leasecheck.checkers.errors import HistoryError
+from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
+from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
-try:  # orjson parses the history several times faster; the standard library is the fallback
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover
-    _loads = json.loads
-
-MERGED = "history.jsonl"
 _SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
-PARTS = "history.d"
 
 
 class HistoryStream:
@@ -60,12 +56,12 @@ class HistoryStream:
         parts = _part_files(self.run)
         if not parts:
             where = (f"{MERGED} has no events" if merged.is_file() and not self.parts_only
-                     else f"no {MERGED} and no {PARTS}/*.jsonl")
+                     else f"no {MERGED} and no {PARTS}/*{PART_SUFFIX}")
             raise HistoryError(f"no history to check in {self.run}: {where}")
         self.total_bytes = sum(p.stat().st_size for p in parts)
-        streams = [((e["time"], order, e) for e in self._read(path)) for order, path in enumerate(parts)]
+        streams = [((e[TIME], order, e) for e in self._read(path)) for order, path in enumerate(parts)]
         for _, _, event in heapq.merge(*streams, key=lambda x: (x[0], x[1])):
-            event.setdefault("index", n)
+            event.setdefault(INDEX, n)
             n += 1
             yield event
         if not n:
@@ -110,8 +106,8 @@ class HistoryStream:
                     event = loads(line)
                 except Exception:  # noqa: BLE001 - told apart below by _parse_event
                     event = None
-                if type(event) is not dict or type(event.get("time")) is not int \
-                        or type(event.get("type")) is not str:
+                if type(event) is not dict or type(event.get(TIME)) is not int \
+                        or type(event.get(TYPE)) is not str:
                     if line == b"\n" or not line.strip():
                         continue
                     if bad is not None:
@@ -127,12 +123,12 @@ class HistoryStream:
                     bad = None
                 if line[-1:] != b"\n":
                     problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
-                t = event["time"]
+                t = event[TIME]
                 if last_time is not None and t < last_time:
                     problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
                 last_time = t
-                if number and "index" not in event:
-                    event["index"] = count
+                if number and INDEX not in event:
+                    event[INDEX] = count
                 count += 1
                 yield event
         if bad is not None:
@@ -164,7 +160,7 @@ def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
     try:
         with open(tmp, "w", encoding="utf-8") as out:
             for event in stream:
-                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+                out.write(encode_merged(event) + "\n")
             out.flush()
             os.fsync(out.fileno())
     except HistoryError:
@@ -189,7 +185,7 @@ def _part_files(run: Path) -> list[Path]:
     """The per-process files in a stable order: harness, then w0, w1, ..., w10 (numbers as numbers)."""
     def natural(p: Path):
         return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", p.name)]
-    return sorted((run / PARTS).glob("*.jsonl"), key=natural)
+    return sorted((run / PARTS).glob("*" + PART_SUFFIX), key=natural)
 
 
 def _lines_with(buf: bytes, end: int, token: bytes, found: list[dict]) -> None:
@@ -202,19 +198,3 @@ def _lines_with(buf: bytes, end: int, token: bytes, found: list[dict]) -> None:
             pass
         i = buf.find(token, stop, end)
 
-
-def _parse_event(line: bytes) -> dict:
-    try:
-        event = _loads(line)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON: {e.msg} at column {e.colno}") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not UTF-8: {e.reason}") from None
-    if not isinstance(event, dict):
-        raise ValueError("not a JSON object")
-    t = event.get("time")
-    if not isinstance(t, int) or isinstance(t, bool):
-        raise ValueError(f"'time' must be integer nanoseconds, got {t!r}")
-    if not isinstance(event.get("type"), str):
-        raise ValueError(f"'type' must be a string, got {event.get('type')!r}")
-    return event

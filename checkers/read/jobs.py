@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from leasecheck.events import JOB_END, JOB_START, TYPE
+
 
 @dataclass(slots=True)
 class JobRun:
@@ -30,8 +32,8 @@ class JobTracker:
         self.problems: list[str] = []
 
     def feed(self, e: dict) -> None:
-        kind = e.get("type")
-        if kind == "job_start":
+        kind = e.get(TYPE)
+        if kind == JOB_START:
             attempt = e.get("attempt")
             if attempt in self.runs:
                 self.problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
@@ -39,7 +41,7 @@ class JobTracker:
                 key = e.get("key")
                 self.runs[attempt] = JobRun(attempt, sys.intern(key) if isinstance(key, str) else key,
                                             e["time"])
-        elif kind == "job_end":
+        elif kind == JOB_END:
             attempt = e.get("attempt")
             run = self.runs.get(attempt)
             if run is None or run.end is not None:

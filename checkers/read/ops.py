@@ -13,8 +13,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-CALLS = ("acquire", "release", "renew", "effect")   # "effect": a job's write to the --sink
-COMPLETIONS = ("ok", "fail", "info")
+from leasecheck.events import CALLS, COMPLETIONS, FAIL, INVOKE, OK, TYPE
+
+# CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern = sys.intern
 
 
@@ -48,9 +49,9 @@ class Op:
 
     def complete(self, e: dict) -> None:
         """Take the completion event `e`'s outcome."""
-        self.type = kind = e["type"]
+        self.type = kind = e[TYPE]
         self.end_time = e["time"]
-        self.value = e.get("value") if kind == "ok" else None
+        self.value = e.get("value") if kind == OK else None
         self.fence = e.get("fence")
         sent = e.get("sent")
         if sent:
@@ -66,9 +67,9 @@ class Op:
     @property
     def succeeded(self) -> bool | None:
         """True/False when the client knows the outcome (ok true / ok false or fail), else None."""
-        if self.type == "ok":
+        if self.type == OK:
             return bool(self.value)
-        return False if self.type == "fail" else None
+        return False if self.type == FAIL else None
 
 
 def _entry(x):
@@ -109,10 +110,10 @@ class Pairer:
         f = e.get("f")
         if f not in CALLS:
             return
-        kind = e.get("type")
+        kind = e.get(TYPE)
         attempt = e.get("attempt")
         open_ = self.open
-        if kind == "invoke":
+        if kind == INVOKE:
             if attempt in open_:
                 self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
                                      f"{open_[attempt].f} was still open")

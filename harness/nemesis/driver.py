@@ -25,7 +25,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from leasecheck.harness.faults import FAULTS, FaultContext, Step
-from leasecheck.protocol import FAULT_END, FAULT_NOT_FIRED, FAULT_START, fault_marker
+from leasecheck.events import FAULT_END, FAULT_NOT_FIRED, FAULT_START, NEMESIS
+from leasecheck.protocol import fault_marker
 
 
 def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: float) -> list[Step]:
@@ -129,19 +130,19 @@ class Nemesis:
         # In a replicated run the node is chosen now (`primary`, `replica`, and `store`/`workers`:
         # the primary) and kept from start to heal, even if the roles change meanwhile (a failover).
         pinned, role = self.ctx.pin(step, FAULTS[step.fault])
-        self.history.record("nemesis", FAULT_START, fault=step.fault, target=step.target,
+        self.history.record(NEMESIS, FAULT_START, fault=step.fault, target=step.target,
                             n=n, requested=requested, **role)
         try:
             return FAULTS[step.fault].start(self.ctx, pinned)
         except Exception as e:
-            self.history.record("nemesis", FAULT_END, fault=step.fault, target=step.target, n=n,
+            self.history.record(NEMESIS, FAULT_END, fault=step.fault, target=step.target, n=n,
                                 measured={"error": f"{type(e).__name__}: {e}"[:300]})
             raise
 
     def _not_fired(self, n: int, step: Step) -> None:
         why = ("the nemesis failed before its time" if self.error else
                f"{self._why_stopped} at {self._now_s():.2f} s, before its start")
-        self.history.record("nemesis", FAULT_NOT_FIRED, fault=step.fault, target=step.target,
+        self.history.record(NEMESIS, FAULT_NOT_FIRED, fault=step.fault, target=step.target,
                             n=n, at=step.at, why=why)
 
     def _end(self, n: int, step: Step, act) -> None:
@@ -155,7 +156,7 @@ class Nemesis:
         finally:
             for ident in getattr(act, "ledger_ids", []):
                 self.ctx.ledger.heal(ident)  # whatever stop() did not undo
-            self.history.record("nemesis", FAULT_END, fault=step.fault, target=step.target,
+            self.history.record(NEMESIS, FAULT_END, fault=step.fault, target=step.target,
                                 n=n, measured=measured)
             self._mark(n, step, "end")
 

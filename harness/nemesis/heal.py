@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from leasecheck.harness.run.host import proc_started
+from leasecheck.rundir import FAULTS_ACTIVE as LEDGER
 
-LEDGER = "faults-active.json"
 
 
 class Ledger:

@@ -5,20 +5,18 @@ the run's start on ``CLOCK_MONOTONIC``, read under the writer's lock so each fil
 order. A background thread writes buffered lines every 50 ms; a process killed with SIGKILL
 loses at most that much, and at worst leaves a torn last line, which the checker tolerates.
 
-Lines are encoded with ``orjson`` (compact, fields in the order given, as ``json.dumps`` with
-``separators=(",", ":")`` would write them, but UTF-8 instead of ``\\u`` escapes): a worker writes
-three to four events per lease call, and the standard encoder was the largest cost a worker adds
-to a bare client loop. A value ``orjson`` refuses (an integer beyond 64 bits, say) falls back to
-``json.dumps``.
+A line is ``leasecheck.events.encode_event`` of ``leasecheck.events.event(time, process, type,
+**fields)``: the same names and encoding the checker's reader expects (``orjson``, compact: a
+worker writes three to four events per lease call, and the standard encoder was the largest cost a
+worker adds to a bare client loop).
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 
-import orjson
+from leasecheck.events import PROCESS, TIME, TYPE, encode_event
 
 FLUSH_INTERVAL_S = 0.05
 
@@ -39,10 +37,12 @@ class HistoryWriter:
         return time.monotonic_ns() - self.t0_ns
 
     def record(self, process: str, type: str, **fields) -> int:
-        """Stamp and queue one event; returns its time."""
+        """Stamp and queue one event (``type``: a ``leasecheck.events`` name, ``fields`` as
+        ``leasecheck.events.EVENTS`` lists them); returns its time."""
         with self._lock:
             t = time.monotonic_ns() - self.t0_ns
-            self._buf.append(_encode({"time": t, "process": process, "type": type, **fields}))
+            # leasecheck.events.event(t, process, type, **fields), inlined: the workers' hot path
+            self._buf.append(encode_event({TIME: t, PROCESS: process, TYPE: type, **fields}))
         return t
 
     def flush(self) -> None:
@@ -74,9 +74,3 @@ class HistoryWriter:
         self.flush()
         os.close(self._fd)
 
-
-def _encode(event: dict) -> bytes:
-    try:
-        return orjson.dumps(event, option=orjson.OPT_NON_STR_KEYS)
-    except TypeError:   # orjson.JSONEncodeError: let the standard encoder try (or raise)
-        return json.dumps(event, separators=(",", ":")).encode()

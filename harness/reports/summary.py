@@ -12,6 +12,7 @@ from rich.table import Table
 
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
+from leasecheck.rundir import RESULTS
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
 
@@ -109,7 +110,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     for line in problems[:3]:
         console.print(f"[yellow]note:[/] {line}")
     if len(problems) > 3:
-        console.print(f"[yellow]note:[/] {len(problems) - 3} more in results.json")
+        console.print(f"[yellow]note:[/] {len(problems) - 3} more in {RESULTS}")
     witness = result.get("witness") or {}
     if witness.get("markdown"):
         if console.is_terminal:
@@ -119,7 +120,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
     reasons = "; ".join(result.get("reasons", []))
     console.print(f"{verdict} {reasons}".rstrip())
-    console.print(f"results: {run_dir / 'results.json'}")
+    console.print(f"results: {run_dir / RESULTS}")
 
 
 def _faults(result: dict) -> str:

@@ -2,9 +2,11 @@
 
 Every worker (and the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl``
 and flushes them every 50 ms (``leasecheck.harness.record.history``). ``LiveStats.sample()`` reads only the bytes
-added since its last call and counts fixed byte strings in the whole chunk (``bytes.count``; only
-the rarer job, release and fault lines are looked at one by one), so sampling a few times a
-second costs the run little, and nothing is added to the workers' path.
+added since its last call and counts fixed byte strings (``"type":"ok"``, ``"f":"acquire"``, in
+any order within a line) in the whole chunk with ``bytes.count``; should a line's fields come
+in another order than the writer's, the acquire lines are picked out one by one, as the rarer
+job, release and fault lines always are. Sampling a few
+times a second costs the run little, and nothing is added to the workers' path.
 
 What it can count is what the *workers* reported, not what the checker will conclude: a release
 that reported finding nothing, job runs of one key that overlapped, acquires won and lost. A
@@ -13,19 +15,31 @@ foreign release needs the store's audit and is known only after the check.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Literal byte strings, counted with ``bytes.count`` / ``bytes.find`` (a fast scan in C): a
-# regular expression over every line costs ten times more. The history writes its fields in a
-# fixed order ({"time","process","type", then the call's fields}; see ``leasecheck.harness.record.history``).
-_WON, _LOST, _UNKNOWN = (b'"type":"%s","f":"acquire"' % kind for kind in (b"ok", b"fail", b"info"))
-_INVOKE, _INVOKE_EFFECT = b'"type":"invoke","f":"', b'"type":"invoke","f":"effect"'
-_RELEASED = b'"type":"ok","f":"release"'
-_JOB, _FAULT = b'"type":"job_', b'"type":"fault_'
+from orjson import loads
+
+from leasecheck.events import (
+    ACQUIRE, F_EFFECT, FAIL, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, OK, RELEASE, TIME, TYPE,
+    token)
+
+# The tokens ``"name":value`` as the history writes them (``leasecheck.events.token``: the writer's
+# own encoder), found with ``bytes.count`` / ``bytes.find`` / ``in`` (C scans): a regular expression
+# or a JSON parse of every line costs several times more. Nothing depends on the order of a line's
+# fields: a line is told by the tokens it contains, wherever they are.
+_T_INVOKE, _T_OK, _T_FAIL, _T_INFO = (token(TYPE, t) for t in (INVOKE, OK, FAIL, INFO))
+_F_ACQUIRE, _F_RELEASE, _F_EFFECT = (token("f", f) for f in (ACQUIRE, RELEASE, F_EFFECT))
+_VALUE_FALSE = token("value", False)
+_T_JOB = token(TYPE, "job_")[:-1]         # "type":"job_ : job_start, job_end
+_T_FAULT = token(TYPE, "fault_")[:-1]     # "type":"fault_ : fault_start, fault_end, fault_not_fired
+# The fast way to count acquire outcomes: the pair ``"type":"ok","f":"acquire"`` as the harness's
+# writer puts them today (type, then f). Its counts are used only when they account for every
+# ``"f":"acquire"`` in the chunk (so every acquire line has that shape); otherwise the acquire
+# lines are picked out one by one (``_acquire_outcomes``), whatever the order of their fields.
+_PAIR = {kind: b"%s,%s" % (token(TYPE, kind), _F_ACQUIRE) for kind in (INVOKE, OK, FAIL, INFO, LATE_SENT)}
 
 # Job events are put in time order across files only once every file has had the time to flush
 # past them (a worker flushes every 50 ms): later events may still be on their way.
@@ -108,27 +122,31 @@ class LiveStats:
 
     def _count(self, chunk: bytes) -> None:
         s = self.snap
-        s.calls += chunk.count(_INVOKE) - chunk.count(_INVOKE_EFFECT)   # lease calls started
-        s.acquires_won += chunk.count(_WON)
-        s.acquires_lost += chunk.count(_LOST)
-        s.acquires_unknown += chunk.count(_UNKNOWN)
-        for line in _lines_with(chunk, _RELEASED):
-            if b'"value":false' in line:     # the release deleted nothing
+        # lease calls started: every invoke but a job's write to the --sink (rare: looked at one by one)
+        s.calls += chunk.count(_T_INVOKE) - sum(_T_INVOKE in line for line in _lines_with(chunk, _F_EFFECT))
+        won, lost, unknown = _acquire_outcomes(chunk)
+        s.acquires_won += won
+        s.acquires_lost += lost
+        s.acquires_unknown += unknown
+        for line in _lines_with(chunk, _F_RELEASE):
+            if _T_OK in line and _VALUE_FALSE in line:     # the release deleted nothing
                 s.found_nothing += 1
-        for line in _lines_with(chunk, _JOB):
+        for line in _lines_with(chunk, _T_JOB):
             job = _job(line)
             if job is not None:
                 heapq.heappush(self._jobs, job)
-        for line in _lines_with(chunk, _FAULT):
+        for line in _lines_with(chunk, _T_FAULT):
             self._fault(line)
 
     def _fault(self, line: bytes) -> None:
         try:
-            event = json.loads(line)
+            event = loads(line)
         except ValueError:
             return
+        if not isinstance(event, dict):
+            return
         n = event.get("n")
-        if event.get("type") == "fault_start":
+        if event.get(TYPE) == FAULT_START:
             self._faults[n] = f"{event.get('fault')}:{event.get('target')}"
         elif self._faults.pop(n, None) is not None:
             self.snap.faults_done += 1
@@ -144,6 +162,15 @@ class LiveStats:
             self._running[key] = max(0, going + delta)
 
 
+def _acquire_outcomes(chunk: bytes) -> tuple[int, int, int]:
+    """How many acquires in ``chunk`` returned true (ok), false (fail), or raised (info)."""
+    pairs = {kind: chunk.count(pair) for kind, pair in _PAIR.items()}
+    if sum(pairs.values()) == chunk.count(_F_ACQUIRE):     # every acquire line is type-then-f
+        return pairs[OK], pairs[FAIL], pairs[INFO]
+    acquires = b"\n".join([line for line in chunk.split(b"\n") if _F_ACQUIRE in line])
+    return acquires.count(_T_OK), acquires.count(_T_FAIL), acquires.count(_T_INFO)
+
+
 def _lines_with(chunk: bytes, needle: bytes):
     """The whole lines of ``chunk`` that contain ``needle`` (found with ``bytes.find``)."""
     at = chunk.find(needle)
@@ -156,15 +183,13 @@ def _lines_with(chunk: bytes, needle: bytes):
 
 
 def _job(line: bytes) -> tuple[int, int, str] | None:
-    """``(time, +1 for a start / -1 for an end, key)`` of a job line, read at the fields' fixed
-    places (``{"time":N,...,"type":"job_start",...,"key":"K"...}``); as many job lines as acquires
-    won, so no JSON parsing. A line of another shape is left out."""
-    comma, at = line.find(b","), line.find(b'"key":"')
-    if not line.startswith(b'{"time":') or comma < 0 or at < 0:
-        return None
-    end = line.find(b'"', at + 7)
+    """``(time, +1 for a start / -1 for an end, key)`` of a job line (as many as acquires won,
+    so parsing them costs little); a line that is not a job event is left out."""
     try:
-        t = int(line[8:comma])
-    except ValueError:
+        e = loads(line)
+        kind, t, key = e[TYPE], e[TIME], e["key"]
+    except (ValueError, TypeError, KeyError):
         return None
-    return t, 1 if b'"type":"job_start"' in line else -1, line[at + 7:end].decode(errors="replace")
+    if kind not in (JOB_START, JOB_END) or type(t) is not int:
+        return None
+    return t, 1 if kind == JOB_START else -1, str(key)

@@ -10,7 +10,6 @@ run's ``report.html`` and the results directory's ``index.html``.
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Callable, ContextManager
 
@@ -20,6 +19,7 @@ from leasecheck.harness.reports.html import write_pages
 from leasecheck.harness.run.preflight import Plan
 from leasecheck.harness.run.runner import Run
 from leasecheck.result import Result
+from leasecheck.rundir import save_witnesses
 
 
 def _silent(*_args, **_kwargs) -> None:
@@ -38,9 +38,8 @@ def check_and_save(run_dir: Path, *, all_witnesses: bool = False, progress=None,
     result.save()
     witnesses = [w for w in [data.get("witness")] + data.get("witnesses", []) if w]
     if witnesses:
-        (run_dir / "witness.md").write_text("\n".join([w["markdown"] for w in witnesses]
-                                                      + [faults_markdown(data)]).rstrip("\n") + "\n")
-        (run_dir / "witness.json").write_text(json.dumps(witnesses, indent=2) + "\n")
+        save_witnesses(run_dir, "\n".join([w["markdown"] for w in witnesses]
+                                          + [faults_markdown(data)]).rstrip("\n") + "\n", witnesses)
     _, why_not = write_pages(run_dir)
     if why_not:
         on_note(why_not)

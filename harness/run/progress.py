@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from leasecheck.harness.run.live_stats import LiveStats, Snapshot
+from leasecheck.rundir import HISTORY_PARTS
 
 REFRESH_PER_SECOND = 4
 VERDICT_LATER = "the checker's verdict comes after the run"
@@ -112,7 +113,7 @@ class RunProgress:
             return None
         with self._lock:
             if self._stats is None:
-                self._stats = LiveStats(self.runner.run_dir / "history.d")
+                self._stats = LiveStats(self.runner.run_dir / HISTORY_PARTS)
             snap = self._stats.sample(history.now(), final=final)
             if final:   # the whole run's average: the workers have stopped
                 return snap, snap.calls / snap.elapsed_s if snap.elapsed_s > 0 else 0.0, False

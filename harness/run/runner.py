@@ -8,7 +8,6 @@ and writes the merged history, so a run never loses what it recorded.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import selectors
@@ -42,7 +41,9 @@ from leasecheck.harness.stores.container import remove_leftovers
 from leasecheck.harness.stores.kinds import store_for
 from leasecheck.harness.stores.topology import node_names
 import leasecheck
-from leasecheck.protocol import HISTORY_SCHEMA_VERSION, RUN_END, RUN_START
+from leasecheck.events import HARNESS, RUN_END, RUN_START
+from leasecheck.protocol import HISTORY_SCHEMA_VERSION
+from leasecheck.rundir import FAKETIME, HARNESS_PART, HISTORY_PARTS, LATEST, WORKERS_LOG, RunFiles, save_config, save_schedule
 
 READY_TIMEOUT_S = 120.0
 
@@ -59,8 +60,8 @@ def make_run_dir(cfg: RunConfig) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     base = Path(cfg.results_dir).resolve()
     run_dir = base / cfg.scenario / stamp
-    (run_dir / "history.d").mkdir(parents=True)
-    latest = base / "latest"
+    (run_dir / HISTORY_PARTS).mkdir(parents=True)
+    latest = base / LATEST
     try:
         if latest.is_symlink() or latest.exists():
             latest.unlink()
@@ -97,7 +98,7 @@ class Run:
         self._pump_stop = threading.Event()
         self._pump: threading.Thread | None = None
         self.nemesis: Nemesis | None = None
-        self.faketime_dir = self.run_dir / "faketime"
+        self.faketime_dir = self.run_dir / FAKETIME
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -165,7 +166,7 @@ class Run:
                 for n in self.nodes])
         if self.replication:
             cfg = self.cfg = cfg.with_(sentinel_ports=self.replication.describe()["sentinel_ports"])
-        cfg.save(self.run_dir / "config.json")
+        save_config(self.run_dir, cfg.to_json())
         for node in self.nodes:
             node.connect(cfg.store_db)
             if cfg.audit:
@@ -178,7 +179,7 @@ class Run:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
             [root, *self.worker_path, *filter(None, [env.get("PYTHONPATH")])]))
         self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, cfg.workers, cfg.slots, create=True)
-        errlog = open(self.run_dir / "workers.log", "ab")
+        errlog = open(self.run_dir / WORKERS_LOG, "ab")
         for i in range(cfg.workers):
             wenv = dict(env, **faketime_env(self.faketime_dir / f"w{i}")) if skew_workers else env
             self.workers.append(subprocess.Popen(
@@ -190,18 +191,18 @@ class Run:
         for i, w in enumerate(self.workers):
             line = _readline(w, deadline)
             if line.strip() != b"ready":
-                raise StoreError(f"worker {i} did not start (see {self.run_dir / 'workers.log'})")
+                raise StoreError(f"worker {i} did not start (see {self.run_dir / WORKERS_LOG})")
         self._pump = threading.Thread(target=pump, args=([w.stdout for w in self.workers],
                                                          self._pump_stop, self.replies),
                                       name="holders", daemon=True)
         self._pump.start()
 
         t0 = time.monotonic_ns()
-        self.history = HistoryWriter(self.run_dir / "history.d" / "harness.jsonl", t0_ns=t0)
+        self.history = HistoryWriter(RunFiles(self.run_dir).part(HARNESS_PART), t0_ns=t0)
         for node in self.nodes:
             node.start_clock(t0)
         steps = self._schedule()
-        self.history.record("harness", RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
+        self.history.record(HARNESS, RUN_START, schema_version=HISTORY_SCHEMA_VERSION, config=cfg.to_json())
         for w in self.workers:
             w.stdin.write(f"go {t0}\n".encode())
         if steps:
@@ -219,8 +220,7 @@ class Run:
     def _schedule(self) -> list:
         """The fault steps of this run, saved as schedule.json before any of them starts."""
         steps = list(self.plan.steps)
-        (self.run_dir / "schedule.json").write_text(
-            json.dumps([st.to_json() for st in steps], indent=1) + "\n")
+        save_schedule(self.run_dir, [st.to_json() for st in steps])
         return steps
 
     def _wait(self) -> None:
@@ -278,7 +278,7 @@ class Run:
         if self.history:
             self._stopping()
             extra = {"signal": self.end_signal} if self.end_signal else {}
-            self.history.record("harness", RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
+            self.history.record(HARNESS, RUN_END, reason=self.end_reason, stopped_at=self.stopped_at,
                                 **extra)
             self.history.close()
         complete = [node.stop_recorders() for node in self.nodes]
@@ -289,7 +289,7 @@ class Run:
             if not node.store.managed and node.admin:
                 self._remove_run_keys(node)
             node.stop()
-        if (self.run_dir / "history.d" / "harness.jsonl").exists():
+        if RunFiles(self.run_dir).part(HARNESS_PART).exists():
             write_merged(self.run_dir, drop_parts=True)   # the history is kept once
 
 

@@ -26,7 +26,8 @@ import struct
 import time
 from pathlib import Path
 
-FILE = "slots.bin"                # in the run directory, removed when the workers have stopped
+from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
+
 RECORD = struct.Struct("<BBxxIqq")
 CALLS = ("", "acquire", "release", "renew")
 _CODE = {name: i for i, name in enumerate(CALLS) if name}

@@ -28,7 +28,8 @@ from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.sink import Sink
 from leasecheck.workloads.leases import load_lease
 from leasecheck.harness.stores.topology import needs_all_nodes
-from leasecheck.protocol import LATE_SENT
+from leasecheck.events import LATE_SENT, SLOT_CRASH, WORKER_END, WORKER_START
+from leasecheck.rundir import RunFiles
 
 
 ORPHAN_GRACE_S = 3.0
@@ -36,7 +37,7 @@ ORPHAN_GRACE_S = 3.0
 
 def main(argv: list[str]) -> int:
     run_dir, index = Path(argv[0]), int(argv[1])
-    cfg = RunConfig.load(run_dir / "config.json")
+    cfg = RunConfig.load(run_dir)
     stop = threading.Event()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> int:
     job_duration = parse_distribution(cfg.job_duration)
     retry_delay = parse_distribution(cfg.retry_delay)
     name = f"w{index}"
-    history = HistoryWriter(run_dir / "history.d" / f"{name}.jsonl")
+    history = HistoryWriter(RunFiles(run_dir).part(name))
     out_lock = threading.Lock()
 
     def say(line: str) -> None:
@@ -92,7 +93,7 @@ def main(argv: list[str]) -> int:
         history.close()
         return 0
     history.t0_ns = int(line[1])
-    history.record(name, "worker_start", pid=os.getpid())
+    history.record(name, WORKER_START, pid=os.getpid())
     threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
     threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
     for t in threads:
@@ -100,7 +101,7 @@ def main(argv: list[str]) -> int:
     for t in threads:
         t.join()
     _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
-    history.record(name, "worker_end", pid=os.getpid())
+    history.record(name, WORKER_END, pid=os.getpid())
     history.close()
     return 0
 
@@ -141,7 +142,7 @@ def _run_slot(slot: Slot) -> None:
         slot.run()
     except BaseException as e:  # our own bug: leave a trace in the history and on stderr
         traceback.print_exc()
-        slot.history.record(slot.process, "slot_crash", error=f"{type(e).__name__}: {e}"[:300])
+        slot.history.record(slot.process, SLOT_CRASH, error=f"{type(e).__name__}: {e}"[:300])
 
 
 def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) -> None:
@@ -159,7 +160,7 @@ def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) 
             say(f"clock {words[1]} {time.time_ns()}")
     stop.set()
     time.sleep(ORPHAN_GRACE_S)
-    history.record(name, "worker_end", pid=os.getpid(), reason="harness gone")
+    history.record(name, WORKER_END, pid=os.getpid(), reason="harness gone")
     history.close()
     os._exit(0)
 

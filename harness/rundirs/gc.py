@@ -13,8 +13,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from leasecheck.rundir import FAULTS_ACTIVE as LEDGER, LATEST
+
 STAMP = re.compile(r"^\d{8}T\d{6}\.\d{6}Z$")
-LEDGER = "faults-active.json"
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ def plan(results_dir: Path, keep: int) -> tuple[list[Doomed], list[str]]:
     """`(to remove, notes)`: per scenario, the runs older than its `keep` newest, minus the
     protected ones (each protected one is named in a note)."""
     results_dir = Path(results_dir)
-    latest = results_dir / "latest"
+    latest = results_dir / LATEST
     pinned = latest.resolve() if latest.is_symlink() or latest.exists() else None
     doomed, notes = [], []
     for scenario in sorted(p for p in results_dir.iterdir() if p.is_dir() and not p.is_symlink()):

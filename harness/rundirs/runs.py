@@ -3,13 +3,13 @@
 without `results.json` (still going, or killed before its check) says so."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from leasecheck.harness.rundirs.gc import STAMP
+from leasecheck.rundir import RunFiles, read_object
 
 VERDICTS = {True: "VALID", False: "INVALID", "unknown": "INCONCLUSIVE"}
 
@@ -33,10 +33,11 @@ def list_runs(results_dir: Path) -> list[RunRow]:
 
 
 def _row(run: Path) -> RunRow:
-    config, results = _json(run / "config.json"), _json(run / "results.json")
+    files = RunFiles(run)
+    config, results = read_object(files.config), read_object(files.results)
     when = datetime.strptime(run.name, "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=timezone.utc)
     if results is None:
-        verdict = "unreadable" if (run / "results.json").exists() else "not checked"
+        verdict = "unreadable" if files.results.exists() else "not checked"
     else:
         verdict = VERDICTS.get(results.get("valid"), "INCONCLUSIVE")
     return RunRow(when.strftime("%Y-%m-%d %H:%M:%S"), run.parent.name,
@@ -52,10 +53,3 @@ def _faults(config: dict, results: dict) -> str:
         return ", ".join(f"{k}×{n}" for k, n in Counter(s.get("fault", "?") for s in config["schedule"]).items())
     return str(config.get("nemesis") or "none")
 
-
-def _json(path: Path) -> dict | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from leasecheck.harness.search.matrix import CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell
+from leasecheck.rundir import REPORT
 
 REASON_CHARS = 120
 _STYLE = {VALID: "green", INVALID: "bold red", INCONCLUSIVE: "yellow", CRASHED: "bold magenta", NOT_RUN: "dim"}
@@ -83,7 +84,7 @@ def markdown_table(cells: list[Cell], base: Path | None = None) -> str:
             text = f"**{cell.verdict}**: {_md_escape(what(cell))}"
             if base is not None and cell.run_dir is not None:
                 rel = _rel(cell.run_dir, base)
-                text += f" ([run]({rel}/), [report]({rel}/report.html))"
+                text += f" ([run]({rel}/), [report]({rel}/{REPORT}))"
             row.append(text)
         lines.append(f"| `{lease}` | " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
@@ -123,7 +124,7 @@ def html_page(cells: list[Cell], header: Header, base: Path) -> str:
             links = ""
             if cell.run_dir is not None:
                 rel = e(_rel(cell.run_dir, base))
-                links = f'<small><a href="{rel}/">run</a> · <a href="{rel}/report.html">report</a></small>'
+                links = f'<small><a href="{rel}/">run</a> · <a href="{rel}/{REPORT}">report</a></small>'
             tds.append(f'<td class="{cell.verdict.split()[0]}"><span class="v">{e(cell.verdict)}</span> '
                        f"{e(what(cell))}{links}</td>")
         rows.append(f"<tr><th><code>{e(lease)}</code></th>{''.join(tds)}</tr>")

@@ -16,7 +16,6 @@ ports or run id.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,8 @@ from leasecheck.harness.run.runner import Run
 from leasecheck.harness.settings.scenario import load_scenario
 from leasecheck.harness.settings.scenario_dump import dump
 from leasecheck.harness.search.shrink import Candidate, Fault, Replayed, Trial, changes
+from leasecheck.events import FAULT_START, TYPE, parse_event
+from leasecheck.rundir import CONFIG, HISTORY, RunFiles, load_config, load_schedule
 
 WORDS = {True: "VALID", False: "INVALID"}
 CRASHED = 255      # a replay's exit code when the harness could not carry it out (the store did not start)
@@ -66,16 +67,16 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
     said = f"{run_dir}"
     if not run_dir.is_dir():
         raise UsageError(f"{said}: no such run directory; pass results/<scenario>/<time> or results/latest")
-    if not (run_dir / "config.json").is_file():
-        raise UsageError(f"{said}: no config.json there; pass a run directory such as results/latest")
-    if not (run_dir / "history.jsonl").is_file():
-        raise UsageError(f"{said}: no history.jsonl, the run did not finish; run `leasecheck check {run_dir}` "
+    files = RunFiles(run_dir)
+    if not files.config.is_file():
+        raise UsageError(f"{said}: no {CONFIG} there; pass a run directory such as results/latest")
+    if not files.history.is_file():
+        raise UsageError(f"{said}: no {HISTORY}, the run did not finish; run `leasecheck check {run_dir}` "
                          "first (a killed run), or pass a finished run")
     try:
-        old = json.loads((run_dir / "config.json").read_text())
-        planned = json.loads((run_dir / "schedule.json").read_text()) \
-            if (run_dir / "schedule.json").is_file() else []
-        fired = _fired(run_dir / "history.jsonl")
+        old = load_config(run_dir)
+        planned = load_schedule(run_dir)
+        fired = _fired(files.history)
     except (ValueError, OSError) as e:
         raise UsageError(f"{said}: unreadable run files ({e}); pass an intact run directory") from None
     parts: list = []
@@ -99,9 +100,9 @@ def _fired(history: Path) -> set[int]:
     out = set()
     with history.open() as f:
         for line in f:
-            if '"fault_start"' in line:
-                ev = json.loads(line)
-                if ev.get("type") == "fault_start" and isinstance(ev.get("n"), int):
+            if FAULT_START in line:   # a quick look; the parsed event decides
+                ev = parse_event(line.encode())
+                if ev.get(TYPE) == FAULT_START and isinstance(ev.get("n"), int):
                     out.add(ev["n"])
     return out
 

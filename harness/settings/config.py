@@ -7,10 +7,11 @@ returns the completed copy with the run's plan. A field filled later (the store'
 listens, the proxy's port) is set by building a new copy with ``dataclasses.replace``."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+
+from leasecheck.rundir import load_config, save_config
 
 DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
 DEFAULT_RETRY_DELAY = "5ms..20ms"
@@ -178,11 +179,13 @@ class RunConfig:
         return replace(self, **changes)
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        """Write ``config.json`` (``path``: the run directory, or the file itself)."""
+        save_config(path, self.to_json())
 
     @classmethod
     def load(cls, path: Path) -> "RunConfig":
-        return cls.from_json(json.loads(Path(path).read_text()))
+        """Read ``config.json`` (``path``: the run directory, or the file itself)."""
+        return cls.from_json(load_config(path))
 
 
 def short_lease_name(lease: str) -> str:

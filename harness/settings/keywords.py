@@ -9,13 +9,13 @@ naming it and the fix, before anything starts.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
 from leasecheck.harness.settings.durations import parse_duration
 from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.rundir import CONFIG, RunFiles, load_config, load_schedule
 
 
 def keywords() -> dict[str, tuple[str, object]]:
@@ -73,12 +73,11 @@ def replayed(run_dir: Path, said: str = "--replay") -> dict:
     """The settings a past run made (its ``config.json``) and its exact fault timeline
     (``schedule.json``, not a new draw), as `RunConfig` field values."""
     run_dir = Path(run_dir)
-    cfg_path, sched_path = run_dir / "config.json", run_dir / "schedule.json"
-    if not cfg_path.is_file():
-        raise UsageError(f"{said} {run_dir}: no config.json there; pass a run directory such as results/latest")
+    if not RunFiles(run_dir).config.is_file():
+        raise UsageError(f"{said} {run_dir}: no {CONFIG} there; pass a run directory such as results/latest")
     try:
-        old = json.loads(cfg_path.read_text())
-        steps = json.loads(sched_path.read_text()) if sched_path.is_file() else []
+        old = load_config(run_dir)
+        steps = load_schedule(run_dir)
     except ValueError as e:
         raise UsageError(f"{said} {run_dir}: unreadable run files ({e})") from None
     base = {k: old[k] for k in replayed_fields() if k in old}

@@ -31,6 +31,7 @@ from leasecheck.harness.stores.image import FAKETIME_LABEL
 from leasecheck.harness.errors import StoreError
 from leasecheck.harness.nemesis.heal import undoes
 from leasecheck.harness.run.host import FAKETIME_FIXED_ENV, free_port, libfaketime_path, proc_started
+from leasecheck.rundir import STORE_LOG
 
 FAKETIME_MOUNT = "/leasecheck/faketime"
 FAKETIME_LIB_MOUNT = "/leasecheck/libfaketime.so.1"
@@ -46,7 +47,7 @@ class DockerStore:
                  role: ServerRole = MASTER):
         self.image, self.run_dir, self.run_id = image, Path(run_dir), run_id
         self.node, self.role = node, role
-        self.log_path = Path(log_path) if log_path else self.run_dir / "store.log"
+        self.log_path = Path(log_path) if log_path else self.run_dir / STORE_LOG
         self.port = port
         self.host = "127.0.0.1"
         self.faketime_file = Path(faketime_file) if faketime_file else None
@@ -257,5 +258,5 @@ def remove_leftovers(everything: bool = False, run_id: str | None = None) -> lis
 def leftover_log(labels: dict) -> Path | None:
     """Where a leftover container's output goes: its node's log, if not written already."""
     run_dir = labels.get(RUN_DIR_LABEL)
-    log = labels.get(LOG_LABEL) or (str(Path(run_dir) / "store.log") if run_dir else None)
+    log = labels.get(LOG_LABEL) or (str(Path(run_dir) / STORE_LOG) if run_dir else None)
     return Path(log) if log and not Path(log).exists() else None

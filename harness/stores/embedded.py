@@ -21,6 +21,7 @@ from leasecheck.harness.errors import StoreError
 from leasecheck.harness.stores.base import MASTER, ServerRole
 from leasecheck.harness.run.host import faketime_env, free_port, proc_started
 from leasecheck.harness.run.procfs import is_stopped
+from leasecheck.rundir import STORE_LOG
 
 _PR_SET_PDEATHSIG = 1
 
@@ -43,7 +44,7 @@ class EmbeddedStore:
                  role: ServerRole = MASTER):
         self.binary, self.role = binary, role
         self.run_dir = Path(run_dir).resolve()   # the store runs in it (--dir): paths must not be relative
-        self.log_path = Path(log_path).resolve() if log_path else self.run_dir / "store.log"
+        self.log_path = Path(log_path).resolve() if log_path else self.run_dir / STORE_LOG
         # A clock the harness may move: libfaketime reads this file on every clock call.
         self.faketime_file = Path(faketime_file).resolve() if faketime_file else None
         self.env = faketime_env(self.faketime_file) if self.faketime_file else None

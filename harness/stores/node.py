@@ -29,6 +29,7 @@ from leasecheck.harness.record.audit import ClockSampler, MonitorRecorder
 from leasecheck.harness.proxy.path import ProxyPath
 from leasecheck.harness.stores.base import Store
 from leasecheck.harness.stores.kinds import store_for
+from leasecheck.rundir import FAKETIME, node_names
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,10 @@ class NodeFiles:
 
     @classmethod
     def of(cls, run_dir: Path, name: str, alone: bool) -> "NodeFiles":
-        s = "" if alone else f"-{name}"
-        return cls(suffix=s, audit=run_dir / f"audit{s}.log", clock=run_dir / f"store-clock{s}.jsonl",
-                   log=run_dir / f"store{s}.log", faketime=run_dir / "faketime" / f"store{s}")
+        """The names are ``leasecheck.rundir.node_names``'."""
+        n = node_names(name, alone)
+        return cls(suffix=n.suffix, audit=run_dir / n.audit, clock=run_dir / n.clock,
+                   log=run_dir / n.log, faketime=run_dir / FAKETIME / n.faketime)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from rich.console import Console
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.live_stats import ORDER_DELAY_NS, LiveStats
 from leasecheck.harness.run.progress import Rate, RunProgress, log_interval_s, plain_line
+from leasecheck.events import encode_event
 
 MS = 1_000_000
 
@@ -164,3 +165,29 @@ def test_plain_line_and_interval():
         "(1 done), so far 3 release(s) found nothing, 4 job run(s) overlapped another on their key "
         "(the checker's verdict comes after the run)")
     assert (log_interval_s(4), log_interval_s(30), log_interval_s(3600)) == (1.0, 7.5, 10.0)
+
+
+def test_live_counts_do_not_depend_on_the_order_of_a_lines_fields(tmp_path):
+    """The same events with their fields in another order (a later writer's) count the same."""
+    def events(t0):
+        yield {"time": t0, "process": "w0.s0", "type": "invoke", "f": "acquire", "attempt": "a", "key": "k"}
+        yield {"time": t0 + 1, "process": "w0.s0", "type": "ok", "f": "acquire", "attempt": "a", "key": "k",
+               "value": True, "sent": []}
+        yield {"time": t0 + 2, "process": "w0.s0", "type": "job_start", "attempt": "a", "key": "k"}
+        yield {"time": t0 + 3, "process": "w0.s0", "type": "job_end", "attempt": "a", "key": "k"}
+        yield {"time": t0 + 4, "process": "w0.s0", "type": "invoke", "f": "release", "attempt": "a", "key": "k"}
+        yield {"time": t0 + 5, "process": "w0.s0", "type": "ok", "f": "release", "attempt": "a", "key": "k",
+               "value": False, "sent": []}
+        yield {"time": t0 + 6, "process": "w0.s1", "type": "fail", "f": "acquire", "attempt": "b", "key": "k",
+               "value": False, "sent": []}
+
+    counts = []
+    for name, order in (("writer", lambda e: e), ("reversed", lambda e: dict(reversed(list(e.items()))))):
+        parts = tmp_path / name
+        parts.mkdir()
+        (parts / "w0.jsonl").write_bytes(b"".join(encode_event(order(e)) + b"\n" for e in events(10)))
+        stats = LiveStats(parts)
+        s = stats.sample(10**9, final=True)
+        stats.close()
+        counts.append((s.calls, s.acquires_won, s.acquires_lost, s.found_nothing))
+    assert counts[0] == counts[1] == (2, 1, 1, 1)

@@ -16,15 +16,18 @@ from dataclasses import dataclass, field
 from leasecheck.checkers.read.history import HistoryStream
 
 from leasecheck.harness.reports.html.grid import Grid, Samples, add
+from leasecheck.events import (
+    ACQUIRE, CALLS, COMPLETIONS, FAIL, FAULT_END, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, OK,
+    RELEASE, RENEW, RUN_END, TYPE)
 
 LANE_BUCKETS = 1200      # timeline resolution (the width doubles as the run grows)
 PLOT_BUCKETS = 400       # latency and rate resolution
 MAX_KEYS = 8             # keys drawn with their own holder strip
 MAX_MARKS = 2000         # releases that found nothing / ended unknown, each drawn
 MAX_FAULTS = 2000
-KINDS = ("acquire", "release", "renew", "effect")
-OUTCOMES = ("ok", "fail", "info")
-_EVENT_TYPES = {"invoke", "ok", "fail", "info", "job_start", "job_end", "fault_start", "fault_end", "run_end"}
+KINDS = CALLS            # acquire, release, renew, effect
+OUTCOMES = COMPLETIONS   # ok, fail, info
+_EVENT_TYPES = {INVOKE, OK, FAIL, INFO, JOB_START, JOB_END, FAULT_START, FAULT_END, RUN_END}
 
 
 @dataclass
@@ -92,7 +95,7 @@ class _Reader:
         t, n = 0, 0
         for e in stream:
             n += 1
-            handler = handlers.get(e.get("type"))
+            handler = handlers.get(e.get(TYPE))
             if handler is not None:
                 now = int(e.get("time", 0))
                 if now > t:
@@ -134,13 +137,13 @@ class _Reader:
         self.pending[e.get("process", "?")] = e
 
     def _ok(self, e: dict, t: int) -> None:
-        self._completion(e, t, "ok")
+        self._completion(e, t, OK)
 
     def _fail(self, e: dict, t: int) -> None:
-        self._completion(e, t, "fail")
+        self._completion(e, t, FAIL)
 
     def _info(self, e: dict, t: int) -> None:
-        self._completion(e, t, "info")
+        self._completion(e, t, INFO)
 
     def _completion(self, e: dict, t: int, outcome: str) -> None:
         process, f, attempt, key = e.get("process", "?"), e.get("f"), e.get("attempt"), e.get("key")
@@ -149,27 +152,27 @@ class _Reader:
         if start is not None and f in KINDS:
             self._plot(f, outcome, t, (t - start) / 1e6)
         lane = self._lane(process)
-        if f == "acquire" and outcome == "ok" and e.get("value") is True:
+        if f == ACQUIRE and outcome == OK and e.get("value") is True:
             deadline = start + self.ttl if start is not None and self.ttl else None
             self.claims[attempt] = Claim(key, lane, t, deadline)
             self._holder(key, attempt, lane, t, +1)
-        elif f == "renew" and outcome == "ok" and e.get("value") is True and attempt in self.claims:
+        elif f == RENEW and outcome == OK and e.get("value") is True and attempt in self.claims:
             if start is not None and self.ttl:
                 c = self.claims[attempt]
                 self._held(c, t)
                 if c.key in self.keys:
                     self._key_span(self.keys[c.key], t)   # the old deadline up to now
                 c.since, c.deadline = t, start + self.ttl
-        elif f == "release":
+        elif f == RELEASE:
             c = self.claims.get(attempt)
             if c is not None:
                 self._held(c, t)
                 self._holder(c.key, attempt, lane, t, -1)
                 del self.claims[attempt]
-            if outcome == "ok" and e.get("value") is True:
+            if outcome == OK and e.get("value") is True:
                 g = self.d.lane_grid
                 self.d.lanes[lane].releases[g.index(t)] += 1
-            elif outcome == "ok":
+            elif outcome == OK:
                 self._mark(lane, t, "nothing", f"{attempt}: release found nothing of its own on {key}")
             else:
                 self._mark(lane, t, "unknown", f"{attempt}: release ended {outcome} "

@@ -6,10 +6,9 @@ from pathlib import Path
 
 from leasecheck.harness.rundirs.runs import list_runs
 
-from leasecheck.harness.reports.html.page import REPORT
 from leasecheck.harness.reports.html.render import render
+from leasecheck.rundir import INDEX, REPORT
 
-INDEX = "index.html"
 
 
 def write_index(results_dir) -> Path:

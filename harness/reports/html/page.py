@@ -18,8 +18,9 @@ from leasecheck.harness.rundirs.runs import VERDICTS
 
 from leasecheck.harness.reports.html.digest import KINDS, OUTCOMES, Digest, digest
 from leasecheck.harness.reports.html.render import render
+from leasecheck.events import RUN_START
+from leasecheck.rundir import AUDIT, REPORT, RESULTS, WITNESS_JSON, node_audit, read_json, read_object
 
-REPORT = "report.html"
 _MD = MarkdownIt("js-default")        # tables on, raw HTML off: the witness text is escaped
 _REMOVER = re.compile(r"Worker A \(([^,)]+)")
 # which witness heading shows the violation a reason names
@@ -32,8 +33,8 @@ def write_report(run_dir) -> Path:
     """Write ``run_dir/report.html`` (atomically) and return its path. Raises `HistoryError`
     when the run has no history at all."""
     run = Path(run_dir).resolve()          # results/latest: named by the run it points to
-    config, _ = load_config(run, lambda: HistoryStream(run).scan(b"run_start")[:1])
-    results = _json(run / "results.json")
+    config, _ = load_config(run, lambda: HistoryStream(run).scan(RUN_START.encode())[:1])
+    results = read_object(run / RESULTS)
     witnesses = _sections(_witnesses(run, results))
     d = digest(run, config, (results or {}).get("foreign_releases_first") or [])
     reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
@@ -58,7 +59,7 @@ def _verdict(results: dict | None) -> str:
 
 def _witnesses(run: Path, results: dict | None) -> list[dict]:
     """Every witness timeline the checker wrote: witness.json, else the one in results.json."""
-    stored = _json_any(run / "witness.json")
+    stored = read_json(run / WITNESS_JSON)
     if isinstance(stored, list) and stored:
         return [w for w in stored if isinstance(w, dict)]
     results = results or {}
@@ -158,7 +159,7 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: st
             continue
         mark = {"lane": lane, "t": float(f.get("time_s") or 0), "kind": "foreign",
                 "text": f"{f.get('attempt')}: {f.get('command')} removed the claim of {f.get('victim')} "
-                        f"on {f.get('key')} ({'audit-' + f['node'] + '.log' if f.get('node') else 'audit.log'} "
+                        f"on {f.get('key')} ({node_audit(f['node']) if f.get('node') else AUDIT} "
                         f"line {f.get('line')})"}
         if f.get("attempt") in linked:
             mark["href"] = f"#witness-{linked[f.get('attempt')]}"
@@ -215,14 +216,3 @@ def _runs(values: list, empty=0) -> list[list[int]]:
             out.append([i, i + 1, v])
     return out
 
-
-def _json(path: Path) -> dict | None:
-    value = _json_any(path)
-    return value if isinstance(value, dict) else None
-
-
-def _json_any(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

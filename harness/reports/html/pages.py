@@ -9,6 +9,7 @@ from leasecheck.harness.rundirs.gc import STAMP
 
 from leasecheck.harness.reports.html.index import INDEX, write_index
 from leasecheck.harness.reports.html.page import write_report
+from leasecheck.rundir import REPORT
 
 
 def results_dir_of(run_dir) -> Path | None:
@@ -26,7 +27,7 @@ def write_pages(run_dir) -> tuple[Path | None, str | None]:
             write_index(root)
         return report, None
     except Exception as e:  # noqa: BLE001 - a report is an extra: the verdict stands without it
-        return None, f"report.html not written: {type(e).__name__}: {e}"
+        return None, f"{REPORT} not written: {type(e).__name__}: {e}"
 
 
 def refresh_index(results_dir) -> None:
