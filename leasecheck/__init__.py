@@ -25,6 +25,15 @@ first use, not when ``leasecheck`` is imported.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
+
+# In a source checkout the subpackages are the repository's top-level folders, beside this one
+# (setup.py maps them; installed, they are inside it). Python puts the working directory first on
+# its path, so a process started in the repository's root finds this folder before any installed
+# copy: let it find the subpackages there too.
+_here = Path(__file__).resolve().parent
+if not (_here / "harness").is_dir() and (_here.parent / "harness" / "__init__.py").is_file():
+    __path__.append(str(_here.parent))
 
 _EXPORTS = {
     "run": "leasecheck.harness.api", "check": "leasecheck.harness.api", "hunt": "leasecheck.harness.api",

@@ -83,3 +83,12 @@ def test_no_tracked_binary_or_package_archive():
         if rel.endswith(ARCHIVES) or b"\0" in head or zipfile.is_zipfile(path):
             bad.append(rel)
     assert bad == [], f"tracked binaries or archives: {bad}"
+
+
+def test_the_repository_root_finds_the_subpackages_without_an_install():
+    """Started in the repository's root, Python finds ./leasecheck before any installed copy (the
+    working directory comes first): the subpackages must then come from the root's folders, as
+    when a non-editable install's worker processes start there. ``-S``: no site-packages at all."""
+    code = "import leasecheck.harness.errors as e, leasecheck.workloads as w; print(e.__file__); print(w.__file__)"
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(ROOT / "harness" / "errors.py"), str(ROOT / "workloads" / "__init__.py")]
