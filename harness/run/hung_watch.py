@@ -3,7 +3,8 @@
 Python stack of the thread making it (``sys._current_frames``), while it is still stuck.
 
 Each slot tells the watch when it enters and leaves a lease call (``enter`` / ``leave``: a dict
-write each, no lock on the slot's path). A daemon thread looks every ``PERIOD_S``. Time the
+write each, no lock on the slot's path). A daemon thread looks every tenth of the bound, at
+least every ``PERIOD_S`` (a worker wakes for it at most 20 times a second, usually twice). Time the
 whole process spent stopped (a ``pause`` fault's SIGSTOP) is not the lease's: when the watch's own
 sleep overran by more than ``FROZEN_SLACK_S``, the overrun is counted as frozen and taken off the
 running time of every call open across it. The stack shows the call's frames only: from the
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 
 from leasecheck.events import CALL_HUNG
 
-PERIOD_S = 0.2
+PERIOD_S = 0.5           # the longest wait between two looks; MIN_PERIOD_S the shortest
+MIN_PERIOD_S = 0.05
 FROZEN_SLACK_S = 0.5
 STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
 
@@ -43,6 +45,7 @@ class HungWatch:
     def __init__(self, history, bound_s: float, stop_code=None) -> None:
         self.history, self.bound_ns, self.stop_code = history, int(bound_s * 1e9), stop_code
         self.bound_s = bound_s
+        self.period_s = min(PERIOD_S, max(MIN_PERIOD_S, bound_s / 10))
         self._open: dict[str, _Open] = {}     # process -> its open call
         self._frozen = 0
         self._done = threading.Event()
@@ -72,9 +75,9 @@ class HungWatch:
     # -- the watch -----------------------------------------------------------------------------
     def _loop(self) -> None:
         last = time.monotonic_ns()
-        period = int(PERIOD_S * 1e9)
+        period = int(self.period_s * 1e9)
         while not self._done.is_set():
-            time.sleep(PERIOD_S)
+            time.sleep(self.period_s)
             now = time.monotonic_ns()
             overrun = now - last - period
             if overrun > FROZEN_SLACK_S * 1e9:
