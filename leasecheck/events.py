@@ -23,6 +23,9 @@ COMPLETIONS = (OK, FAIL, INFO)
 # A command a lease's own thread sent after its call returned (`leasecheck.harness.record.connection`):
 # credited to that call (attempt, f, invoked = its invocation's time) by the checker.
 LATE_SENT = "late_sent"
+# A lease call still running after the run's call bound (``--call-timeout``): the worker's own
+# report, with the stack of the thread making it, once per call (its invocation stays open).
+CALL_HUNG = "call_hung"
 # Events of the run and its processes.
 RUN_START, RUN_END = "run_start", "run_end"
 WORKER_START, WORKER_END, SLOT_CRASH = "worker_start", "worker_end", "slot_crash"
@@ -78,6 +81,9 @@ EVENTS: dict[str, Event] = {
     INFO: Event("it raised: outcome unknown", {**_CALL, "error": _STR}, {"sent": _SENT, "fence": _ANY}),
     LATE_SENT: Event("a command the lease's own thread sent after the call had returned",
                      {**_CALL, "invoked": _INT, "sent": _SENT}),
+    CALL_HUNG: Event("a lease call had not returned within the call bound; the stack of its thread",
+                     {**_CALL, "invoked": _INT, "running_s": {"type": "number"}, "bound_s": {"type": "number"},
+                      "stack": _STR}),
     JOB_START: Event("the job began", {"attempt": _STR, "key": _STR}),
     JOB_END: Event("the job ended", {"attempt": _STR, "key": _STR}, {"aborted": _BOOL}),
     EFFECT: Event("the job's effect was written (before the release)", {"attempt": _STR, "key": _STR},

@@ -1,7 +1,8 @@
 """One claim loop ("slot"): pick a job key, build a fresh lease, acquire, run the job, release.
 
 Every lease call is recorded as an invocation and a completion (see ``docs/history.md``):
-``ok``/``fail`` when it returned, ``info`` when it raised (outcome unknown). While a job runs,
+``ok``/``fail`` when it returned, ``info`` when it raised (outcome unknown); a call that does not
+return within the run's call bound is reported ``call_hung`` by the worker's watch. While a job runs,
 a lease with ``renew()`` is renewed every TTL/3; a renewal that returns False or raises stops
 the job before it writes its effect. The job's duration and key are drawn from a generator
 seeded by (seed, worker, slot), so the same seed gives the same draws: the k-th attempt's key and
@@ -39,6 +40,7 @@ class Slot:
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
     on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
     sink: object = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
+    watch: object = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
@@ -125,13 +127,20 @@ class Slot:
         invoked = self.history.record(self.process, INVOKE, f=f, attempt=attempt, key=key)
         self.tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
         self.on_call(self.process, f)
+        watch = self.watch
+        if watch is not None:
+            watch.enter(self.process, attempt, f, key, invoked)
         try:
             value = bool(fn())
         except Exception as e:
+            if watch is not None:
+                watch.leave(self.process)
             self.on_call(self.process, None)
             self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return None
+        if watch is not None:
+            watch.leave(self.process)
         self.on_call(self.process, None)
         kind = FAIL if (f == ACQUIRE and not value) else OK
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,

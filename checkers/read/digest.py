@@ -12,12 +12,13 @@ from leasecheck.checkers.measures.early_loss import Promises
 from leasecheck.checkers.errors import CheckError, HistoryError
 from leasecheck.checkers.read.faults import FaultTracker
 from leasecheck.checkers.measures.history_only import ForeignProof
+from leasecheck.checkers.measures.hung_calls import HungCalls
 from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.events import (
-    EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, RELEASE, RENEW,
+    CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, RELEASE, RENEW,
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
@@ -39,6 +40,7 @@ class Digest:
         self.faults = FaultTracker()
         self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
+        self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -51,10 +53,13 @@ class Digest:
         elif t > self.end:
             self.end = t
         self.count += 1
+        kind = e.get(TYPE)
+        if kind == CALL_HUNG:    # names its call (`f`), but is no part of its invoke/completion pair
+            self.hung.feed(e)
+            return
         if "f" in e:
             self.pairer.feed(e)
             return
-        kind = e.get(TYPE)
         if kind in (JOB_START, JOB_END):
             self.jobs.feed(e)
         elif kind == EFFECT:
@@ -82,6 +87,8 @@ class Digest:
             self.proof.feed(op)
             if op.f == RENEW:
                 self.promises.feed(op)
+        if self.hung.count:
+            self.hung.returned(op)
         if self.on_done is not None:
             self.on_done(op)
 

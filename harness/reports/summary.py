@@ -10,6 +10,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
+from leasecheck.checkers.measures.hung_calls import innermost
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
 from leasecheck.rundir import RESULTS
@@ -34,6 +35,9 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                       f"[bold yellow]{escape(str(cut.get('reason')))} after {cut.get('actual_s', 0):.1f} s{of}[/]"
                       f" — {escape(str(cut.get('detail', '')))}; the rest of the run was not tested, so it "
                       "cannot be VALID")
+    hung = result.get("hung_calls")
+    if isinstance(hung, dict):
+        table.add_row("hung calls", _hung(hung))
     fr = result.get("foreign_releases", 0)
     table.add_row("foreign releases",
                   f"[red]{fr}[/] — a worker's release removed another attempt's claim"
@@ -121,6 +125,17 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     reasons = "; ".join(result.get("reasons", []))
     console.print(f"{verdict} {reasons}".rstrip())
     console.print(f"results: {run_dir / RESULTS}")
+
+
+def _hung(hung: dict) -> str:
+    """'0 — ...', or the first hung call: its attempt, call, running time and innermost frame."""
+    if not hung.get("count"):
+        return "0 — no lease call outlived the call bound (--call-timeout)"
+    first = (hung.get("first") or [{}])[0]
+    frame = innermost(first.get("stack") or "", 1)
+    return (f"[red]{hung['count']} lease call(s) had not returned within the call bound[/] — first "
+            f"{escape(str(first.get('attempt')))}'s {escape(str(first.get('f')))} after "
+            f"{first.get('running_s')} s, at {escape(frame)}")
 
 
 def _faults(result: dict) -> str:

@@ -131,6 +131,8 @@ def _check_numbers(cfg: RunConfig, say: Say) -> None:
         raise UsageError(f"{say('max_overlap', f'{cfg.max_overlap}')}: a rate between 0 and 1, e.g. 0.05")
     if cfg.client_timeout_s is not None and not cfg.client_timeout_s > 0:
         raise UsageError(f"{say('client_timeout_s', f'{cfg.client_timeout_s:g}s')}: must be greater than 0")
+    if cfg.call_timeout_s is not None and not cfg.call_timeout_s > 0:
+        raise UsageError(f"{say('call_timeout_s', f'{cfg.call_timeout_s:g}s')}: must be greater than 0")
     if cfg.client_retries is not None and cfg.client_retries < 0:
         raise UsageError(f"{say('client_retries', f'{cfg.client_retries}')}: must be 0 or more")
     parse_distribution(cfg.job_duration, say.name("job_duration"))

@@ -303,8 +303,11 @@ class Run:
 
 
 def _grace_s(cfg: RunConfig) -> float:
+    """How long the workers get to finish after ``stop``: their last job and release — and, for a
+    call that hangs (as late as the release after the longest job), the call bound, at whose end
+    the worker reports it and leaves that slot behind. A worker still running then is killed."""
     longest = parse_distribution(cfg.job_duration).max_s
-    return min(60.0, longest + 2 * (cfg.client_timeout_s or 5.0) + 5.0)
+    return max(min(60.0, longest + 2 * (cfg.client_timeout_s or 5.0) + 5.0), longest + cfg.call_bound_s + 3.0)
 
 
 def _readline(proc: subprocess.Popen, deadline: float) -> bytes:

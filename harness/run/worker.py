@@ -7,7 +7,9 @@ stdin closes (the harness died). It answers ``clock <token>`` with ``clock <toke
 (the clock probe of ``clock:workers``). Which slot holds a claim and which lease call it is
 inside go to the run's slot board in shared memory (``leasecheck.harness.run.slot_board``: whom to pause).
 Each slot finishes its current job and releases before it exits, so the history ends with
-complete operations.
+complete operations — except a slot stuck in a lease call the watch reported hung
+(``leasecheck.harness.run.hung_watch``): once the time limit has passed it is left behind, its
+call left open, and the worker ends without it (``worker_end`` says which).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.record.connection import SendTracker, make_client, make_sentinel_client
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run.hung_watch import HungWatch
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.sink import Sink
@@ -69,6 +72,7 @@ def main(argv: list[str]) -> int:
         else:
             board.leave(record[process])
 
+    watch = HungWatch(history, cfg.call_bound_s, Slot._call.__code__)
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -85,7 +89,7 @@ def main(argv: list[str]) -> int:
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
                           deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
-                          sink=Sink(client, cfg.run_id) if cfg.sink else None))
+                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch))
 
     print("ready", flush=True)
     line = sys.stdin.readline().split()
@@ -95,15 +99,31 @@ def main(argv: list[str]) -> int:
     history.t0_ns = int(line[1])
     history.record(name, WORKER_START, pid=os.getpid())
     threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
+    watch.start()
     threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    left = _join_slots(threads, watch, stop, history, int(cfg.time_limit_s * 1e9))
+    watch.close()
     _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
-    history.record(name, WORKER_END, pid=os.getpid())
+    history.record(name, WORKER_END, pid=os.getpid(), **({"reason": f"left hung: {', '.join(left)}"} if left else {}))
     history.close()
+    if left:   # a hung slot's thread never ends, and the interpreter would wait for it at exit
+        sys.stdout.flush()
+        os._exit(0)
     return 0
+
+
+def _join_slots(threads: list[threading.Thread], watch: HungWatch, stop: threading.Event,
+                history: HistoryWriter, deadline_ns: int) -> list[str]:
+    """Wait for the slots to end; once the run's time is up (or the harness said stop), a slot
+    inside a call already reported hung is left behind. Returns the slots left."""
+    while True:
+        alive = [t for t in threads if t.is_alive()]
+        over = stop.is_set() or history.now() >= deadline_ns
+        if all(over and watch.hung(t.name) for t in alive):
+            return [t.name for t in alive]
+        alive[0].join(0.1)
 
 
 def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:

@@ -16,6 +16,9 @@ from leasecheck.rundir import load_config, save_config
 DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
 DEFAULT_RETRY_DELAY = "5ms..20ms"
 SHRINK = ("keep", "reduce", "schedule", "no")
+# The default bound of a lease call (`RunConfig.call_bound_s`): redis-py's socket timeout and
+# retry count when the run sets none, the cap of the back-off between tries, and a margin.
+CLIENT_TIMEOUT_S, CLIENT_RETRIES, BACKOFF_CAP_S, CALL_MARGIN_S = 5.0, 10, 1.0, 5.0
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,11 @@ class RunConfig:
     client_retries: int | None = _setting(
         None, "--client-retries", "redis-py retries on timeout/connection errors (default: redis-py's, 10).", int,
         scenario=True)
+    call_timeout_s: float | None = _setting(
+        None, "--call-timeout", "A lease call (acquire, release, renew) still running after this is hung: the worker "
+        "records its stack and the run fails (docs/history.md, Hung calls). Default: max(3 x TTL, nodes x "
+        "(client timeout x (retries + 1) + retries x 1 s)) + 5 s, with redis-py's 5 s and 10 retries unless set "
+        "(70 s); nodes: the masters of --topology redlock, else 1.", "duration", scenario=True)
     nemesis: str | None = _setting(None, "--nemesis", "{nemesis}", scenario=True, shrink="schedule")
     audit: bool = _setting(True, "--audit", "Record the store's own execution log (MONITOR). Without it the checker "
                            "works from the history alone and says which verdicts that leaves unknown.", bool)
@@ -154,6 +162,20 @@ class RunConfig:
     @property
     def ttl_ms(self) -> int:
         return max(1, round(self.ttl_s * 1000))
+
+    @property
+    def call_bound_s(self) -> float:
+        """How long a lease call may run before it is hung: ``--call-timeout``, or the default rule
+        (docs/history.md, Hung calls): the longest a call's client may spend on one command on
+        each node it reaches in turn — every try timing out, with the harness's back-off of at most
+        1 s between tries — or three TTLs, whichever is longer, plus a margin."""
+        if self.call_timeout_s is not None:
+            return float(self.call_timeout_s)
+        timeout = self.client_timeout_s if self.client_timeout_s is not None else CLIENT_TIMEOUT_S
+        retries = self.client_retries if self.client_retries is not None else CLIENT_RETRIES
+        nodes = (self.nodes or 1) if self.topology == "redlock" else 1
+        client = nodes * (timeout * (retries + 1) + BACKOFF_CAP_S * retries)
+        return max(3 * self.ttl_s, client) + CALL_MARGIN_S
 
     @property
     def scenario(self) -> str:

@@ -10,13 +10,14 @@ from leasecheck.checkers import check, check_run, load_history
 DATA = Path(__file__).parent / "data"
 KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "foreign_releases_first", "overlap", "releases_found_nothing",
         "releases_found_nothing_rate", "releases_found_nothing_outcomes", "releases_found_nothing_first", "releases_unknown", "claims", "ops", "duration_s", "audit",
-        "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation"}
+        "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation", "hung_calls"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
 def test_every_fixture_gives_a_json_result_with_the_schema(name):
     result = check_run(DATA / name)
     assert set(result) == KEYS and result["schema_version"] == 1
+    assert result["hung_calls"] == {"count": 0, "first": []}
     assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s", "per_key", "causes"}
     assert sum(result["overlap"]["causes"].values()) == result["overlap"]["count"]
     assert set(result["audit"]) == {"present", "complete", "lines", "unattributed"}

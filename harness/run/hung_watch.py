@@ -1,0 +1,108 @@
+"""Hung lease calls, seen from inside the worker: a call still running after the run's call bound
+(``--call-timeout``, ``RunConfig.call_bound_s``) is reported once, as a ``call_hung`` event with the
+Python stack of the thread making it (``sys._current_frames``), while it is still stuck.
+
+Each slot tells the watch when it enters and leaves a lease call (``enter`` / ``leave``: a dict
+write each, no lock on the slot's path). A daemon thread looks every tenth of the bound, at
+least every ``PERIOD_S`` (a worker wakes for it at most 20 times a second, usually twice). Time the
+whole process spent stopped (a ``pause`` fault's SIGSTOP) is not the lease's: when the watch's own
+sleep overran by more than ``FROZEN_SLACK_S``, the overrun is counted as frozen and taken off the
+running time of every call open across it. The stack shows the call's frames only: from the
+lease method the claim loop called (its caller, ``stop_code``, is left out) to the innermost line.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+
+from leasecheck.events import CALL_HUNG
+
+PERIOD_S = 0.5           # the longest wait between two looks; MIN_PERIOD_S the shortest
+MIN_PERIOD_S = 0.05
+FROZEN_SLACK_S = 0.5
+STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
+
+
+@dataclass
+class _Open:
+    thread: int           # threading.get_ident() of the slot's thread
+    attempt: str
+    f: str
+    key: str
+    invoked: int          # history ns of the invocation
+    entered: int          # CLOCK_MONOTONIC ns
+    frozen: int           # the watch's frozen ns when it entered
+    reported: bool = False
+
+
+class HungWatch:
+    """``history``: the worker's writer; ``bound_s``: the call bound; ``stop_code``: the code object
+    of the claim loop's call wrapper (``Slot._call.__code__``), where a call's own stack begins."""
+
+    def __init__(self, history, bound_s: float, stop_code=None) -> None:
+        self.history, self.bound_ns, self.stop_code = history, int(bound_s * 1e9), stop_code
+        self.bound_s = bound_s
+        self.period_s = min(PERIOD_S, max(MIN_PERIOD_S, bound_s / 10))
+        self._open: dict[str, _Open] = {}     # process -> its open call
+        self._frozen = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
+
+    def start(self) -> "HungWatch":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._done.set()
+
+    # -- the slots' side -----------------------------------------------------------------------
+    def enter(self, process: str, attempt: str, f: str, key: str, invoked: int) -> None:
+        self._open[process] = _Open(threading.get_ident(), attempt, f, key, invoked,
+                                    time.monotonic_ns(), self._frozen)
+
+    def leave(self, process: str) -> None:
+        self._open.pop(process, None)
+
+    # -- what the worker asks at the end ------------------------------------------------------
+    def hung(self, process: str) -> bool:
+        """Whether ``process`` is inside a call already reported hung (the worker may leave it)."""
+        call = self._open.get(process)
+        return call is not None and call.reported
+
+    # -- the watch -----------------------------------------------------------------------------
+    def _loop(self) -> None:
+        last = time.monotonic_ns()
+        period = int(self.period_s * 1e9)
+        while not self._done.is_set():
+            time.sleep(self.period_s)
+            now = time.monotonic_ns()
+            overrun = now - last - period
+            if overrun > FROZEN_SLACK_S * 1e9:
+                self._frozen += overrun
+            last = now
+            self.check(now)
+
+    def check(self, now: int) -> None:
+        """Report every open call that has run longer than the bound and was not reported yet."""
+        for process, call in list(self._open.items()):
+            running = now - call.entered - (self._frozen - call.frozen)
+            if call.reported or running < self.bound_ns:
+                continue
+            call.reported = True
+            self.history.record(process, CALL_HUNG, f=call.f, attempt=call.attempt, key=call.key,
+                                invoked=call.invoked, running_s=round(running / 1e9, 3),
+                                bound_s=self.bound_s, stack=self.stack(call.thread))
+
+    def stack(self, thread: int) -> str:
+        """The stack of ``thread`` from the lease's frame inward, most recent call last (all of
+        it when the wrapper is not on it)."""
+        frame = sys._current_frames().get(thread)
+        frames = []
+        while frame is not None and frame.f_code is not self.stop_code:
+            frames.append((frame, frame.f_lineno))
+            frame = frame.f_back
+        text = "".join(traceback.StackSummary.extract(reversed(frames)).format())
+        return text[-STACK_CHARS:] if text else "(no stack: the thread had ended)"

@@ -1,0 +1,38 @@
+"""Hung calls (liveness): a lease whose acquire wins and then blocks forever must not pass as
+VALID, nor keep the run from ending: the worker reports the call with its stack once it has run
+past ``--call-timeout``, leaves that slot behind at the time limit, and the run fails naming it."""
+import time
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+LEASE = "tests/integration/hung_lease.py:HangsAfterWinning"
+
+
+def test_an_acquire_that_never_returns_fails_the_run_with_its_stack(leasecheck):
+    started = time.monotonic()
+    r = leasecheck("run", "--lease", LEASE, "--time-limit", "4", "--call-timeout", "2s", "--workers", "2",
+                   timeout=120)
+    took = time.monotonic() - started
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    hung = res["hung_calls"]
+    assert res["valid"] is False and hung["count"] >= 2        # each worker's slot hangs in its first acquire
+    first = hung["first"][0]
+    assert first["f"] == "acquire" and first["attempt"].endswith(".s0.0")
+    assert first["running_s"] >= 2 and first["bound_s"] == 2 and first["returned_after_s"] is None
+    assert "hung_lease.py" in first["stack"] and "time.sleep(3600)" in first["stack"]
+    assert "claim_loop.py" not in first["stack"]               # the call's own frames only
+    reason = res["reasons"][0]
+    assert f"attempt {first['attempt']}'s acquire" in reason and "had not returned after" in reason
+    assert "time.sleep(3600)" in reason
+    assert "hung calls" in r.out and "INVALID" in r.out
+    assert took < 4 + 2 + 15, f"the run took {took:.1f} s"
+
+
+def test_the_default_scenario_has_no_hung_call(leasecheck):
+    r = leasecheck("run", "--time-limit", "5", timeout=120)
+    assert r.code == 0, r.out + r.err
+    assert r.results["hung_calls"] == {"count": 0, "first": []}
+    assert "hung calls" in r.out
