@@ -3,7 +3,8 @@
 ``preflight(cfg)`` checks every value, probes what the run will need (the store binary, a free
 port, Docker and its image, a Toxiproxy server, the compose stack), fills the defaults (seed,
 run id, key prefix, the store's address) and parses the faults — each fault's own ``validate``
-runs once per (fault, target) — then draws the random schedule. It returns a ``Plan``, which the
+runs once per (fault, target) — then draws the random schedule, and last checks that the run fits
+on this machine (memory, processes, open files, disk: ``limits.check_limits``). It returns a ``Plan``, which the
 runner consumes as it is: nothing is parsed or validated again once the run starts.
 
 Bad input raises ``UsageError`` with one line naming the fix.
