@@ -9,6 +9,7 @@ from __future__ import annotations
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
 
 from leasecheck.checkers.measures.early_loss import Promises
+from leasecheck.checkers.measures.exceptions import Exceptions
 from leasecheck.checkers.errors import CheckError, HistoryError
 from leasecheck.checkers.read.faults import FaultTracker
 from leasecheck.checkers.measures.history_only import ForeignProof
@@ -18,7 +19,8 @@ from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.events import (
-    CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, RELEASE, RENEW,
+    CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
+    RELEASE, RENEW,
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
@@ -41,6 +43,7 @@ class Digest:
         self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
+        self.exceptions = Exceptions()     # what the lease raised, by type
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -59,6 +62,7 @@ class Digest:
             return
         if "f" in e:
             self.pairer.feed(e)
+            self.exceptions.feed(e)
             return
         if kind in (JOB_START, JOB_END):
             self.jobs.feed(e)
@@ -68,6 +72,8 @@ class Digest:
             self.faults.feed(e)
         elif kind in _SPAN:
             self.span.feed(e)
+        elif kind == LEASE_ERROR:
+            self.exceptions.feed(e)
         if kind == RUN_START and self.config is None:
             version = e.get("schema_version")
             if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:

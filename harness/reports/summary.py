@@ -93,6 +93,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                  f"{', '.join(seen['examples'])}" if seen and seen.get("count") else
                  "[yellow]none seen in the store[/]" if seen is not None else "")
         table.add_row("claims", "; ".join(x for x in (where, fates) if x))
+    if result.get("exceptions") is not None:
+        table.add_row("exceptions", _exceptions(result["exceptions"]))
     table.add_row("faults", _faults(result))
     per_node = node_report.lines(result)
     if per_node:
@@ -136,6 +138,18 @@ def _hung(hung: dict) -> str:
     return (f"[red]{hung['count']} lease call(s) had not returned within the call bound[/] — first "
             f"{escape(str(first.get('attempt')))}'s {escape(str(first.get('f')))} after "
             f"{first.get('running_s')} s, at {escape(frame)}")
+
+
+def _exceptions(seen: dict) -> str:
+    """What the lease raised, by type, and the first (`exceptions` of results.json)."""
+    if not seen.get("count"):
+        return "none raised by the lease"
+    kinds = ", ".join(f"{n} {escape(t)}" for t, n in (seen.get("by_type") or {}).items())
+    first = seen.get("first") or {}
+    where = "its constructor" if first.get("in") == "constructor" else f"{first.get('in')}()"
+    said = f"{first.get('type')}: {first.get('message')}" if first.get("message") else str(first.get("type"))
+    return (f"[yellow]{seen['count']} raised by the lease[/] ({kinds}); first {escape(said)} in {where}, "
+            f"attempt {escape(str(first.get('attempt')))} at {first.get('time_s')} s")
 
 
 def _faults(result: dict) -> str:

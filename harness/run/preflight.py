@@ -3,7 +3,8 @@
 ``preflight(cfg)`` checks every value, probes what the run will need (the store binary, a free
 port, Docker and its image, a Toxiproxy server, the compose stack), fills the defaults (seed,
 run id, key prefix, the store's address) and parses the faults — each fault's own ``validate``
-runs once per (fault, target) — then draws the random schedule. It returns a ``Plan``, which the
+runs once per (fault, target) — then draws the random schedule, and last checks that the run fits
+on this machine (memory, processes, open files, disk: ``limits.check_limits``). It returns a ``Plan``, which the
 runner consumes as it is: nothing is parsed or validated again once the run starts.
 
 Bad input raises ``UsageError`` with one line naming the fix.
@@ -22,6 +23,7 @@ from leasecheck.harness.settings.config import RunConfig, flag_of
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
+from leasecheck.harness.run.limits import check_limits
 from leasecheck.harness.run.host import SERVER_PACKAGES, SERVERS, default_store_bin, port_is_free
 from leasecheck.harness.nemesis.driver import random_schedule
 from leasecheck.harness.proxy.path import check_toxiproxy_url
@@ -113,7 +115,9 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
         cfg = cfg.with_(run_id=secrets.token_hex(4))
     if not cfg.key_prefix:
         cfg = cfg.with_(key_prefix=key_prefix(cfg.run_id))
-    return _plan_faults(cfg, schedule_from, say)
+    plan = _plan_faults(cfg, schedule_from, say)
+    check_limits(plan.cfg, say, proxy=plan.needs_proxy)   # memory, processes, files, disk
+    return plan
 
 
 def _check_numbers(cfg: RunConfig, say: Say) -> None:

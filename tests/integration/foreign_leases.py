@@ -93,3 +93,16 @@ class TransactionRefused(_Base):
         return bool(won)
 
     release = _Base.release_if_mine
+
+
+class RaisingConstructor:
+    """A lease whose constructor always raises: nothing is ever claimed (issue 23)."""
+
+    def __init__(self, client, key, ttl_ms):
+        raise RuntimeError("boom")
+
+    def acquire(self) -> bool:
+        return True
+
+    def release(self) -> bool:
+        return True

@@ -59,3 +59,15 @@ def test_plugin_without_release(leasecheck, tmp_path):
 def test_check_of_a_missing_directory(leasecheck, tmp_path):
     r = leasecheck("check", str(tmp_path / "nope"))
     assert r.code == EXIT_USAGE and "no such run directory" in r.err
+
+
+def test_more_workers_than_the_machine_holds(leasecheck, tmp_path):
+    """Issue 23: 100000 workers were accepted, ran past 120 s and found no history to check."""
+    import time
+    start = time.monotonic()
+    r = leasecheck("run", "--workers", "100000", "--time-limit", "3", timeout=30)
+    assert time.monotonic() - start < 15
+    assert r.code == EXIT_USAGE, r.out + r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
+    assert "--workers 100000" in r.err and "memory" in r.err and "use at most" in r.err
+    assert not (tmp_path / "results").exists()

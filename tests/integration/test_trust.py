@@ -59,6 +59,17 @@ def test_an_acquire_that_claims_nothing_is_inconclusive_with_the_reason(leaseche
     assert "the audit shows GET" in why and "INCONCLUSIVE" in r.out
 
 
+def test_a_lease_whose_constructor_raises_is_inconclusive_naming_the_exception(leasecheck):
+    r = leasecheck("run", "--time-limit", "3", "--lease", LEASES + "RaisingConstructor")
+    assert r.code == 2, r.out + r.err
+    [why] = [x for x in r.results["reasons"] if "the lease raised on every attempt" in x]
+    seen = r.results["exceptions"]
+    assert "RuntimeError: boom" in why and seen["first"]["attempt"] in why and "constructor" in why
+    assert seen["count"] > 0 and seen["by_type"] == {"RuntimeError": seen["count"]}
+    assert seen["first"]["type"] == "RuntimeError" and seen["first"]["message"] == "boom"
+    assert "raised by the lease" in r.out and "INCONCLUSIVE" in r.out
+
+
 def test_keys_a_lease_makes_outside_the_run_prefix_are_removed_from_a_shared_store(leasecheck, store):
     """On a store the harness does not own, the run removes the keys its leases made — a
     library's `lock:` and `lock-signal:` keys, a namespaced key — and nothing else."""
