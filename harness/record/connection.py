@@ -52,15 +52,12 @@ from redis.exceptions import ResponseError
 from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelManagedConnection
 
-from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE
+from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE, UNNUMBERED
 
 
-# Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
-HIDDEN = frozenset({
-    "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
-    "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
-    "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
-})
+# Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
+# numbered (by the join neither).
+HIDDEN = UNNUMBERED
 # Errors with which the store refuses a command before running it (so MONITOR does not show it):
 # by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
 # (Not EXECABORT: an EXEC aborted because a queued command was refused is itself listed.)
