@@ -24,12 +24,13 @@ The rules, in audit order:
 - Handshakes: redis-py sends its handshake (`HELLO`, `AUTH`, `CLIENT ...`, `SELECT`, a health
   check's `PING`) on a new connection before the marker, and a store may list it (Redis 6.2 lists
   `HELLO`). Commands a connection never numbers (`UNNUMBERED`: `HELLO`, `AUTH`, `CLIENT`, ...)
-  take no number here either. A handshake-named line from address X that the connection bound to X
-  has not numbered there (its `sent` lists no such command at that `seq`) is held: when X's next
-  line is a marker, it was that new connection's handshake — also when the operating system gave
-  the new connection the client port (the address) of an earlier one — and it is counted as a
-  connection's line like the marker (`handshakes`), in no call's `sent` list and not unattributed;
-  otherwise it is judged as any line (an `UNNUMBERED` one: unattributed, without a number).
+  take no number here either. A handshake-named line from address X that the connection bound to
+  X has not numbered there (its `sent` lists no such command at that `seq`) is held, with any more
+  such lines from X: when the next other line from X is a marker, they were that new connection's
+  handshake (also when the new connection got an earlier one's client port, so X was still bound
+  to that one), counted like the marker as a connection's lines (`handshakes`), in no call's
+  `sent` list and not unattributed; otherwise each is judged as any line, in order (an
+  `UNNUMBERED` one: unattributed, without a number).
 - A line from an address no marker named (another client, the harness's admin connection) is
   unattributed. So is every line from a connection bound before a `# gap`: lines are missing
   there, so its numbering is lost.
@@ -196,8 +197,11 @@ class Joiner:
             if name == "ECHO" and len(rec.argv) == 2 and rec.argv[1].startswith(CONN_MARKER):
                 out.handshakes += len(held)    # the new connection's handshake
                 del self.held[rec.addr]
+            elif name in HANDSHAKE and not self._numbered_here(self.bound.get(rec.addr), name):
+                held.append(rec)               # more of it
+                return None, None
             else:
-                self._release(rec.addr)
+                self._release(rec.addr)        # no handshake: a marker would have come next
         binding = self.bound.get(rec.addr)
         if (binding is not None and binding.txn_end is None and not binding.after
                 and name != "ECHO" and name != "MULTI"):

@@ -5,7 +5,10 @@ Each time a slot's client (re)connects, the connection announces itself with
 connection's commands in the order sent, so the ``seq``-th audit line from that connection's
 address after the marker is the ``seq``-th command sent — even if it reaches the store after the
 client gave up and reconnected. The numbers go into the history (``sent``), which is how the
-checker attributes store-side effects to claim attempts without ever comparing tokens.
+checker attributes store-side effects to claim attempts without ever comparing tokens. redis-py's
+handshake (``HELLO 3``, ``AUTH``, ``CLIENT SETINFO``, ``SELECT``) goes out before the marker and is
+not recorded: the checker's join gives the lines a store lists of it to the connection whose
+marker follows them on that address (docs/history.md, "Attribution: `sent`").
 
 Under ``--topology replicated`` a slot's client finds the primary through the Sentinels and
 follows a failover (``make_sentinel_client``): each time it connects it asks them for the primary,
