@@ -25,6 +25,19 @@ HISTORY_SCHEMA_VERSION = 1   # run_start.schema_version; the checker refuses a n
 # ``ECHO leasecheck:conn:<conn>`` opens each worker connection: the audit lines from that address
 # that follow are that connection's commands, numbered in the order sent (leasecheck.harness.record.connection).
 CONN_MARKER = "leasecheck:conn:"
+# Commands a connection never numbers (administrative, or hidden from MONITOR by some Redis
+# version): listed in ``sent`` with seq null, and never given a number by the checker's join
+# either, even by a store that does list them (Redis 6.2 lists ``HELLO``, and ``AUTH`` redacted).
+UNNUMBERED = frozenset({
+    "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
+    "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
+    "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
+})
+# What redis-py may send on a new connection before the marker (its handshake: ``HELLO``,
+# ``AUTH``, ``CLIENT SETNAME``/``SETINFO``/``MAINT_NOTIFICATIONS``, ``SELECT`` for a db other than
+# 0, ``PING`` of a health check). Such a line that comes right before a marker from the same
+# address is the new connection's, not the previous one's on that address (docs/history.md).
+HANDSHAKE = frozenset({"HELLO", "AUTH", "CLIENT", "SELECT", "PING"})
 # ``ECHO leasecheck:audit-end``: the last line of a complete audit (leasecheck.harness.record.audit.finish).
 AUDIT_END_MARKER = "leasecheck:audit-end"
 # ``ECHO leasecheck:audit-drain:<n>``: the recorder has read everything sent before it.

@@ -21,6 +21,16 @@ The rules, in audit order:
   after an `EXEC` they are matched by name against the lines that follow from that connection,
   and taken as never run at the first line that does not match. Pipelines without a transaction
   are plain commands in order.
+- Handshakes: redis-py sends its handshake (`HELLO`, `AUTH`, `CLIENT ...`, `SELECT`, a health
+  check's `PING`) on a new connection before the marker, and a store may list it (Redis 6.2 lists
+  `HELLO`). Commands a connection never numbers (`UNNUMBERED`: `HELLO`, `AUTH`, `CLIENT`, ...)
+  take no number here either. A handshake-named line from address X that the connection bound to
+  X has not numbered there (its `sent` lists no such command at that `seq`) is held, with any more
+  such lines from X: when the next other line from X is a marker, they were that new connection's
+  handshake (also when the new connection got an earlier one's client port, so X was still bound
+  to that one), counted like the marker as a connection's lines (`handshakes`), in no call's
+  `sent` list and not unattributed; otherwise each is judged as any line, in order (an
+  `UNNUMBERED` one: unattributed, without a number).
 - A line from an address no marker named (another client, the harness's admin connection) is
   unattributed. So is every line from a connection bound before a `# gap`: lines are missing
   there, so its numbering is lost.
@@ -38,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER
+from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, UNNUMBERED
 
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.rundir import AUDIT
@@ -71,6 +81,7 @@ class Join:
     mismatches: int = 0      # lines whose command name differs from the history's
     unattributed: int = 0    # command lines (markers aside) without an attempt
     not_run: int = 0         # queued commands of transactions that did not run
+    handshakes: int = 0      # a new connection's handshake lines before its marker
 
     def uncovered(self, ops: list[Op], complete: bool) -> list[int]:
         """Ops whose effect the audit may not show: calls with a sent command that is not in
@@ -108,6 +119,7 @@ class Joiner:
         self.script: tuple[str | None, Op | None] = (None, None)
         self.script_seen = False
         self.added = 0                               # calls added so far
+        self.held: dict[str, list[AuditRecord]] = {}  # addr -> handshake lines before a marker?
 
     # -- the history side -------------------------------------------------------------------
     def add(self, op: Op) -> None:
@@ -150,8 +162,8 @@ class Joiner:
         if self.done:
             return True
         binding = self.bound.get(rec.addr)    # never a script's line nor a gap: those are not bound
-        if binding is None or rec.kind != "cmd":
-            return True
+        if binding is None or rec.kind != "cmd" or rec.name in UNNUMBERED:
+            return True                        # (an UNNUMBERED line never takes a number)
         conn, seq = binding.conn, binding.seq
         by_seq = self.wanted.get(conn)
         if by_seq is not None and seq in by_seq:
@@ -168,6 +180,7 @@ class Joiner:
     def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
         if rec.kind != "cmd":           # a gap or a restart: every connection died / was lost
+            self._release_held()
             self.bound.clear()
             self.script, self.script_seen = (None, None), False
             return None, None
@@ -179,6 +192,16 @@ class Joiner:
             out.unattributed += self.script[0] is None
             return self.script
         name = rec.name
+        held = self.held.get(rec.addr)
+        if held is not None:
+            if name == "ECHO" and len(rec.argv) == 2 and rec.argv[1].startswith(CONN_MARKER):
+                out.handshakes += len(held)    # the new connection's handshake
+                del self.held[rec.addr]
+            elif name in HANDSHAKE and not self._numbered_here(self.bound.get(rec.addr), name):
+                held.append(rec)               # more of it
+                return None, None
+            else:
+                self._release(rec.addr)        # no handshake: a marker would have come next
         binding = self.bound.get(rec.addr)
         if (binding is not None and binding.txn_end is None and not binding.after
                 and name != "ECHO" and name != "MULTI"):
@@ -205,10 +228,36 @@ class Joiner:
                 return None, None
             if arg == END_MARKER:
                 return None, None
+        if name in HANDSHAKE and not self._numbered_here(binding, name):
+            self.held.setdefault(rec.addr, []).append(rec)   # judged at the address's next line
+            return None, None
         got = self._attribute(rec, name)
         if name in SCRIPT_CALLS:
             self.script, self.script_seen = got, True
         return got
+
+    def _numbered_here(self, binding: _Binding | None, name: str) -> bool:
+        """The connection bound to the line's address numbered a command `name` as its next
+        (outside a transaction's bookkeeping, where every line goes to `_attribute`)."""
+        if binding is None or name in UNNUMBERED:
+            return False
+        if binding.txn_end is not None or binding.after:
+            return True
+        by_seq = self.wanted.get(binding.conn)
+        op = by_seq.get(binding.seq) if by_seq is not None else None
+        return op is not None and _sent_name(op, binding.conn, binding.seq) == name
+
+    def _release(self, addr: str) -> None:
+        """The lines held on `addr` were no handshake (no marker followed): judge them in order."""
+        for rec in self.held.pop(addr, ()):
+            if rec.name in UNNUMBERED:
+                self.out.unattributed += 1     # a seq-null send, or another client's
+            else:
+                self._attribute(rec, rec.name)
+
+    def _release_held(self) -> None:
+        for addr in list(self.held):
+            self._release(addr)
 
     def _attribute(self, rec: AuditRecord, name: str) -> tuple[str | None, Op | None]:
         out = self.out
@@ -306,6 +355,7 @@ class Joiner:
 
     def finish(self, complete: bool) -> Join:
         out = self.out
+        self._release_held()
         for op in sorted(self.unmatched.values(), key=lambda op: op.index):
             missing = self._missing_entries(op, complete)
             if missing:

@@ -5,7 +5,10 @@ Each time a slot's client (re)connects, the connection announces itself with
 connection's commands in the order sent, so the ``seq``-th audit line from that connection's
 address after the marker is the ``seq``-th command sent — even if it reaches the store after the
 client gave up and reconnected. The numbers go into the history (``sent``), which is how the
-checker attributes store-side effects to claim attempts without ever comparing tokens.
+checker attributes store-side effects to claim attempts without ever comparing tokens. redis-py's
+handshake (``HELLO 3``, ``AUTH``, ``CLIENT SETINFO``, ``SELECT``) goes out before the marker and is
+not recorded: the checker's join gives the lines a store lists of it to the connection whose
+marker follows them on that address (docs/history.md, "Attribution: `sent`").
 
 Under ``--topology replicated`` a slot's client finds the primary through the Sentinels and
 follows a failover (``make_sentinel_client``): each time it connects it asks them for the primary,
@@ -52,15 +55,12 @@ from redis.exceptions import ResponseError
 from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelManagedConnection
 
-from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE
+from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE, UNNUMBERED
 
 
-# Commands MONITOR never shows (administrative or explicitly hidden in Redis): not numbered.
-HIDDEN = frozenset({
-    "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
-    "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
-    "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
-})
+# Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
+# numbered (by the join neither).
+HIDDEN = UNNUMBERED
 # Errors with which the store refuses a command before running it (so MONITOR does not show it):
 # by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
 # (Not EXECABORT: an EXEC aborted because a queued command was refused is itself listed.)

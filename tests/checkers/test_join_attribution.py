@@ -95,3 +95,84 @@ def test_null_seq_entries_are_not_numbered():
     records, ops, j = joined(audit(line(1.0, "a:1", "ECHO", "leasecheck:conn:w0.s0.c0"),
                                    line(1.1, "a:1", "SET", "k", "t", "NX")), events)
     assert j.attempt[1] == "w0.s0.0" and not j.missing
+
+
+def hello(t, addr):
+    return line(t, addr, "HELLO", "3")
+
+
+def marker(t, addr, conn):
+    return line(t, addr, "ECHO", f"leasecheck:conn:{conn}")
+
+
+def test_a_handshake_on_a_reused_client_port_is_the_new_connections():
+    # redis-py's HELLO reaches the store before the marker; the second connection got the first
+    # one's client port, so its HELLO comes from an address still bound to the first connection
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+              + call(20, "w0.s0.1", "acquire", "ok", True, [("w0.s0.c1", 0, "SET")]))
+    records, ops, j = joined(audit(hello(1.0, "a:1"), marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   hello(2.0, "a:1"), marker(2.1, "a:1", "w0.s0.c1"),
+                                   line(2.2, "a:1", "SET", "k", "u", "NX")), events)
+    assert j.disagreements == [] and j.problems == [] and j.missing == {}
+    assert j.attempt == [None, None, "w0.s0.0", None, None, "w0.s0.1"]
+    assert j.unattributed == 0 and j.handshakes == 2
+
+
+def test_the_whole_handshake_goes_to_the_next_connection_and_a_numbered_select_stays():
+    # the first connection's own SELECT (numbered seq 1) is its; the second one's handshake
+    # (HELLO, AUTH redacted, SELECT of its db, a health check's PING) is the second's
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET"), ("w0.s0.c0", 1, "SELECT")])
+              + call(20, "w0.s0.1", "acquire", "ok", True, [("w0.s0.c1", 0, "SET")]))
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   line(1.3, "a:1", "SELECT", "2"),
+                                   hello(2.0, "a:1"), line(2.01, "a:1", "AUTH", "(redacted)"),
+                                   line(2.02, "a:1", "SELECT", "2"), line(2.03, "a:1", "PING"),
+                                   marker(2.1, "a:1", "w0.s0.c1"),
+                                   line(2.2, "a:1", "SET", "k", "u", "NX")), events)
+    assert j.disagreements == [] and j.unattributed == 0 and j.handshakes == 4
+    assert j.attempt == [None, "w0.s0.0", "w0.s0.0", None, None, None, None, None, "w0.s0.1"]
+
+
+def test_a_hello_no_marker_follows_is_unattributed_and_takes_no_number():
+    # the harness's own connection (no marker ever), and a lease's own HELLO on its connection
+    # (sent with seq null: HELLO is never numbered): neither is a disagreement
+    events = call(10, "w0.s0.0", "acquire", "ok", True,
+                  [("w0.s0.c0", 0, "SET"), ("w0.s0.c0", None, "HELLO"), ("w0.s0.c0", 1, "GET")])
+    records, ops, j = joined(audit(hello(1.0, "admin:9"), line(1.01, "admin:9", "TIME"),
+                                   marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   hello(1.3, "a:1"), line(1.4, "a:1", "GET", "k")), events)
+    assert j.disagreements == [] and j.missing == {} and j.handshakes == 0
+    assert j.attempt == [None, None, None, "w0.s0.0", None, "w0.s0.0"]
+    assert j.unattributed == 3        # admin's HELLO and TIME, the lease's own HELLO
+
+
+def test_a_held_select_no_marker_follows_is_judged_as_before():
+    # a SELECT the connection did not number, with no marker after it: judged when the next
+    # line comes, as without the handshake rule (it takes seq 1, which the history says is GET)
+    events = call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET"), ("w0.s0.c0", 1, "GET")])
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   line(1.3, "a:1", "SELECT", "2"), line(1.4, "a:1", "GET", "k")), events)
+    assert j.handshakes == 0 and j.mismatches == 1
+    assert any("seq 1 is SELECT in the audit but GET in the history" in d for d in j.disagreements)
+    assert any("GET from w0.s0.c0 seq 2 is in no sent list" in d for d in j.disagreements)
+
+
+def test_a_held_handshake_is_judged_at_the_end_of_the_audit():
+    events = call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"), hello(2.0, "a:2")), events)
+    assert j.disagreements == [] and j.unattributed == 1 and j.handshakes == 0
+
+
+def test_the_stream_does_not_wait_for_the_history_on_a_hello():
+    from leasecheck.checkers.model.join import Joiner
+    records = audit(marker(1.1, "a:1", "w0.s0.c0"), hello(2.0, "a:1"), line(2.1, "a:1", "SET", "k", "t"))[0]
+    joiner = Joiner()
+    assert joiner.ready(records[0])
+    joiner.feed(records[0])
+    assert joiner.ready(records[1])          # a HELLO never takes a number: nothing to wait for
+    assert not joiner.ready(records[2])      # seq 0 of w0.s0.c0: its call is not in yet
