@@ -20,6 +20,7 @@ command line would print as notes.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import sysconfig
@@ -39,8 +40,8 @@ from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_run import Recorded, command_flags, read_run, replayer, write_scenario
 from leasecheck.harness.settings.config import RunConfig
-from leasecheck.harness.settings.durations import parse_duration
 from leasecheck.harness.settings.keywords import config_from
+from leasecheck.harness.settings.scenario import convert
 from leasecheck.result import Result
 from leasecheck.rundir import SHRUNK
 
@@ -56,8 +57,9 @@ def import_path() -> list[str]:
     processes import a caller's lease class just as the caller did; the interpreter's own
     directories are left out (a child finds those itself, in their usual order)."""
     own = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return [str(Path(p).resolve()) for p in sys.path if p and p not in own and Path(p).is_dir()] + \
-        [str(Path.cwd())] * (not sys.path or sys.path[0] == "")
+    # "" on the path is the working directory (``python -c``, an interactive session): the
+    # workers start elsewhere, so it goes by its name.
+    return [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir() and p not in own]
 
 
 def _plan(options: dict, scenario=None, replay=None) -> Plan:
@@ -70,9 +72,7 @@ def _plan(options: dict, scenario=None, replay=None) -> Plan:
 
 
 def _seconds(value, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise UsageError(f"{key}={value!r}: a duration, as seconds or a string such as '10m'")
-    return float(value) if not isinstance(value, str) else parse_duration(value, key)
+    return convert(value, "duration", f"{key}={value!r}", key)
 
 
 def run(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, scenario: Path | str | None = None,
@@ -169,22 +169,24 @@ class Shrunk:
 
 
 def shrink_plan(run_dir: Path | str, *, budget: float | str = "10m", replays: int = 3, must_fail: int = 2,
-                any_violation: bool = False) -> Shrunk:
-    """Read a failing run and set up the search (nothing runs yet); `Shrunk.search.run()` runs it."""
+                any_violation: bool = False, said_budget: str = "--budget") -> Shrunk:
+    """Read a failing run and set up the search (nothing runs yet); `Shrunk.search.run()` runs it.
+    ``said_budget``: how the caller wrote the budget, for its error (the command line's flag or
+    its environment variable)."""
     budget_s = _seconds(budget, "budget")
     if not budget_s > 0:
-        raise UsageError(f"--budget {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
+        raise UsageError(f"{said_budget} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
     if not isinstance(replays, int) or replays < 1:
         raise UsageError(f"--replays {replays}: replay each candidate at least once (e.g. --replays 3)")
     if not isinstance(must_fail, int) or not 1 <= must_fail <= replays:
         raise UsageError(f"--must-fail {must_fail}: between 1 and --replays {replays} (e.g. --must-fail 2)")
-    rec = read_run(Path(run_dir), lambda d, parts: check_and_save(d, parts=parts).to_json())
-    what = "any violation" if any_violation else f"INVALID with {' or '.join(sorted(rec.violated))}"
-    policy_text = f"{what} in {must_fail} of {replays} replays"
-    policy = Policy(replays=replays, must_fail=must_fail, budget_s=budget_s, tail_s=rec.tail_s, slots=rec.cfg.slots)
 
     def judged(d: Path, parts: list) -> dict:
         return check_and_save(d, parts=parts).to_json()
+    rec = read_run(Path(run_dir), judged)
+    what = "any violation" if any_violation else f"INVALID with {' or '.join(sorted(rec.violated))}"
+    policy_text = f"{what} in {must_fail} of {replays} replays"
+    policy = Policy(replays=replays, must_fail=must_fail, budget_s=budget_s, tail_s=rec.tail_s, slots=rec.cfg.slots)
     search = Search(rec.candidate, policy, replayer(rec, judged, any_violation))
     return Shrunk(recorded=rec, search=search, policy=policy_text, flags=command_flags(rec))
 
@@ -250,7 +252,7 @@ def matrix_cell(lease: str, mix: str, plan: Plan, watch=None) -> tuple[matrix_ce
     def watching(r: Run):
         nonlocal runner
         runner = r
-        return watch(r) if watch is not None else _Null()
+        return watch(r) if watch is not None else contextlib.nullcontext()
     try:
         result, runner = run_and_check(plan, log=_log, watch=watching, worker_path=import_path())
     except KeyboardInterrupt:
@@ -259,14 +261,6 @@ def matrix_cell(lease: str, mix: str, plan: Plan, watch=None) -> tuple[matrix_ce
         return matrix_cells.Cell(lease, mix, matrix_cells.CRASHED, runner.run_dir if runner else None,
                                  reason=f"{type(e).__name__}: {e}"), False
     return matrix_cells.cell_from_result(lease, mix, result), runner.end_reason == "interrupted"
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def matrix_write(cells: list, plans: list, command: str) -> Matrix:

@@ -235,11 +235,9 @@ def shrink(ctx: click.Context, run_dir: Path, budget_s: float, replays: int, mus
     still fails but nothing smaller does (it is written as it was); 2: nothing failed the vote (the
     failure did not reproduce, or the budget ran out first); 64: bad input; 255: the harness failed."""
     try:
-        if not budget_s > 0:
-            said = said_as(next(p for p in ctx.command.params if p.name == "budget_s"), ctx)
-            raise UsageError(f"{said} {budget_s:g}s: the budget must be greater than 0, e.g. --budget 10m")
         shrunk = shrink_plan(run_dir, budget=budget_s, replays=replays, must_fail=must_fail,
-                             any_violation=any_violation)
+                             any_violation=any_violation,
+                             said_budget=said_as(next(p for p in ctx.command.params if p.name == "budget_s"), ctx))
     except (UsageError, CheckError) as e:
         _usage_exit(e)
     rec, search = shrunk.recorded, shrunk.search
@@ -312,7 +310,7 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
         base, steps = load_scenario(scenario, origins=given)
         base["schedule"] = steps or None
     elif replay:
-        base = _replayed(replay)
+        base = replayed(replay)
     explicit = {k: v for k, v in opts.items()
                 if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
     for param in ctx.command.params:
@@ -322,10 +320,6 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
                 given[param.name] = f"env:{param.envvar}"
     merged = {**opts, **base, **explicit}
     return RunConfig(**merged)
-
-
-def _replayed(run_dir: Path) -> dict:
-    return replayed(run_dir)
 
 
 @env_vars

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
-from leasecheck.harness.settings.durations import parse_duration
-from leasecheck.harness.settings.scenario import load_scenario
+from leasecheck.harness.settings.scenario import convert, load_scenario
 from leasecheck.rundir import CONFIG, RunFiles, load_config, load_schedule
 
 
@@ -54,19 +53,9 @@ def _value(key: str, value, kind):
         return ",".join(str(v) for v in value) or None
     if value is None:
         return None
-    if kind == "duration":
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise UsageError(f"{key}={value!r}: a duration, as seconds or a string such as '1.5s'")
-        return float(value) if not isinstance(value, str) else parse_duration(value, key)
-    if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise UsageError(f"{key}={value!r}: give a number")
-    if kind is int and not isinstance(value, int):
-        raise UsageError(f"{key}={value!r}: give a whole number")
-    if kind is bool and not isinstance(value, bool):
-        raise UsageError(f"{key}={value!r}: give True or False")
-    if kind is str and not isinstance(value, (str, Path)):
-        raise UsageError(f"{key}={value!r}: give a string")
-    return kind(value) if kind in (int, float, bool, str) else value
+    if kind is str and isinstance(value, Path):
+        value = str(value)
+    return convert(value, kind, f"{key}={value!r}", key)
 
 
 def replayed(run_dir: Path, said: str = "--replay") -> dict:

@@ -62,7 +62,7 @@ def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[d
             raise UsageError(f"{where(raw_key)}: unknown [run] option {raw_key!r}; known: "
                              f"{', '.join(sorted(RUN_KEYS))}")
         field, kind = RUN_KEYS[key]
-        values[field] = _convert(value, kind, where(raw_key), raw_key)
+        values[field] = convert(value, kind, where(raw_key), raw_key)
         if origins is not None:
             origins[field] = f"file:{where(raw_key)} {raw_key}"
     if "name" in doc and "name" not in values:
@@ -103,8 +103,8 @@ def _event(ev: dict, where) -> dict:
                 size = converted
             else:
                 params[p.into] = converted
-    return {"at": _convert(ev["at"], "duration", where("at"), "at"), "fault": name, "target": target,
-            "duration": _convert(ev["duration"], "duration", where("duration"), "duration"),
+    return {"at": convert(ev["at"], "duration", where("at"), "at"), "fault": name, "target": target,
+            "duration": convert(ev["duration"], "duration", where("duration"), "duration"),
             "size": size, "params": params}
 
 
@@ -112,15 +112,17 @@ def _param(p: Param, value, loc: str):
     if p.kind == "signed":
         return _signed_duration(value, loc)
     if p.kind == "ms":
-        return round(_convert(value, "duration", loc, p.key) * 1000, 3)
+        return round(convert(value, "duration", loc, p.key) * 1000, 3)
     if p.kind == "duration":
-        return _convert(value, "duration", loc, p.key)
+        return convert(value, "duration", loc, p.key)
     if p.kind == "choice" and str(value) not in p.choices:
         raise UsageError(f"{loc}: {p.key} is one of {', '.join(p.choices)}, not {value!r}")
     return str(value)
 
 
-def _convert(value, kind, loc: str, key: str):
+def convert(value, kind, loc: str, key: str):
+    """``value`` read as a setting of ``kind`` (str, int, float, bool or ``"duration"``: seconds or
+    ``"1.5s"``), or `UsageError` naming ``loc`` (where it was written) and ``key``."""
     if kind == "duration":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
