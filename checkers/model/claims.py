@@ -100,6 +100,23 @@ class Claim:
     gone_ns: int | None = None   # history time: the completion of the call that found it expired
     token: str | None = None     # the value a SET created it with (to find reused tokens)
     copy: bool = False           # a replica's copy of its primary's claim (applied from the primary)
+    field: str | None = None     # the hash field, for a claim kept as a field of hash `key`
+    free: bool = False           # a value nobody's claim: what a release (or an ended claim's call) wrote
+
+    @property
+    def obj(self) -> tuple[str, str | None]:
+        """What the claim is on: (key, None), or (hash key, field)."""
+        return self.key, self.field
+
+    @property
+    def ref(self):
+        """The store model's name for it: the key, or (key, field)."""
+        return self.key if self.field is None else (self.key, self.field)
+
+    @property
+    def name(self) -> str:
+        """The object in words: `key`, or `key` field `f` (shown as key[f])."""
+        return self.key if self.field is None else f"{self.key}[{self.field}]"
 
 
 @dataclass
@@ -293,6 +310,9 @@ class Claims:
         # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
         # job's sink write is judged against, whatever key the claim is on
         self.held: dict[str, Claim | object] = {}
+        # (attempt, db, key or (key, field)) of every claim sealed: what such an attempt's later
+        # calls write there is nobody's claim (`frees`)
+        self.ended: set[tuple] = set()
 
     # -- what the store model asks ----------------------------------------------------------
     def client_view(self, claim: Claim, c: _Cmd) -> bool | None:
@@ -310,12 +330,12 @@ class Claims:
         return _reply_says_present(c) is None and (c.op is None or c.op.succeeded is None)
 
     # -- what the store model reports -------------------------------------------------------
-    def edge(self, claim: Claim, c: _Cmd, key: str, d: float, by_client: bool, gone: bool) -> None:
-        if claim.id not in self.noted:    # report each claim's ambiguity once
+    def edge(self, claim: Claim, c: _Cmd, key, d: float, by_client: bool, gone: bool) -> None:
+        if not claim.free and claim.id not in self.noted:    # report each claim's ambiguity once
             self.noted.add(claim.id)
             how = ("its reply" if _reply_says_present(c) is not None else "the client's result") \
                 if by_client else "the store clock"
-            self.out.edges.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
+            self.out.edges.append(f"{c.where} on {claim.name} ran {d:+.1f} ms from the expiry of "
                                   f"{claim.owner}'s claim: {how} says it was "
                                   f"{'gone' if gone else 'present'}")
 
@@ -340,7 +360,7 @@ class Claims:
 
     def undecidable(self, claim: Claim, c: _Cmd) -> None:
         self.calls.effect(c, "unknown")
-        self.out.problems.append(f"{c.where}: a conditional create on {claim.key}, whose claim by "
+        self.out.problems.append(f"{c.where}: a conditional create on {claim.name}, whose claim by "
                                  f"{claim.owner} an eviction fault may have removed; the call's "
                                  "outcome is unknown, so whether it created a claim cannot be decided")
         if claim.fate is None:
@@ -348,27 +368,46 @@ class Claims:
         else:   # its fate stands (e.g. cut short by another); what the key holds now is lost
             self.out.lost_keys += 1
 
-    def create(self, key: str, c: _Cmd, expires_ms: float | None) -> Claim:
-        argv = c.rec.argv
-        token = argv[2] if c.rec.name in ("SET", "SETNX") and len(argv) > 2 else None
+    def create(self, key, c: _Cmd, expires_ms: float | None) -> Claim:
+        """A write stored a value in an absent key (or field: `key` is then (key, field)). It is
+        a claim of the command's attempt, except a value `frees` says is nobody's."""
+        hkey, fld = (key, None) if type(key) is str else key
+        token = _written_value(c.rec, fld)
         copy = c.attempt is None and c.rec.addr in self.replicated_from
         owner = c.attempt
+        if self.frees(c, key):
+            self.calls.effect(c, "wrote_free")
+            return Claim(-1, c.rec.db, hkey, None, c.op.index, c.rec.line, c.t, expires_ms, expires_ms,
+                         token=token, field=fld, free=True)
         if copy and self.copy_owner is not None and token is not None:
-            owner = self.copy_owner(c.rec.db, key, token, self.clock.to_history_ns(c.t))
-        claim = Claim(len(self.out.claims), c.rec.db, key, owner, c.op.index if c.op else None,
+            owner = self.copy_owner(c.rec.db, hkey, token, self.clock.to_history_ns(c.t))
+        claim = Claim(len(self.out.claims), c.rec.db, hkey, owner, c.op.index if c.op else None,
                       c.rec.line, c.t, expires_ms, expires_ms, token=token,
-                      born_ns=c.op.invoke_time if c.op else None, copy=copy)
+                      born_ns=c.op.invoke_time if c.op else None, copy=copy, field=fld)
         self.out.claims.append(claim)
         if owner is not None:
             self.held[owner] = claim
         self.calls.effect(c, "created")
         if c.attempt is None and not copy:
-            self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
+            self.out.problems.append(f"{c.where}: claim on {claim.name} created by an unattributed command")
         return claim
 
-    def written(self, key: str, c: _Cmd, claim: Claim, expires_ms: float | None) -> Claim:
-        """A write over a live claim: its own attempt's extends it, anyone else's replaces it."""
-        if c.attempt is not None and claim.owner == c.attempt:
+    def frees(self, c: _Cmd, key) -> bool:
+        """Is what `c` writes into `key` nobody's claim? It is when a release call wrote it, or
+        a renew (or any call but an acquire) of an attempt whose claim on that key has ended:
+        a "free" marker, a counter set back, a value written back after a GETDEL."""
+        op = c.op
+        if op is None or c.attempt is None or op.f == ACQUIRE:
+            return False
+        return op.f == RELEASE or (c.attempt, c.rec.db, key) in self.ended
+
+    def written(self, key, c: _Cmd, claim: Claim, expires_ms: float | None) -> Claim:
+        """A write over a present value: its own attempt's extends its claim, unless `frees`
+        (then it ends it); anyone else's replaces the claim; a value nobody's claim is simply
+        replaced (no one's claim is removed)."""
+        if claim.free:
+            return self.create(key, c, expires_ms)
+        if c.attempt is not None and claim.owner == c.attempt and not self.frees(c, key):
             claim.expires_ms = expires_ms
             self.calls.effect(c, "extended_own")
             return claim
@@ -379,6 +418,8 @@ class Claims:
         self.end_by(claim, c, how)
 
     def expiry_changed(self, claim: Claim, c: _Cmd, old: float | None, new: float | None) -> None:
+        if claim.free:
+            return
         if c.attempt is not None and c.attempt == claim.owner:
             self.calls.effect(c, "extended_own")
         elif new is not None and (old is None or new < old - SAME_EXPIRY_MS):
@@ -388,6 +429,8 @@ class Claims:
 
     # -- fates ------------------------------------------------------------------------------
     def expire(self, claim: Claim) -> None:
+        if claim.free:
+            return
         at = self.clock.to_history_ns(claim.expires_ms / 1000)
         if self.need is not None:
             self.need(at)
@@ -396,8 +439,10 @@ class Claims:
         self.seal(claim, "expired_while_held" if held else "expired_after_job", claim.expires_ms / 1000)
 
     def seal(self, claim: Claim, fate: str, t: float) -> None:
-        if claim.fate is None:
+        if claim.fate is None and not claim.free:
             claim.fate, claim.ended = fate, t
+            if claim.owner is not None:
+                self.ended.add((claim.owner, claim.db, claim.ref))
             if claim.owner is not None and self.held.get(claim.owner) is claim:
                 if fate == "unknown":
                     self.held[claim.owner] = UNKNOWN
@@ -406,11 +451,14 @@ class Claims:
 
     def end_by(self, claim: Claim, c: _Cmd, how: str) -> None:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
+        if claim.free:
+            self.calls.effect(c, "removed_free")   # a value nobody's claim: no one's claim ended
+            return
         if c.attempt is None or claim.owner is None:
             self.calls.effect(c, "unknown")
             if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.copy):
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
-                                         f"claim on {claim.key}, but the command's attempt is "
+                                         f"claim on {claim.name}, but the command's attempt is "
                                          f"{c.attempt or 'unknown'} (from {c.rec.addr})")
             self.seal(claim, "unknown", c.t)
         elif c.attempt == claim.owner:
@@ -424,7 +472,7 @@ class Claims:
                 self.seal(claim, "evicted", c.t)
             else:
                 self.calls.effect(c, "unknown")
-                self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.key}, which "
+                self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.name}, which "
                                          "an eviction fault may already have removed; the call's outcome "
                                          "is unknown, so this cannot be decided")
                 self.seal(claim, "unknown", c.t)
@@ -449,8 +497,21 @@ class Claims:
                     and self.store.peek(c.rec.db, c.op.key) is UNKNOWN)
             self.out.stale[c.op.index] = None if lost else True
             return
-        cur = self.store.live(mine.key, c)
+        cur = self.store.live(mine.ref, c)
         self.out.stale[c.op.index] = None if cur is UNKNOWN else cur is not mine
+
+
+def _written_value(rec: AuditRecord, fld: str | None) -> str | None:
+    """The value a SET/SETNX (or, for a hash field, HSET/HSETNX) stored, when the line shows it."""
+    argv, name = rec.argv, rec.name
+    if fld is None:
+        return argv[2] if name in ("SET", "SETNX") and len(argv) > 2 else None
+    if name in ("HSET", "HMSET", "HSETNX"):
+        pairs = argv[2:]
+        for i in range(0, len(pairs) - 1, 2):
+            if pairs[i] == fld:
+                return pairs[i + 1]
+    return None
 
 
 def _proves_removal(op: Op | None) -> bool:
