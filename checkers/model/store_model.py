@@ -163,15 +163,15 @@ class Store:
             new.evictable = self.eviction
         self.state[(c.rec.db, key)] = new
 
-    def delete(self, c, key) -> None:
+    def delete(self, c, key, how: str = "deleted") -> None:
         if (c.rec.db, key) in self.hashes:
-            self.drop_hash(c, key)
+            self.drop_hash(c, key, how)
             return
         cur = self.live(key, c)
         if cur is UNKNOWN:
             self.events.touched_unknown(c)
         elif cur is not None:
-            self.events.removed(cur, c, "deleted")
+            self.events.removed(cur, c, how)
         self.state[(c.rec.db, key)] = None
 
     def set_expiry(self, c, key, new: float | None, flag: str = "") -> None:
@@ -231,18 +231,18 @@ class Store:
             fields[f] = None
             self.hashes[(db, key)] = fields
 
-    def delete_field(self, c, key: str, f: str) -> None:
+    def delete_field(self, c, key: str, f: str, how: str = "deleted") -> None:
         fields = self.fields(c, key)
-        self.delete(c, (key, f))
+        self.delete(c, (key, f), how)
         fields.pop(f, None)
         if not fields:
             self.hashes.pop((c.rec.db, key), None)
             self.hash_expiry.pop((c.rec.db, key), None)
 
-    def drop_hash(self, c, key: str) -> None:
+    def drop_hash(self, c, key: str, how: str = "deleted") -> None:
         """DEL of a hash key, or a string written over it: every field goes."""
         for f in list(self.hashes.get((c.rec.db, key), ())):
-            self.delete(c, (key, f))
+            self.delete(c, (key, f), how)
         self.hashes.pop((c.rec.db, key), None)
         self.hash_expiry.pop((c.rec.db, key), None)
 
@@ -257,7 +257,7 @@ class Store:
                 or (flag == "LT" and old is not None and (new is None or new >= old))):
             return
         if new is not None and new <= c.t_ms:
-            self.delete_field(c, key, f)
+            self.delete_field(c, key, f, "deleted (expiry set in the past)")
             return
         fields[f] = new
         self._reexpire(c, key, f, self._effective(c.rec.db, key, new))
@@ -273,7 +273,7 @@ class Store:
                 or (flag == "LT" and old is not None and (new is None or new >= old))):
             return
         if new is not None and new <= c.t_ms:
-            self.drop_hash(c, key)
+            self.drop_hash(c, key, "deleted (expiry set in the past)")
             return
         if new is None:
             self.hash_expiry.pop((c.rec.db, key), None)
