@@ -91,7 +91,7 @@ class Claim:
     line: int            # audit line of the creating command
     created: float       # store time, s
     expires_ms: float | None     # the current expiry (renewals move it)
-    deadline_ms: float | None = None   # the expiry it was created with
+    deadline_ms: float | None = None   # the expiry it was created with (or first given by its own lease)
     fate: str | None = None
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
     evictable: bool = False      # live during an eviction fault: it may vanish without a command
@@ -421,6 +421,8 @@ class Claims:
         if claim.free:
             return
         if c.attempt is not None and c.attempt == claim.owner:
+            if claim.deadline_ms is None:
+                claim.deadline_ms = new     # created without one (SETNX, HSETNX), then given its deadline
             self.calls.effect(c, "extended_own")
         elif new is not None and (old is None or new < old - SAME_EXPIRY_MS):
             self.end_by(claim, c, "expiry shortened")
