@@ -104,9 +104,16 @@ class Store:
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
         k = (c.rec.db, key)
         cur = self.state.get(k, self.default)
-        if cur is None or cur is UNKNOWN or cur.expires_ms is None:
+        if cur is None or cur is UNKNOWN:
             return cur
         events = self.events
+        if cur.expires_ms is None:
+            # (the eviction fault's allkeys-random policy evicts keys without an expiry too)
+            if cur.evictable and events.client_view(cur, c) is False:
+                events.evicted(cur, c)
+                self.state[k] = None
+                return None
+            return cur
         d = c.t_ms - cur.expires_ms
         gone = d > 0
         present = events.client_view(cur, c) if abs(d) <= self.trust_ms else None
