@@ -22,6 +22,20 @@ FIELDS = {"foreign_releases": 0, "walk_ins": 0, "witnesses": OMITTED,
           # each foreign release (the first FOREIGN_LISTED): who removed whose claim, when (the report's lanes)
           "foreign_releases_first": []}
 CERTAINTY = ("foreign_releases",)
+SCHEMAS = {"foreign_releases_first": {"type": "array", "items": {
+    "type": "object",
+    "required": ["attempt", "victim", "key", "field", "command", "time_s", "line", "victim_job_running"],
+    "properties": {
+        "attempt": {"type": ["string", "null"], "description": "the remover's attempt"},
+        "victim": {"type": ["string", "null"], "description": "the attempt whose live claim it ended"},
+        "key": {"type": "string", "description": "the claim's key (a hash's key for a field claim)"},
+        "field": {"type": ["string", "null"], "description": "the hash field of a field claim, else null"},
+        "command": {"type": "string", "description": "DEL, or EVAL: del for a script's command"},
+        "time_s": {"type": "number", "description": "when, on the history clock"},
+        "line": {"type": "integer", "description": "its line in the audit (the node's, with node)"},
+        "victim_job_running": {"type": "boolean",
+                               "description": "the victim's job had started and not ended at that moment"},
+        "node": {"type": "string", "description": "the node, in a replicated run"}}}}}
 
 
 def check(m: Measured, found) -> Part:
