@@ -23,14 +23,20 @@ out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's
 client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
 (`expiry_edge` in the results).
 
-Every create of an absent key is a claim, owned by the creating command's attempt. Its fate:
+A claim is held by an object: a key, or a field of a hash (`(key, field)`, `Claim.field`). A
+lease call's write into an object that is absent, holds another attempt's claim (which it ends)
+or holds a value nobody's claim creates a claim of the command's attempt — except that what a
+release writes, or any call but an acquire of an attempt whose claim on that object has ended,
+is nobody's claim (`Claim.free`, never in `claims`): a "free" marker, a counter set back to "0",
+a value written back after a GETDEL. Overwriting or removing it removes no one's claim. The rules
+are docs/history.md's "Claims and their owners". Its fate:
 
 - `released_by_holder`: removed by a command of its own attempt;
 - `expired_while_held`: its expiry passed while its attempt's job had started and not ended
   (history `job_start`/`job_end`; expiry converted with the store clock);
 - `expired_after_job`: its expiry passed otherwise (after the job, or its attempt never ran one);
-- `foreign_release`: deleted, overwritten, or had its expiry shortened by a command of a
-  *different* attempt; each one is also listed in `foreign`;
+- `foreign_release`: deleted, overwritten, or had its expiry shortened, while live, by a command
+  of a *different* attempt; each one is also listed in `foreign`;
 - `still_held`: present at the last audit line;
 - `evicted`: live during an eviction fault (between the nemesis's `ECHO leasecheck:fault:N:evict:
   start` and `...:end` markers) and later found absent by a client whose result proves it (an
@@ -63,7 +69,8 @@ from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.model.join import Join
 from leasecheck.checkers.read.ops import Op
 from leasecheck.rundir import AUDIT
-from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create
+from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create,
+                                                  unconditional_write)
 from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
@@ -291,8 +298,8 @@ class Following:
 
 class Claims:
     """What the store model's changes mean for claims: the `events` of `store_model.Store`.
-    Every create of an absent key is a claim of the creating command's attempt; its fate is
-    sealed once (see the module docstring)."""
+    A lease call's write into an absent object is a claim of the command's attempt, unless
+    `frees` says it is nobody's; its fate is sealed once (see the module docstring)."""
 
     def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, need, out: ClaimsResult) -> None:
         self.jobs, self.clock, self.need, self.out = jobs, clock, need, out
@@ -545,4 +552,6 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
         return not ok if c is None or conditional_create(c.rec.argv) else None
     if op.f not in ("release", "renew"):
         return None        # a sink write says nothing about the claim
+    if c is not None and unconditional_write(c.rec.argv):
+        return None        # a plain SET succeeds whether or not its claim is still there
     return ok if op.attempt == claim.owner else None

@@ -356,6 +356,15 @@ def conditional_create(argv: list[str]) -> bool:
     return name in ("SETNX", "HSETNX") or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
 
 
+def unconditional_write(argv: list[str]) -> bool:
+    """A write that succeeds whatever the key holds: SET without NX/XX/IFEQ, SETEX, PSETEX, GETSET,
+    HSET, HMSET."""
+    name = argv[0].upper() if argv else ""
+    if name == "SET":
+        return not any(a.upper() in ("NX", "XX", "IFEQ") for a in argv[3:])
+    return name in ("SETEX", "PSETEX", "GETSET", "HSET", "HMSET")
+
+
 def first_key(rec) -> str | None:
     """The first key a command names: a script call's first KEYS entry, else its first argument."""
     argv = rec.argv

@@ -77,3 +77,49 @@ def test_hash_field_claims_are_followed_like_keys():
     assert "on lc:t1:leases[lc:t1:job:0]" in bad["reasons"][0]
     assert bad["witness"]["key"] == "lc:t1:leases[lc:t1:job:0]"
     assert ok["problems"] == bad["problems"] == [] and ok["disagreements"] == bad["disagreements"] == []
+
+
+# -- the finer rules, on run directories written here --------------------------------------------
+
+from ownership_fixtures import Run  # noqa: E402
+
+
+def _run(tmp_path, build, end=2.6):
+    r = Run("case", "case", 3)
+    build(r, r.key)
+    r.write(tmp_path, end)
+    return check_run(tmp_path / "case")
+
+
+def test_a_renewal_after_its_claim_ended_writes_nobodys_claim(tmp_path):
+    # A's claim expires at 1.011 s; A's renewal then writes the key unconditionally (its claim is
+    # over: nobody's claim); B's plain SET over that value removes no one's claim
+    def build(r, K):
+        r.call(0, "w0.s0.0", "acquire", 0.01, 0.012, [(0.011, ["SET", K, "tokA", "NX", "PX", "1000"], [], 1)], True)
+        r.job(0, "w0.s0.0", 0.013, 1.5)
+        r.call(0, "w0.s0.0", "renew", 1.1, 1.102, [(1.101, ["SET", K, "tokA", "PX", "1000"], [])], True)
+        r.call(1, "w1.s0.0", "acquire", 1.2, 1.202, [(1.201, ["SET", K, "tokB", "PX", "1000"], [])], True)
+        r.job(1, "w1.s0.0", 1.203, 1.4)
+        r.call(1, "w1.s0.0", "release", 1.45, 1.452, [(1.451, ["DEL", K], [])], True)
+    res = _run(tmp_path, build)
+    assert res["foreign_releases"] == 0 and res["claims_seen"]["count"] == 2
+    assert res["claims"]["expired_while_held"] == 1 and res["claims"]["released_by_holder"] == 1
+
+
+def test_an_own_renewal_while_live_extends_and_an_own_release_write_ends_it(tmp_path):
+    # A renews its live claim by writing it (kept, later expiry), then its release writes "free":
+    # released by its holder; B's create over "free" is B's claim, and C's late plain DEL of it is
+    # a foreign release of a live claim whose job had not ended
+    def build(r, K):
+        r.call(0, "w0.s0.0", "acquire", 0.01, 0.012, [(0.011, ["SET", K, "tokA", "NX", "PX", "1000"], [], 1)], True)
+        r.job(0, "w0.s0.0", 0.013, 1.4)
+        r.call(0, "w0.s0.0", "renew", 0.8, 0.802, [(0.801, ["SET", K, "tokA", "XX", "PX", "1000"], [])], True)
+        r.call(0, "w0.s0.0", "release", 1.45, 1.452, [(1.451, ["SET", K, "free"], [])], True)
+        r.call(1, "w1.s0.0", "acquire", 1.5, 1.502, [(1.501, ["SET", K, "tokB", "XX", "PX", "1000"], [])], True)
+        r.job(1, "w1.s0.0", 1.503, 2.3)
+        r.call(2, "w2.s0.0", "release", 1.9, 1.902, [(1.901, ["DEL", K], [])], True)
+    res = _run(tmp_path, build)
+    assert res["claims"]["released_by_holder"] == 1 and res["claims"]["expired_while_held"] == 0
+    assert [(f["attempt"], f["victim"], f["victim_job_running"]) for f in res["foreign_releases_first"]] == [
+        ("w2.s0.0", "w1.s0.0", True)]
+    assert res["disagreements"] == []

@@ -19,6 +19,7 @@ UNNUMBERED = {"HELLO", "AUTH", "CLIENT", "CONFIG", "DEBUG", "MONITOR", "ACL", "S
               "SYNC", "PSYNC", "REPLCONF", "REPLICAOF", "SLAVEOF", "FAILOVER", "MIGRATE", "RESTORE-ASKING"}
 SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 EDGE_MS = 2.0
+PLAIN_WRITES = {"SET", "SETEX", "PSETEX", "GETSET", "HSET", "HMSET"}   # ("SET" here: without NX or XX)
 LINE = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)")
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
 ESC = {"n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", '"': '"', "\\": "\\"}
@@ -230,7 +231,7 @@ class Checker:
         ok = call["type"] == "ok" and call.get("value") is not False
         if call["f"] == "acquire" and conditional:
             return not ok
-        if call["f"] in ("release", "renew") and e.owner == call["attempt"]:
+        if call["f"] in ("release", "renew") and e.owner == call["attempt"] and name not in PLAIN_WRITES:
             return ok
         return None
 
@@ -269,7 +270,7 @@ class Checker:
 
     def write(self, db, obj, call, reply, t, line, name, nx=False, xx=False, expires=None, keepttl=False):
         t_ms = t * 1000
-        kind = "SET-NX" if nx and name == "SET" else name
+        kind = "SET-NX" if nx and name == "SET" else "SET-XX" if xx and name == "SET" else name
         cur = self.live(db, obj, call, reply, t_ms, kind)
         if cur is UNKNOWN:
             if nx and self._create_seen(call, reply):
