@@ -231,8 +231,8 @@ class Store:
         if (db, key) not in self.hashes and self.live(key, c) not in (None, UNKNOWN):
             return
         fields = self.fields(c, key)
-        if nx and f in fields:
-            return
+        if nx and f in fields and self.state.get((db, (key, f))) is not UNKNOWN:
+            return          # (a field whose state is lost: `write` asks whether the create was seen)
         self.write(c, (key, f), nx=nx, expires=self._effective(db, key, None))
         if self.state.get((db, (key, f))) is not None:
             fields[f] = None

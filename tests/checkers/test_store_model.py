@@ -200,3 +200,11 @@ def test_hgetdel_and_set_over_a_hash(store):
     assert seen[2] == ("removed", ("h", "f"), "deleted")
     assert seen[3:] == [("removed", ("h", "g"), "deleted"), ("create", "h", None)]   # SETNX refused, SET replaced it
     assert store.peek(0, ("h", "f")) is None                                        # HSETNX on a string: WRONGTYPE
+
+
+def test_after_a_gap_a_fields_state_is_lost_and_a_create_on_it_is_not_decided(store):
+    run(store, (0, "HSETNX", "h", "f", "a"))
+    store.gap(0.001)
+    seen = run(store, (5, "HSETNX", "h", "f", "b"), (6, "HSETNX", "h", "g", "c"))
+    assert seen[-2:] == [("unknown", "HSETNX"), ("unknown", "HSETNX")]   # nobody's result says (Recorder)
+    assert store.peek(0, ("h", "f")) is UNKNOWN
