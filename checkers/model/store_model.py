@@ -117,6 +117,12 @@ class Store:
         d = c.t_ms - cur.expires_ms
         gone = d > 0
         present = events.client_view(cur, c) if abs(d) <= self.trust_ms else None
+        if cur.evictable and present is False and d < -AMBIGUOUS_MS:
+            # found absent before its expiry while it may have been evicted: an eviction, not a
+            # disagreement between the client and the store clock
+            events.evicted(cur, c)
+            self.state[k] = None
+            return None
         if abs(d) <= AMBIGUOUS_MS or (present is not None and present == gone):
             gone = gone if present is None else not present
             events.edge(cur, c, key, d, present is not None, gone)

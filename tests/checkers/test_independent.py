@@ -19,7 +19,8 @@ def project_counts(run_dir) -> dict:
     assert len(r["foreign_releases_first"]) == r["foreign_releases"]      # every one listed (few here)
     return {"foreign": [(f["attempt"], f["victim"], f["line"], f["victim_job_running"])
                         for f in r["foreign_releases_first"]],
-            "claims": seen["count"], "objects": seen["keys"], "overlap": r["overlap"]["count"],
+            "claims": seen["count"], "fates": {k: v for k, v in (r["claims"] or {}).items() if v},
+            "objects": seen["keys"], "overlap": r["overlap"]["count"],
             "found_nothing": r["releases_found_nothing"]}
 
 
@@ -34,5 +35,6 @@ def test_the_independent_checker_gives_the_hand_counts():
                                                                   ("w1.s0.0", "w2.s0.0", 16, True)]
     assert check(DATA / "getdel-writeback-bad")["foreign"] == [("w0.s0.0", "w1.s0.0", 8, True)]
     assert check(DATA / "hash-field-hdel-bad") | {"foreign": None} == {
-        "foreign": None, "claims": 4, "objects": 2, "overlap": 2, "found_nothing": 0}
+        "foreign": None, "claims": 4, "objects": 2, "overlap": 2, "found_nothing": 0,
+        "fates": {"expired_while_held": 1, "foreign_release": 2, "still_held": 1}}
     assert check(DATA / "incident-plain-del-bad")["foreign"] == [("w0.s0.0", "w1.s0.0", 7, True)]

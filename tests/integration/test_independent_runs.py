@@ -21,7 +21,8 @@ OUTLIVE = ("--job-duration", "1.1s..1.5s")   # every job outlives the default 1 
 def counts(res: dict) -> dict:
     return {"foreign": [(f["attempt"], f["victim"], f["line"], f["victim_job_running"])
                         for f in res["foreign_releases_first"]],
-            "claims": res["claims_seen"]["count"], "objects": res["claims_seen"]["keys"],
+            "claims": res["claims_seen"]["count"], "fates": {k: v for k, v in res["claims"].items() if v},
+            "objects": res["claims_seen"]["keys"],
             "overlap": res["overlap"]["count"], "found_nothing": res["releases_found_nothing"]}
 
 

@@ -3,7 +3,7 @@ counting rules", "Attribution: `sent`", "Audit", "Timing rules"). It imports not
 leasecheck: it reads a run directory's files itself and returns
 
     {"foreign": [(remover, victim, audit line, victim_job_running), ...], "claims": n,
-     "objects": n, "overlap": n, "found_nothing": n}
+     "fates": {fate: n, ...}, "objects": n, "overlap": n, "found_nothing": n}
 
 It models what the document says and no more (no replicas, no transactions that did not run, a
 gap forgets everything), which covers the saved run directories of the tests and plain runs.
@@ -19,6 +19,7 @@ UNNUMBERED = {"HELLO", "AUTH", "CLIENT", "CONFIG", "DEBUG", "MONITOR", "ACL", "S
               "SYNC", "PSYNC", "REPLCONF", "REPLICAOF", "SLAVEOF", "FAILOVER", "MIGRATE", "RESTORE-ASKING"}
 SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 EDGE_MS = 2.0
+TRUST_MS = 250.0   # (more in a run that stepped the store's clock: none of the tests')
 PLAIN_WRITES = {"SET", "SETEX", "PSETEX", "GETSET", "HSET", "HMSET"}   # ("SET" here: without NX or XX)
 LINE = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)")
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -121,6 +122,7 @@ class Checker:
         self.foreign: list[tuple] = []
         self.ended: set = set()
         self.evicting = False
+        self.last_t = 0.0
         self.max_seq: dict = {}
         for (conn, seq) in self.sent:
             self.max_seq[conn] = max(self.max_seq.get(conn, -1), seq)
@@ -133,13 +135,21 @@ class Checker:
                 self._restart()
                 continue
             if raw.startswith("# gap"):
-                self.objects.clear()     # lost; what was there cannot be followed (none of the tests')
+                for e in self.objects.values():     # lost; what was there cannot be followed
+                    if e.claim is not None and e.claim["fate"] is None:
+                        if e.expires is not None and e.expires < self.last_t * 1000:
+                            self._expire(e)
+                        else:
+                            self._seal(e.claim, "unknown")
+                self.objects.clear()
                 bound.clear()
                 continue
             m = LINE.match(raw)
             if not m:
                 continue
             ts, db, addr, rest = float(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+            if addr != "lua":
+                self.last_t = ts
             argv = [_unquote(a) for a in ARG.findall(rest)]
             if not argv:
                 continue
@@ -178,7 +188,10 @@ class Checker:
     def _restart(self):
         for e in self.objects.values():
             if e.claim is not None and e.claim["fate"] is None:
-                self._seal(e.claim, "lost_in_restart")
+                if e.expires is not None and e.expires < self.last_t * 1000:
+                    self._expire(e)
+                else:
+                    self._seal(e.claim, "lost_in_restart")
         self.evicting = False
         self.objects.clear()
         self.fields.clear()
@@ -202,16 +215,24 @@ class Checker:
             return self._evicted(db, obj, e, call, reply, name)
         d = t_ms - e.expires
         gone = d > 0
-        if abs(d) <= EDGE_MS:
-            said = self._client_says_present(e, call, reply, name)
-            if said is not None:
-                gone = not said
+        said = self._client_says_present(e, call, reply, name) if abs(d) <= TRUST_MS else None
+        if e.evictable and said is False and d < -EDGE_MS:
+            return self._evicted(db, obj, e, call, reply, name)
+        if said is not None and (abs(d) <= EDGE_MS or said == gone):
+            gone = not said     # at the edge the client decides; further out, a contradiction wins
         if gone:
             if e.claim is not None and e.claim["fate"] is None:
-                self._seal(e.claim, "expired")
+                self._expire(e)
             del self.objects[(db, obj)]
             return None
         return self._evicted(db, obj, e, call, reply, name)
+
+    def _expire(self, e):
+        """Its expiry passed: while held when its attempt's job had not ended by then."""
+        job = self.jobs.get(e.claim["owner"]) if e.claim["owner"] else None
+        at = self.clock.to_ns(e.expires / 1000)
+        held = job is not None and (job[2] is None or at < job[2])
+        self._seal(e.claim, "expired_while_held" if held else "expired_after_job")
 
     def _evicted(self, db, obj, e, call, reply, name):
         """An object live in an eviction window, which a client's result proves absent: evicted."""
@@ -486,6 +507,15 @@ class Checker:
 
     # -- the counts -----------------------------------------------------------------------
     def result(self) -> dict:
+        for e in self.objects.values():     # the end of the audit
+            if e is not UNKNOWN and e.claim is not None and e.claim["fate"] is None:
+                if e.expires is not None and e.expires < self.last_t * 1000:
+                    self._expire(e)
+                else:
+                    self._seal(e.claim, "still_held")
+        fates: dict = {}
+        for c in self.claims:
+            fates[c["fate"]] = fates.get(c["fate"], 0) + 1
         by_key: dict = {}
         for key, start, end in self.jobs.values():
             by_key.setdefault(key, []).append((start, end if end is not None else self.end_ns))
@@ -496,7 +526,7 @@ class Checker:
                 overlap += any(s <= start < e for s, e in spans[:i])
         found_nothing = sum(c["f"] == "release" and c.get("type") == "ok" and c.get("value") is False
                             for c in self.calls)
-        return {"foreign": self.foreign, "claims": len(self.claims),
+        return {"foreign": self.foreign, "claims": len(self.claims), "fates": fates,
                 "objects": len({(c["db"], c["obj"]) for c in self.claims}),
                 "overlap": overlap, "found_nothing": found_nothing}
 
