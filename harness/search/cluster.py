@@ -116,6 +116,7 @@ def unpack(data: bytes, relative: str, results_dir: Path) -> Path:
     rel = Path(relative)
     if rel.is_absolute() or ".." in rel.parts or len(rel.parts) != 2:
         raise ValueError(f"a run directory from a host has an unexpected name: {relative!r}")
+    results_dir.mkdir(parents=True, exist_ok=True)
     target = results_dir / rel
     n = 0
     while target.exists():
@@ -183,8 +184,12 @@ class ClusterPool(Pool):
                 self._tags.pop(job.key, None)
         if reply.get("tar") is not None:
             results_dir = Path((job.plan.cfg if job.plan is not None else job.cfg).results_dir)
-            reply["run_dir"] = str(unpack(reply.pop("tar"), reply["relative"], results_dir))
-            write_index(results_dir.resolve())
+            try:
+                reply["run_dir"] = str(unpack(reply.pop("tar"), reply["relative"], results_dir))
+                write_index(results_dir.resolve())
+            except (OSError, ValueError, tarfile.TarError) as e:   # the run came back but cannot be kept here
+                reply.update(run_dir=None, error=f"its run directory from {reply.get('host')} could not be "
+                                                 f"unpacked into {results_dir}: {type(e).__name__}: {e}")
         return done_from(job.key, reply, time.monotonic() - t)
 
     def stop(self, key: str) -> None:

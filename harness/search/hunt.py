@@ -142,14 +142,19 @@ def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
     going: set[int] = set()
     ended: dict[int, Outcome] = {}
     stop_at: int | None = None      # the first run (in seed order) that ends the hunt
+    stopped: set[int] = set()
     started = 0
+
+    def stop(indices) -> None:
+        for i in sorted(set(indices) - stopped):
+            stopped.add(i)
+            runs.stop(i)
 
     def ends(index: int) -> None:
         nonlocal stop_at
         if stop_at is None or index < stop_at:
             stop_at = index
-            for later in sorted(i for i in going if i > index):
-                runs.stop(later)
+            stop(i for i in going if i > index)
     try:
         while True:
             try:
@@ -165,8 +170,7 @@ def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
                 if not going:
                     raise
                 ends(min(going))
-                for i in sorted(going):
-                    runs.stop(i)
+                stop(going)
                 continue
             going.discard(index)
             longest = max(longest, outcome.elapsed_s)
@@ -179,8 +183,7 @@ def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
                 tally.runs.append(ended.pop(len(tally.runs)))
                 on_run(tally)
     except BaseException:
-        for i in sorted(going):      # a harness failure: nothing is left running behind the caller
-            runs.stop(i)
+        stop(going)                  # a harness failure: nothing is left running behind the caller
         while going:
             going.discard(runs.next()[0])
         raise
