@@ -149,7 +149,7 @@ class ClusterPool(Pool):
             n = int(LOCAL.match(spec).group(1))
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 self._cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                         host="127.0.0.1", dashboard_address=None,
+                                                         host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                                          scheduler_port=0, silence_logs=50)
             self.client = distributed.Client(self._cluster)
         else:
