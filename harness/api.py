@@ -203,14 +203,15 @@ def outcome_of(seed: int, done: Done) -> Outcome:
     result = Result.load(done.run_dir)
     return Outcome(seed=seed, run_dir=result.run_dir, exit_code=result.exit_code,
                    near_misses=result.releases_found_nothing + result.overlap.count, reason=result.reason,
-                   elapsed_s=done.elapsed_s, interrupted=done.end_reason == "interrupted", result=result)
+                   elapsed_s=done.elapsed_s, interrupted=done.end_reason == "interrupted", result=result,
+                   parts=done.parts)
 
 
 class PoolRuns:
     """`hunt.Runs` over a `Pool`: each seed's run a `Job` planned where it runs."""
 
-    def __init__(self, pool: Pool, origin: str, worker_path: list[str]):
-        self.pool, self.origin, self.worker_path = pool, origin, worker_path
+    def __init__(self, pool: Pool, origin: str, worker_path: list[str], parts: bool = False):
+        self.pool, self.origin, self.worker_path, self.parts = pool, origin, worker_path, parts
         self.seeds: dict[str, int] = {}
 
     def free(self) -> int:
@@ -221,7 +222,7 @@ class PoolRuns:
 
     def start(self, index: int, cfg: RunConfig) -> None:
         self.seeds[str(index)] = cfg.seed
-        self.pool.submit(Job(str(index), cfg=cfg, origin=self.origin, worker_path=self.worker_path))
+        self.pool.submit(Job(str(index), cfg=cfg, origin=self.origin, worker_path=self.worker_path, parts=self.parts))
 
     def next(self) -> tuple[int, Outcome]:
         done = self.pool.next()
@@ -231,18 +232,21 @@ class PoolRuns:
         self.pool.stop(str(index))
 
 
-def hunt_runner(cfg: RunConfig, origin=None, watch=None) -> Callable[[RunConfig], Outcome]:
-    """``run_once(seeded_cfg)`` for the hunt loop: plan, run and check one seed."""
+def hunt_runner(cfg: RunConfig, origin=None, watch=None, parts: bool = False) -> Callable[[RunConfig], Outcome]:
+    """``run_once(seeded_cfg)`` for the hunt loop: plan, run and check one seed (``parts``: keep each
+    property's result of that one check, for JUnit)."""
     said = str(origin) if origin else "the schedule"
 
     def run_once(seeded: RunConfig) -> Outcome:
         t = time.monotonic()
         plan = preflight(seeded, schedule_from=said)
-        result, runner = run_and_check(plan, log=lambda *a, **k: None, watch=watch, worker_path=import_path())
+        kept: list | None = [] if parts else None
+        result, runner = run_and_check(plan, log=lambda *a, **k: None, watch=watch, worker_path=import_path(),
+                                       parts=kept)
         return Outcome(seed=plan.cfg.seed, run_dir=result.run_dir, exit_code=result.exit_code,
                        near_misses=result.releases_found_nothing + result.overlap.count,
                        reason=result.reason, elapsed_s=time.monotonic() - t,
-                       interrupted=runner.end_reason == "interrupted", result=result)
+                       interrupted=runner.end_reason == "interrupted", result=result, parts=kept)
     return run_once
 
 

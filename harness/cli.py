@@ -29,7 +29,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from leasecheck.checkers import check_run
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.rundirs import gc as retention
 from leasecheck.harness.settings.config import RunConfig, settings
@@ -190,9 +189,11 @@ def hunt(ctx: click.Context, budget_s: float, incident_replays: int, parallel: i
                 with (contextlib.nullcontext(lambda _tally: None) if quiet
                       else HuntProgress(console, budget_s, tally)) as show:
                     if pool is None:
-                        hunt_loop(cfg, budget_s, hunt_runner(cfg, origin), on_run=show, tally=tally)
+                        hunt_loop(cfg, budget_s, hunt_runner(cfg, origin, parts=junit is not None),
+                                  on_run=show, tally=tally)
                     else:
-                        hunt_parallel(cfg, budget_s, PoolRuns(pool, origin, []), on_run=show, tally=tally)
+                        hunt_parallel(cfg, budget_s, PoolRuns(pool, origin, [], parts=junit is not None),
+                                      on_run=show, tally=tally)
             except KeyboardInterrupt:
                 err_console.print("leasecheck: hunt interrupted")
             incident = None
@@ -213,10 +214,10 @@ def hunt(ctx: click.Context, budget_s: float, incident_replays: int, parallel: i
         sys.exit(EXIT_CRASH)
     if junit is not None and tally.runs:   # the failing run's verdict, or the last run's
         shown = tally.failing or next((o for o in reversed(tally.runs) if o.run_dir is not None), None)
-        if shown is not None:
-            parts: list = []
-            result = check_run(shown.run_dir, parts=parts)
-            write_junit(junit, result, parts, Path(shown.run_dir).resolve().parent.name, Path(shown.run_dir))
+        if shown is not None:      # from the run's one check (issue 22: a failing run is not checked twice)
+            result = dict(shown.result.data) if shown.result is not None else Result.load(shown.run_dir).to_json()
+            write_junit(junit, result, shown.parts or [], Path(shown.run_dir).resolve().parent.name,
+                        Path(shown.run_dir))
     code = _hunt_report(tally)
     if incident is not None:
         console.print(f"incident report: {_shown(incident)}", markup=False, soft_wrap=True, highlight=False)

@@ -43,6 +43,7 @@ class Outcome:
     elapsed_s: float = 0.0
     interrupted: bool = False   # Ctrl-C or SIGTERM ended this run: the hunt ends with it
     result: Result | None = None   # its checked result (None in the loop's own tests)
+    parts: list | None = None      # (name, Part) per property, when asked for (JUnit): from the one check
 
 
 @dataclass

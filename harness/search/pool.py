@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from leasecheck.checkers.result import Part
 from leasecheck.harness.search.task import Job
 
 _PR_SET_PDEATHSIG = 1
@@ -44,6 +45,7 @@ class Done:
     error: str | None = None
     lost: str | None = None
     elapsed_s: float = 0.0
+    parts: list | None = None      # (name, `Part`) per property, when the job asked (`Job.parts`)
 
 
 def _stop_with_parent() -> None:
@@ -83,7 +85,8 @@ def done_from(key: str, reply: dict, elapsed_s: float) -> Done:
     if reply.get("lost"):
         return Done(key, lost=reply["lost"], elapsed_s=elapsed_s)
     run_dir = Path(reply["run_dir"]) if reply.get("run_dir") else None
-    return Done(key, run_dir, reply.get("end_reason", ""), reply.get("error"), elapsed_s=elapsed_s)
+    parts = [(name, Part(**fields)) for name, fields in reply["parts"]] if reply.get("parts") is not None else None
+    return Done(key, run_dir, reply.get("end_reason", ""), reply.get("error"), elapsed_s=elapsed_s, parts=parts)
 
 
 class Pool:

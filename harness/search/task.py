@@ -14,7 +14,7 @@ import contextlib
 import json
 import pickle
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from leasecheck.harness.run.pipeline import run_and_check
@@ -32,6 +32,7 @@ class Job:
     cfg: RunConfig | None = None
     origin: str = "the schedule"              # where the schedule came from, for a planning error
     worker_path: list[str] = field(default_factory=list)
+    parts: bool = False                       # reply with each property's own result too (for JUnit)
 
     def with_results_dir(self, results_dir: str) -> "Job":
         """The same job, writing its run directory under ``results_dir`` (a cluster host's own)."""
@@ -42,8 +43,10 @@ class Job:
 
 def carry_out(job: Job) -> dict:
     """Plan (if need be), run and check ``job`` in this process; what became of it, as JSON data.
-    A run that started keeps its directory even when the harness failed (``error`` then says why)."""
+    A run that started keeps its directory even when the harness failed (``error`` then says why).
+    With ``job.parts``, ``parts`` is each property's `Part` as ``[name, fields]`` (the one check's)."""
     runner = None
+    parts: list | None = [] if job.parts else None
 
     def watching(r):
         nonlocal runner
@@ -51,11 +54,14 @@ def carry_out(job: Job) -> dict:
         return contextlib.nullcontext()
     try:
         plan = job.plan if job.plan is not None else preflight(job.cfg, schedule_from=job.origin)
-        result, runner = run_and_check(plan, watch=watching, worker_path=job.worker_path)
+        result, runner = run_and_check(plan, watch=watching, worker_path=job.worker_path, parts=parts)
     except Exception as e:   # the caller decides: a hunt stops (as a sequential one), a matrix cell is CRASHED
         return {"run_dir": str(runner.run_dir) if runner else None, "end_reason": "error",
                 "error": f"{type(e).__name__}: {e}"}
-    return {"run_dir": str(result.run_dir), "end_reason": runner.end_reason, "error": None}
+    reply = {"run_dir": str(result.run_dir), "end_reason": runner.end_reason, "error": None}
+    if parts is not None:
+        reply["parts"] = [[name, asdict(part)] for name, part in parts]
+    return reply
 
 
 def main(argv: list[str]) -> int:

@@ -49,9 +49,13 @@ def _found_and_replayed(r, tmp_path):
 
 
 def test_hunt_parallel_2_finds_naive_del_and_its_replay_fails_again(leasecheck, tmp_path):
-    r = leasecheck(*HUNT, "--parallel", "2")
+    r = leasecheck(*HUNT, "--parallel", "2", "--junit", str(tmp_path / "hunt.xml"))
     assert "2 at once" in r.out
     _found_and_replayed(r, tmp_path)
+    # JUnit from the failing run's one check, made in its own process: a test case per property
+    import xml.etree.ElementTree as ET
+    cases = list(ET.parse(tmp_path / "hunt.xml").getroot().iter("testcase"))
+    assert len(cases) > 1 and any(c.find("failure") is not None for c in cases)
 
 
 def test_hunt_on_a_local_cluster_finds_naive_del_and_its_replay_fails_again(leasecheck, tmp_path):
