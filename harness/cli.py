@@ -56,6 +56,7 @@ from leasecheck.harness.api import (PoolRuns, Shrunk, check_incident_replays, ch
                                     incident_report, matrix_cell, matrix_parallel, matrix_write, open_pool,
                                     shrink_finish, shrink_plan)
 from leasecheck.harness.search.hunt import hunt_parallel
+from leasecheck.harness.search.pool import sigterm_as_ctrl_c
 from leasecheck.harness.run.pipeline import check_and_save, run_and_check
 from leasecheck.result import Result
 from leasecheck.rundir import HISTORY, HISTORY_PARTS, INDEX, RunFiles
@@ -192,8 +193,9 @@ def hunt(ctx: click.Context, budget_s: float, incident_replays: int, parallel: i
                         hunt_loop(cfg, budget_s, hunt_runner(cfg, origin, parts=junit is not None),
                                   on_run=show, tally=tally)
                     else:
-                        hunt_parallel(cfg, budget_s, PoolRuns(pool, origin, [], parts=junit is not None),
-                                      on_run=show, tally=tally)
+                        with sigterm_as_ctrl_c():
+                            hunt_parallel(cfg, budget_s, PoolRuns(pool, origin, [], parts=junit is not None),
+                                          on_run=show, tally=tally)
             except KeyboardInterrupt:
                 err_console.print("leasecheck: hunt interrupted")
             incident = None
@@ -618,7 +620,7 @@ def _matrix_on_pool(plans: list, parallel: int, cluster: str | None) -> int:
         console.print(f"[{ended}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
                       + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
     try:
-        with open_pool(parallel, cluster) as pool:
+        with open_pool(parallel, cluster) as pool, sigterm_as_ctrl_c():
             cells = matrix_parallel(plans, pool, on_cell=said)
     except UsageError as e:
         _usage_exit(e)

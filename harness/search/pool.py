@@ -14,6 +14,7 @@ is rewritten under a lock (`leasecheck.harness.reports.html.index`).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import pickle
@@ -87,6 +88,23 @@ def done_from(key: str, reply: dict, elapsed_s: float) -> Done:
     run_dir = Path(reply["run_dir"]) if reply.get("run_dir") else None
     parts = [(name, Part(**fields)) for name, fields in reply["parts"]] if reply.get("parts") is not None else None
     return Done(key, run_dir, reply.get("end_reason", ""), reply.get("error"), elapsed_s=elapsed_s, parts=parts)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c():
+    """While several runs go, SIGTERM to this process is Ctrl-C: the caller stops every run (each
+    keeps its history) instead of dying under them. (Only in the main thread, where signals land.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 class Pool:

@@ -1,6 +1,7 @@
 """`hunt --parallel 2` and `hunt` / `matrix` on a local Dask cluster: the same failing seed found,
 a replay command that fails again, the same table as one run at a time, and a Dask worker killed
 mid-run giving "not run" for its cell, never a verdict."""
+import json
 import os
 import re
 import shlex
@@ -132,3 +133,31 @@ def test_bad_parallel_input_is_refused_before_any_run(leasecheck, tmp_path, args
     assert r.code == 64, r.out + r.err
     assert says in r.err and len(r.err.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_sigterm_stops_every_run_of_a_parallel_hunt_and_each_keeps_its_history(leasecheck, tmp_path):
+    # token-cas under no faults does not fail: two 30 s runs are going when SIGTERM comes
+    p = leasecheck.popen("hunt", "--lease", "token-cas", "--time-limit", "30s", "--budget", "120s",
+                         "--workers", "2", "--seed", "1", "--parallel", "2")
+    results = tmp_path / "results"
+    try:
+        deadline = time.monotonic() + 90
+        started = []
+        while time.monotonic() < deadline and len(started) < 2:
+            started = [h for h in results.glob("*/*/history.d/harness.jsonl") if "run_start" in h.read_text()]
+            time.sleep(0.1)
+        assert len(started) == 2, list(results.rglob("*"))
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 2, out + err                     # cut short: inconclusive, never VALID
+    assert "hunt interrupted" in out + err
+    runs = sorted(d for d in (results / "token-cas").iterdir() if d.is_dir())
+    assert len(runs) == 2
+    for run in runs:                                         # both stopped cleanly, history kept, checked
+        assert (run / "history.jsonl").is_file() and not (run / "history.d").exists()
+        result = json.loads((run / "results.json").read_text())
+        assert result["valid"] == "unknown" and result["interrupted"]
