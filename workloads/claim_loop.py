@@ -28,7 +28,8 @@ class Slot:
     process: str                 # "w3.s1"
     history: HistoryWriter
     tracker: SendTracker
-    client: object               # redis.Redis on audited connections
+    client: object               # what the lease is built with: a redis-py client on audited
+                                 # connections, or (``connect = "url"``) its slot's URL
     lease_factory: Callable
     keys: list[str]
     ttl_ms: int

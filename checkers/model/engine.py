@@ -133,6 +133,8 @@ class Engine:
         for op in joiner.take_matched():
             settle(op)
         joined = self.joiner.finish(self.audit.complete)
+        for op in joiner.take_matched():   # found by the end (a last transaction that never ran)
+            settle(op)
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 

@@ -25,11 +25,13 @@ from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.record.connection import SendTracker, make_client, make_sentinel_client
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.record.wire import Wire
 from leasecheck.harness.run.hung_watch import HungWatch
+from leasecheck.harness.run.slot_url import slot_url
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.sink import Sink
-from leasecheck.workloads.leases import load_lease
+from leasecheck.workloads.leases import load_lease, wants_url
 from leasecheck.harness.stores.topology import needs_all_nodes
 from leasecheck.events import LATE_SENT, SLOT_CRASH, WORKER_END, WORKER_START
 from leasecheck.rundir import RunFiles
@@ -73,6 +75,9 @@ def main(argv: list[str]) -> int:
             board.leave(record[process])
 
     watch = HungWatch(history, cfg.call_bound_s, Slot._call.__code__)
+    # The wire path (one store): every slot's own port, forwarding to where its client connects.
+    wire = None if needs_all_nodes(lease_cls) or cfg.topology == "replicated" else \
+        Wire(cfg.store_host, cfg.client_port or cfg.store_port)
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -83,14 +88,18 @@ def main(argv: list[str]) -> int:
             client = make_sentinel_client(tracker, cfg.sentinel_ports, cfg.store_nodes, cfg.store_db,
                                           socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         else:
+            port = wire.listen(tracker)
             client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
-                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
-        slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
+                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries, shown_port=port)
+        lease_arg = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
+        slots.append(Slot(process=process, history=history, tracker=tracker, client=lease_arg,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
                           deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
                           sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch))
 
+    if wire is not None:
+        wire.start()
     print("ready", flush=True)
     line = sys.stdin.readline().split()
     if not line or line[0] != "go":
@@ -106,6 +115,8 @@ def main(argv: list[str]) -> int:
     left = _join_slots(threads, watch, stop, history, int(cfg.time_limit_s * 1e9))
     watch.close()
     _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
+    if wire is not None:
+        wire.close()
     history.record(name, WORKER_END, pid=os.getpid(), **({"reason": f"left hung: {', '.join(left)}"} if left else {}))
     history.close()
     if left:   # a hung slot's thread never ends, and the interpreter would wait for it at exit

@@ -59,6 +59,15 @@ BUILTIN = {
 }
 
 
+CONNECT_CLIENT, CONNECT_URL = "client", "url"
+CONNECTS = (CONNECT_CLIENT, CONNECT_URL)
+
+
+def wants_url(lease_cls) -> bool:
+    """The lease declares ``connect = "url"``: it is built with its slot's URL, not a client."""
+    return getattr(lease_cls, "connect", CONNECT_CLIENT) == CONNECT_URL
+
+
 def _users_frames(e: BaseException) -> str:
     """The traceback of a plugin's own import error without the frames of the loading machinery
     (importlib, this module): what is left is the user's code."""
@@ -100,6 +109,10 @@ def load_lease(spec: str):
     cls = getattr(module, name, None)
     if cls is None:
         raise UsageError(f"--lease {spec}: {where} has no attribute {name!r}")
+    connect = getattr(cls, "connect", CONNECT_CLIENT)
+    if connect not in CONNECTS:
+        raise UsageError(f"--lease {spec}: {name}.connect = {connect!r}; write connect = \"url\" (the lease "
+                         "builds its own client from its slot's URL) or leave it out (it is handed a client)")
     for method in ("acquire", "release"):
         if not callable(getattr(cls, method, None)):
             raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
