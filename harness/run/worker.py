@@ -33,7 +33,7 @@ from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.sink import Sink
 from leasecheck.workloads.leases import load_lease, wants_url
 from leasecheck.harness.stores.topology import needs_all_nodes
-from leasecheck.events import LATE_SENT, SLOT_CRASH, WORKER_END, WORKER_START
+from leasecheck.events import LATE_SENT, SLOT_CRASH, WIRE_CONN, WORKER_END, WORKER_START
 from leasecheck.rundir import RunFiles
 
 
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     watch = HungWatch(history, cfg.call_bound_s, Slot._call.__code__)
     # The wire path (one store): every slot's own port, forwarding to where its client connects.
     wire = None if needs_all_nodes(lease_cls) or cfg.topology == "replicated" else \
-        Wire(cfg.store_host, cfg.client_port or cfg.store_port)
+        Wire(cfg.store_host, cfg.client_port or cfg.store_port, on_conn=_conn_writer(history))
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -165,6 +165,13 @@ def _late_writer(history: HistoryWriter, process: str):
     def write(call, entry: list) -> None:
         history.record(process, LATE_SENT, f=call.f, attempt=call.attempt, key=call.key,
                        invoked=call.invoked, sent=[entry])
+    return write
+
+
+def _conn_writer(history: HistoryWriter):
+    """A wire-path connection's name and upstream address, once its marker went upstream."""
+    def write(process: str, conn: str, addr: str) -> None:
+        history.record(process, WIRE_CONN, conn=conn, addr=addr)
     return write
 
 
