@@ -39,6 +39,7 @@ from leasecheck.harness.record.resp import error_text, is_push, reply_end, split
 from leasecheck.protocol import CONN_MARKER, HANDSHAKE
 
 _READ = 1 << 16
+_CONNECT_S = 10.0              # the longest the forwarder waits for its upstream connection
 _SWALLOW = object()            # the pending reply of the marker: not the client's
 
 
@@ -174,9 +175,9 @@ class Wire:
     def _handler(self, tracker: SendTracker):
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
-                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
-            except OSError:
-                writer.close()
+                up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(*self.upstream), _CONNECT_S)
+            except (OSError, asyncio.TimeoutError):
+                writer.close()      # the store (or the proxy) refused or did not answer: as it would
                 return
             sockname = up_writer.get_extra_info("sockname")
             addr = f"{sockname[0]}:{sockname[1]}" if sockname else "?"
@@ -194,6 +195,17 @@ class Wire:
         return serve
 
 
+def _until_closed(pump):
+    """A direction of a link ends quietly when either side closes or resets its connection."""
+    async def run(*args) -> None:
+        try:
+            await pump(*args)
+        except (ConnectionError, OSError):
+            pass
+    return run
+
+
+@_until_closed
 async def _requests(link: Link, reader: asyncio.StreamReader, up: asyncio.StreamWriter) -> None:
     buf = bytearray()
     while True:
@@ -211,6 +223,7 @@ async def _requests(link: Link, reader: asyncio.StreamReader, up: asyncio.Stream
             await up.drain()
 
 
+@_until_closed
 async def _replies(link: Link, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     buf = bytearray()
     while True:
