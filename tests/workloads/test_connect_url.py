@@ -29,3 +29,9 @@ def test_any_other_connect_is_refused_naming_the_fix(tmp_path, value):
     with pytest.raises(UsageError) as e:
         load_lease(_plugin(tmp_path, f"    connect = {value}"))
     assert 'write connect = "url"' in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_url_lease_cannot_ask_for_every_node(tmp_path):
+    with pytest.raises(UsageError) as e:
+        load_lease(_plugin(tmp_path, '    connect = "url"\n    nodes = "all"'))
+    assert "drop one of the two" in str(e.value)

@@ -148,6 +148,9 @@ def load_lease(spec: str):
     if connect not in CONNECTS:
         raise UsageError(f"--lease {spec}: {name}.connect = {connect!r}; write connect = \"url\" (the lease "
                          "builds its own client from its slot's URL) or leave it out (it is handed a client)")
+    if connect == CONNECT_URL and getattr(cls, "nodes", None) == "all":
+        raise UsageError(f"--lease {spec}: {name} declares both nodes = \"all\" and connect = \"url\"; a URL names "
+                         "one store: drop one of the two")
     for method in ("acquire", "release"):
         if not callable(getattr(cls, method, None)):
             raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
