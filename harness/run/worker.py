@@ -4,7 +4,9 @@ Started by the runner as ``python -m leasecheck.harness.run.worker RUN_DIR INDEX
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
-(the clock probe of ``clock:workers``). Which slot holds a claim and which lease call it is
+(the clock probe of ``clock:workers``). On one store each slot also has a port of its own, the
+wire path (``leasecheck.harness.record.wire``): a ``connect = "url"`` lease is built with its URL,
+and the client a lease is handed shows that port as its address. Which slot holds a claim and which lease call it is
 inside go to the run's slot board in shared memory (``leasecheck.harness.run.slot_board``: whom to pause).
 Each slot finishes its current job and releases before it exits, so the history ends with
 complete operations — except a slot stuck in a lease call the watch reported hung
@@ -25,13 +27,15 @@ from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.record.connection import SendTracker, make_client, make_sentinel_client
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.record.wire import Wire
 from leasecheck.harness.run.hung_watch import HungWatch
+from leasecheck.harness.run.slot_url import slot_url
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.sink import Sink
-from leasecheck.workloads.leases import load_lease
+from leasecheck.workloads.leases import load_lease, wants_url
 from leasecheck.harness.stores.topology import needs_all_nodes
-from leasecheck.events import LATE_SENT, SLOT_CRASH, WORKER_END, WORKER_START
+from leasecheck.events import LATE_SENT, SLOT_CRASH, WIRE_CONN, WORKER_END, WORKER_START
 from leasecheck.rundir import RunFiles
 
 
@@ -73,6 +77,9 @@ def main(argv: list[str]) -> int:
             board.leave(record[process])
 
     watch = HungWatch(history, cfg.call_bound_s, Slot._call.__code__)
+    # The wire path (one store): every slot's own port, forwarding to where its client connects.
+    wire = None if needs_all_nodes(lease_cls) or cfg.topology == "replicated" else \
+        Wire(cfg.store_host, cfg.client_port or cfg.store_port, on_conn=_conn_writer(history))
     slots = []
     for s in range(cfg.slots):
         process = f"{name}.s{s}"
@@ -83,14 +90,18 @@ def main(argv: list[str]) -> int:
             client = make_sentinel_client(tracker, cfg.sentinel_ports, cfg.store_nodes, cfg.store_db,
                                           socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         else:
+            port = wire.listen(tracker)
             client = make_client(tracker, cfg.store_host, cfg.client_port or cfg.store_port, cfg.store_db,
-                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
-        slots.append(Slot(process=process, history=history, tracker=tracker, client=client,
+                                 socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries, shown_port=port)
+        lease_arg = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
+        slots.append(Slot(process=process, history=history, tracker=tracker, client=lease_arg,
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
                           deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
                           sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch))
 
+    if wire is not None:
+        wire.start()
     print("ready", flush=True)
     line = sys.stdin.readline().split()
     if not line or line[0] != "go":
@@ -106,6 +117,8 @@ def main(argv: list[str]) -> int:
     left = _join_slots(threads, watch, stop, history, int(cfg.time_limit_s * 1e9))
     watch.close()
     _join_lease_threads(threads, (cfg.client_timeout_s or 5.0) + 1.0)
+    if wire is not None:
+        wire.close()
     history.record(name, WORKER_END, pid=os.getpid(), **({"reason": f"left hung: {', '.join(left)}"} if left else {}))
     history.close()
     if left:   # a hung slot's thread never ends, and the interpreter would wait for it at exit
@@ -154,6 +167,13 @@ def _late_writer(history: HistoryWriter, process: str):
     def write(call, entry: list) -> None:
         history.record(process, LATE_SENT, f=call.f, attempt=call.attempt, key=call.key,
                        invoked=call.invoked, sent=[entry])
+    return write
+
+
+def _conn_writer(history: HistoryWriter):
+    """A wire-path connection's name and upstream address, once its marker went upstream."""
+    def write(process: str, conn: str, addr: str) -> None:
+        history.record(process, WIRE_CONN, conn=conn, addr=addr)
     return write
 
 

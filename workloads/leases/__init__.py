@@ -16,6 +16,41 @@ The contract every lease follows (built-in or plugin)::
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
 
+A lease that brings its own client — another Python client library, a client configured its own
+way — declares ``connect = "url"`` and is then built with its slot's URL instead of a client::
+
+    lease = Name(url, key, ttl_ms)      # url: "redis://127.0.0.1:<the slot's port>/<db>"
+
+For example, a complete lease on valkey-py::
+
+    import secrets
+    import valkey
+
+    class MyValkeyLease:
+        connect = "url"
+
+        def __init__(self, url, key, ttl_ms):
+            self.client = valkey.Valkey.from_url(url)
+            self.key, self.ttl_ms = key, ttl_ms
+            self.token = secrets.token_urlsafe(16)
+
+        def acquire(self) -> bool:
+            return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+        def release(self) -> bool:
+            return self.client.eval("if redis.call('get', KEYS[1]) == ARGV[1] then "
+                                    "return redis.call('del', KEYS[1]) end return 0",
+                                    1, self.key, self.token) == 1
+
+The port is the slot's own on the wire path (``leasecheck.harness.record.wire``): the worker
+forwards every connection made to it to the store and numbers each command on the way, so any
+library is attributed as the harness's own client is (docs/history.md, "The wire path"). The
+handed client shows that port as its own address too (``connection_pool.connection_kwargs``),
+so a lease handed a client that builds a second library's client from its host and port is
+attributed as well. ``connect = "url"`` serves one store (``--topology single``); the URL comes
+from ``leasecheck.harness.run.slot_url.slot_url``. ``examples/own_client.py`` has such leases on
+redis-py and valkey-py. A lease without ``connect`` (or ``connect = "client"``) is built as before.
+
 A lease that needs every store node (``--topology redlock``) declares it with a class attribute
 and then receives a list of clients, one per node in node order, instead of one::
 
@@ -59,6 +94,15 @@ BUILTIN = {
 }
 
 
+CONNECT_CLIENT, CONNECT_URL = "client", "url"
+CONNECTS = (CONNECT_CLIENT, CONNECT_URL)
+
+
+def wants_url(lease_cls) -> bool:
+    """The lease declares ``connect = "url"``: it is built with its slot's URL, not a client."""
+    return getattr(lease_cls, "connect", CONNECT_CLIENT) == CONNECT_URL
+
+
 def _users_frames(e: BaseException) -> str:
     """The traceback of a plugin's own import error without the frames of the loading machinery
     (importlib, this module): what is left is the user's code."""
@@ -100,6 +144,13 @@ def load_lease(spec: str):
     cls = getattr(module, name, None)
     if cls is None:
         raise UsageError(f"--lease {spec}: {where} has no attribute {name!r}")
+    connect = getattr(cls, "connect", CONNECT_CLIENT)
+    if connect not in CONNECTS:
+        raise UsageError(f"--lease {spec}: {name}.connect = {connect!r}; write connect = \"url\" (the lease "
+                         "builds its own client from its slot's URL) or leave it out (it is handed a client)")
+    if connect == CONNECT_URL and getattr(cls, "nodes", None) == "all":
+        raise UsageError(f"--lease {spec}: {name} declares both nodes = \"all\" and connect = \"url\"; a URL names "
+                         "one store: drop one of the two")
     for method in ("acquire", "release"):
         if not callable(getattr(cls, method, None)):
             raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
