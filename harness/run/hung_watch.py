@@ -104,13 +104,17 @@ class HungWatch:
         """The stack of ``thread`` (or of ``task``, a coroutine's chain of awaits) from the lease's
         frame inward, most recent call last (all of it when the wrapper is not on it)."""
         frame = sys._current_frames().get(thread)
-        frames = []
-        while frame is not None and frame.f_code is not self.stop_code:
-            frames.append(frame)
+        frames, on_thread = [], []
+        while frame is not None:
+            on_thread.append(frame)
             frame = frame.f_back
+        for frame in on_thread:
+            if frame.f_code is self.stop_code:
+                break
+            frames.append(frame)
         if task is not None:
             awaits = _awaits(task)
-            if not awaits or awaits[-1] not in frames:   # suspended: its chain of awaits is its stack
+            if not any(a is f for a in awaits[-1:] for f in on_thread):  # suspended: its awaits are its stack
                 cut = [i for i, fr in enumerate(awaits) if fr.f_code is self.stop_code]
                 frames = list(reversed(awaits[cut[-1] + 1:] if cut else awaits))
         text = "".join(traceback.StackSummary.extract((fr, fr.f_lineno) for fr in reversed(frames)).format())
