@@ -261,7 +261,7 @@ class Child:
                 self._reader.join(0.5)   # the child's last words on stderr
         status = f" (exit code {code})" if code is not None else ""
         last = f"; its stderr ended: {_clip(self._stderr[-1])}" if self._stderr else ""
-        return LeaseProcessError(f"the lease process ({self.shown}){status} {what}{last}")
+        return LeaseProcessError(f"the lease process ({self.shown}) {what}{status}{last}")
 
     def _forward_stderr(self, proc: subprocess.Popen) -> None:
         for raw in proc.stderr:
