@@ -1,14 +1,12 @@
-"""The URL a lease declaring ``connect = "url"`` is given: ``redis://127.0.0.1:<port>/<db>``.
+"""PLACEHOLDER on branch ``async-exec`` — take the ``wire`` branch's module in the merge.
 
-PLACEHOLDER (branch ``async-exec``), to be replaced by the ``wire`` branch's module of the same
-name and function, which gives each slot a port of its own on the harness's path so that every
-command a lease's own client sends is credited to its slot. Until then every slot gets the
-address the audited client of that slot would use today (the workers' proxy when there is one,
-else the store), and the commands of a URL lease's own client are unattributed: the checker says
-so (inconclusive)."""
+The URL a ``connect = "url"`` lease is given, with the ``wire`` branch's signature. Until that
+branch is merged the worker passes the port the slot's audited client uses today (the workers'
+proxy, else the store): the commands of a URL lease's own client then reach the store unnumbered,
+and the checker says so (inconclusive, "unattributed")."""
 from __future__ import annotations
 
 
-def slot_url(cfg, process: str) -> str:
-    """The URL for slot ``process`` (``"w3.s1"``) of the run configured by ``cfg``."""
-    return f"redis://{cfg.store_host}:{cfg.client_port or cfg.store_port}/{cfg.store_db}"
+def slot_url(port: int, db: int = 0, host: str = "127.0.0.1") -> str:
+    """``redis://127.0.0.1:<port>/<db>``."""
+    return f"redis://{host}:{port}/{db}"

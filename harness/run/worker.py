@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
                                  socket_timeout=cfg.client_timeout_s, retries=cfg.client_retries)
         # connect = "url": the lease builds its own client from its slot's URL (the wire branch's
         # slot_url gives each slot a port of its own); the audited client still serves the sink.
-        handed = slot_url(cfg, process) if wants_url(lease_cls) else client
+        handed = slot_url(cfg.client_port or cfg.store_port, cfg.store_db) if wants_url(lease_cls) else client
         factory = per_slot(process) if callable(per_slot) else lease_cls
         factories.append(factory)
         slots.append(slot_cls(process=process, history=history, tracker=tracker, client=handed,

@@ -213,6 +213,10 @@ class RunConfig:
 def short_lease_name(lease: str) -> str:
     """A short, readable directory name for a lease: a built-in keeps its name; a plugin
     ``path/to/my_lease.py:MyLease`` or ``pkg.my_lease:MyLease`` becomes ``my_lease-MyLease``."""
+    if lease.startswith("exec:"):    # exec:node path/to/my_lease.js -> exec-my_lease
+        words = lease[5:].split()
+        scripts = [w for w in words[1:] if Path(w).suffix in (".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".sh")]
+        return _safe("exec-" + Path(scripts[0] if scripts else words[0] if words else "lease").stem)
     where, sep, cls = lease.rpartition(":")
     if not sep:
         return _safe(lease)
