@@ -70,7 +70,8 @@ class RunConfig:
     """Every field declared with ``_setting`` is a user setting; the rest are filled in by the
     preflight and the runner. The order of the settings is the order of ``run --help``."""
     lease: str = _setting(
-        "token-cas", "--lease", "Lease under test: {leases}, or FILE.py:Class / package.module:Class.",
+        "token-cas", "--lease", "Lease under test: {leases}, or FILE.py:Class / package.module:Class, or "
+        "exec:COMMAND ARGS (a lease in any language, a child process per slot: docs/how-to/other-languages.md).",
         scenario=True)
     workers: int = _setting(8, "--workers", "Worker processes.", int, scenario=True, shrink="reduce")
     slots: int = _setting(1, "--slots", "Concurrent claim loops per worker, each with its own connection.", int,

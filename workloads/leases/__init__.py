@@ -100,7 +100,7 @@ def load_lease(spec: str):
         return exec_lease.lease_class(target, base=ROOT if spec in BUILTIN else None)
     if ":" not in target:
         raise UsageError(f"--lease {spec!r} is not a known lease; pick one of "
-                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class")
+                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class / 'exec:COMMAND ARGS'")
     where, _, name = target.rpartition(":")
     try:
         if where.endswith(".py"):
