@@ -153,3 +153,12 @@ def test_the_node_builtins_run_the_repositorys_examples():
         target = BUILTIN[name]
         argv = exec_lease.parse(target, base=ROOT)
         assert argv[0] == "node" and Path(argv[1]).is_file() and Path(argv[1]).parent == ROOT / "examples" / "node"
+
+
+def test_a_builtin_whose_script_is_not_here_names_a_source_checkout(monkeypatch, tmp_path):
+    import leasecheck.workloads.leases as leases
+    monkeypatch.setattr(leases, "ROOT", tmp_path)        # as installed from a wheel: no examples/
+    with pytest.raises(UsageError) as e:
+        load_lease("node-redlock")
+    text = str(e.value)
+    assert text.startswith("--lease node-redlock runs ") and "source checkout" in text and "\n" not in text

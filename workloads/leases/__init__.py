@@ -97,7 +97,8 @@ def load_lease(spec: str):
     ``exec:COMMAND ARGS...``."""
     target = BUILTIN.get(spec, spec)
     if target.startswith(exec_lease.PREFIX):
-        return exec_lease.lease_class(target, base=ROOT if spec in BUILTIN else None)
+        return exec_lease.lease_class(target, base=ROOT, name=spec) if spec in BUILTIN else \
+            exec_lease.lease_class(target)
     if ":" not in target:
         raise UsageError(f"--lease {spec!r} is not a known lease; pick one of "
                          f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class / 'exec:COMMAND ARGS'")

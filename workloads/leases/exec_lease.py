@@ -328,8 +328,15 @@ class SlotLeases:
         self.child.close()
 
 
-def lease_class(spec: str, base: Path | None = None) -> type:
-    """The lease class for ``exec:COMMAND...`` (checked: it can start)."""
+def lease_class(spec: str, base: Path | None = None, name: str | None = None) -> type:
+    """The lease class for ``exec:COMMAND...`` (checked: it can start). ``name``: the built-in
+    name the user gave, whose script paths are relative to ``base`` (a source checkout)."""
+    shown = name or spec
     argv = parse(spec, base)
-    check_command(spec, argv)
+    if base is not None:
+        missing = [a for a in argv[1:] if _is_script(a) and not Path(a).is_file()]
+        if missing:
+            raise UsageError(f"--lease {shown} runs {missing[0]}, which is not here: the example leases come with a "
+                             f"source checkout of leasecheck; run from one, or give --lease 'exec:COMMAND path/to/script'")
+    check_command(shown, argv)
     return type("ExecLease", (ExecLease,), {"argv": argv, "spec": spec})
