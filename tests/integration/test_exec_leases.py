@@ -42,7 +42,7 @@ def gone(pids, timeout=20.0):
 def test_every_call_of_an_exec_lease_is_recorded_around_its_exchange(leasecheck):
     r = leasecheck("run", "--lease", lease("good"), "--workers", "2", "--slots", "2", "--time-limit", "3s",
                    "--job-duration", "50ms")
-    assert "Traceback" not in r.err + r.out
+    assert "Traceback" not in r.err + r.out and r.run_dir is not None, r.out + r.err
     events = history(r.run_dir)
     for f in ("acquire", "release"):
         invoked = [e for e in events if e["type"] == "invoke" and e["f"] == f]
@@ -59,7 +59,7 @@ def test_a_child_that_exits_or_prints_garbage_is_an_info_completion_naming_it(le
     t = time.monotonic()
     r = leasecheck("run", "--lease", lease(mode), "--workers", "1", "--time-limit", "2s")
     assert time.monotonic() - t < 60
-    assert "Traceback" not in r.err + r.out
+    assert "Traceback" not in r.err + r.out and r.run_dir is not None, r.out + r.err
     infos = [e for e in history(r.run_dir) if e["type"] == "info"]
     assert infos and all(e["f"] == "acquire" and e["error"].startswith("LeaseProcessError: the lease process")
                          for e in infos)
