@@ -154,14 +154,20 @@ def _join_slots(threads: list[threading.Thread], watch: HungWatch, stop: threadi
 
 
 def _close(factories: list) -> None:
-    """End what a lease keeps per slot (an ``exec:`` lease's child process)."""
-    for f in factories:
-        close = getattr(f, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:
-                traceback.print_exc()
+    """End what a lease keeps per slot (an ``exec:`` lease's child process), all at once: each
+    child is given a moment to exit after its stdin closes."""
+    def close_one(close) -> None:
+        try:
+            close()
+        except Exception:
+            traceback.print_exc()
+
+    closing = [threading.Thread(target=close_one, args=(f.close,), name="lease-close")
+               for f in factories if callable(getattr(f, "close", None))]
+    for t in closing:
+        t.start()
+    for t in closing:
+        t.join()
 
 
 def _node_clients(cfg: RunConfig, tracker: SendTracker) -> list:
