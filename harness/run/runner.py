@@ -271,6 +271,7 @@ class Run:
                 os.kill(w.pid, signal.SIGCONT)
                 w.kill()
                 w.wait()
+            _end_group(w.pid)
             for stream in (w.stdin, w.stdout):
                 try:
                     stream.close()
@@ -307,6 +308,17 @@ class Run:
             self.log(f"removed {n} key(s) this run left in the store")
         except redis.RedisError as e:
             self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
+
+
+def _end_group(pid: int) -> None:
+    """Kill what is left of a worker's process group once the worker has exited: the child
+    processes of an ``exec:`` lease (a worker closes them as it ends; one that was killed cannot).
+    The group's id stays reserved while any member lives, so it names no other process."""
+    try:
+        os.killpg(pid, signal.SIGCONT)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _grace_s(cfg: RunConfig) -> float:

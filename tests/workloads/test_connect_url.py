@@ -28,10 +28,10 @@ def test_connect_client_is_the_default_spelled_out(tmp_path):
 def test_any_other_connect_is_refused_naming_the_fix(tmp_path, value):
     with pytest.raises(UsageError) as e:
         load_lease(_plugin(tmp_path, f"    connect = {value}"))
-    assert 'write connect = "url"' in str(e.value) and "\n" not in str(e.value)
+    assert 'declare connect = "url"' in str(e.value) and "\n" not in str(e.value)
 
 
 def test_a_url_lease_cannot_ask_for_every_node(tmp_path):
     with pytest.raises(UsageError) as e:
         load_lease(_plugin(tmp_path, '    connect = "url"\n    nodes = "all"'))
-    assert "drop one of the two" in str(e.value)
+    assert 'drop connect = "url"' in str(e.value)

@@ -66,6 +66,22 @@ A lease whose library sends a call's commands from threads of its own, and may r
 they are all out, runs those threads' work in a copy of the calling thread's context
 (``contextvars.copy_context().run``): the harness then credits a command sent after the call
 returned to that call (``late_sent``; ``pottery_redlock.py`` shows how).
+
+A lease may build its own client of any library: it declares ``connect = "url"`` and is handed
+its slot's URL (``redis://127.0.0.1:<port>/<db>``) instead of a client. It may be asynchronous
+(``async def acquire/release/renew``, with ``connect = "url"``): it then runs as one asyncio task
+per slot, all of a worker's slots on one event loop (``contract``; built in:
+``redis-asyncio-lock``)::
+
+    class MyAsyncLease:
+        connect = "url"
+        def __init__(self, url, key, ttl_ms): self.r = redis.asyncio.from_url(url) ...
+        async def acquire(self) -> bool: ...
+        async def release(self) -> bool: ...
+
+A lease in another language is ``exec:COMMAND ARGS...``: a child process per slot speaking a line
+protocol on stdin/stdout (``exec_lease``; built in: the Node.js examples ``node-ioredis-del`` and
+``node-redlock``, from ``examples/node/`` of a source checkout).
 """
 from __future__ import annotations
 
@@ -76,6 +92,7 @@ import traceback
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.workloads.leases import contract, exec_lease
 
 BUILTIN = {
     "naive-del": "leasecheck.workloads.leases.naive_del:NaiveDel",
@@ -91,16 +108,16 @@ BUILTIN = {
     "pottery-redlock": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlock",
     "pottery-redlock-n": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlockN",
     "redlock": "leasecheck.workloads.leases.redlock:Redlock",
+    "redis-asyncio-lock": "leasecheck.workloads.leases.redis_asyncio_lock:RedisAsyncioLock",
+    # Node.js, from the repository's examples/node (npm install there first)
+    "node-ioredis-del": "exec:node examples/node/ioredis_del.js",
+    "node-redlock": "exec:node examples/node/redlock_lease.js",
 }
+# The folder a built-in exec: lease's script paths are relative to (a source checkout's root).
+ROOT = Path(__file__).resolve().parents[2]
 
 
-CONNECT_CLIENT, CONNECT_URL = "client", "url"
-CONNECTS = (CONNECT_CLIENT, CONNECT_URL)
-
-
-def wants_url(lease_cls) -> bool:
-    """The lease declares ``connect = "url"``: it is built with its slot's URL, not a client."""
-    return getattr(lease_cls, "connect", CONNECT_CLIENT) == CONNECT_URL
+wants_url = contract.wants_url   # the lease declares connect = "url": built with its slot's URL
 
 
 def _users_frames(e: BaseException) -> str:
@@ -114,11 +131,15 @@ def _users_frames(e: BaseException) -> str:
 
 
 def load_lease(spec: str):
-    """The lease class for a built-in name, ``path/to/file.py:Name`` or ``package.module:Name``."""
+    """The lease class for a built-in name, ``path/to/file.py:Name``, ``package.module:Name`` or
+    ``exec:COMMAND ARGS...``."""
     target = BUILTIN.get(spec, spec)
+    if target.startswith(exec_lease.PREFIX):
+        return exec_lease.lease_class(target, base=ROOT, name=spec) if spec in BUILTIN else \
+            exec_lease.lease_class(target)
     if ":" not in target:
         raise UsageError(f"--lease {spec!r} is not a known lease; pick one of "
-                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class")
+                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class / 'exec:COMMAND ARGS'")
     where, _, name = target.rpartition(":")
     try:
         if where.endswith(".py"):
@@ -144,15 +165,9 @@ def load_lease(spec: str):
     cls = getattr(module, name, None)
     if cls is None:
         raise UsageError(f"--lease {spec}: {where} has no attribute {name!r}")
-    connect = getattr(cls, "connect", CONNECT_CLIENT)
-    if connect not in CONNECTS:
-        raise UsageError(f"--lease {spec}: {name}.connect = {connect!r}; write connect = \"url\" (the lease "
-                         "builds its own client from its slot's URL) or leave it out (it is handed a client)")
-    if connect == CONNECT_URL and getattr(cls, "nodes", None) == "all":
-        raise UsageError(f"--lease {spec}: {name} declares both nodes = \"all\" and connect = \"url\"; a URL names "
-                         "one store: drop one of the two")
     for method in ("acquire", "release"):
         if not callable(getattr(cls, method, None)):
             raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
                              "acquire() -> bool and release() -> bool")
+    contract.check(cls, spec)
     return cls
