@@ -291,7 +291,7 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
     else:
         steps = []
     targets = frozenset(validated)
-    proxy = cfg.proxy or bool(cfg.toxiproxy_url) or any(FAULTS[f].needs_proxy for f, _ in targets)
+    proxy = cfg.proxy or bool(cfg.toxiproxy_url) or any(FAULTS[f].uses_proxy(t) for f, t in targets)
     return Plan(cfg=cfg, steps=tuple(steps), targets=targets, needs_proxy=proxy, notes=tuple(late_steps(cfg)))
 
 

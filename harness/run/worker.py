@@ -28,6 +28,7 @@ from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.hung_watch import HungWatch
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.workloads.claim_loop import Slot
+from leasecheck.workloads.stall import Stall
 from leasecheck.workloads.sink import Sink
 from leasecheck.workloads.leases import load_lease
 from leasecheck.harness.stores.topology import needs_all_nodes
@@ -60,7 +61,10 @@ def main(argv: list[str]) -> int:
                 pass
 
     # Whom to aim `pause:holder` / `pause:releaser` at: a few bytes in shared memory per call.
-    board = SlotBoard(run_dir / SLOT_BOARD, cfg.workers, cfg.slots)
+    # (a replacement worker started after kill:holder has an index past cfg.workers: the board
+    # the harness made has room for it, `argv[2]` workers' worth)
+    board = SlotBoard(run_dir / SLOT_BOARD, int(argv[2]) if len(argv) > 2 else cfg.workers, cfg.slots)
+    stall = Stall()
     record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
 
     def on_hold(process: str, holding: bool) -> None:
@@ -89,7 +93,8 @@ def main(argv: list[str]) -> int:
                           lease_factory=lease_cls, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
                           deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
-                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch))
+                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch,
+                          stall=stall))
 
     print("ready", flush=True)
     line = sys.stdin.readline().split()
@@ -98,7 +103,7 @@ def main(argv: list[str]) -> int:
         return 0
     history.t0_ns = int(line[1])
     history.record(name, WORKER_START, pid=os.getpid())
-    threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(stop, history, name, say, stall), daemon=True).start()
     watch.start()
     threads = [threading.Thread(target=_run_slot, args=(slot,), name=slot.process) for slot in slots]
     for t in threads:
@@ -165,10 +170,12 @@ def _run_slot(slot: Slot) -> None:
         slot.history.record(slot.process, SLOT_CRASH, error=f"{type(e).__name__}: {e}"[:300])
 
 
-def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) -> None:
+def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say, stall: Stall) -> None:
     """``stop`` from the harness: finish the current job and release. ``clock <token>``: answer
     with this process's wall clock (``time.time_ns()``, as libfaketime shows it to the lease), the
-    probe of a ``clock:workers`` fault. Stdin closing without ``stop`` means the harness is gone
+    probe of a ``clock:workers`` fault. ``hang <slot> <token>`` / ``unhang <slot>``: freeze and
+    thaw that slot's job (``hang:holder``, ``leasecheck.workloads.stall``), answered ``hang <token>
+    1|0`` (whether it was inside a job). Stdin closing without ``stop`` means the harness is gone
     (killed): stop too, but do not linger — with the store gone, a release can spend minutes in
     the client's retries — so after a short grace the history is flushed and the process exits."""
     for line in sys.stdin:
@@ -178,6 +185,10 @@ def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) 
             return
         if len(words) == 2 and words[0] == "clock":
             say(f"clock {words[1]} {time.time_ns()}")
+        elif len(words) == 3 and words[0] == "hang":
+            say(f"hang {words[2]} {int(stall.freeze(words[1]))}")
+        elif len(words) == 2 and words[0] == "unhang":
+            stall.thaw(words[1])
     stop.set()
     time.sleep(ORPHAN_GRACE_S)
     history.record(name, WORKER_END, pid=os.getpid(), reason="harness gone")
