@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
 
+from leasecheck.checkers.measures.attempt_ends import AttemptEnds
 from leasecheck.checkers.measures.early_loss import Promises
 from leasecheck.checkers.measures.exceptions import Exceptions
 from leasecheck.checkers.errors import CheckError, HistoryError
@@ -44,6 +45,7 @@ class Digest:
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
         self.exceptions = Exceptions()     # what the lease raised, by type
+        self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -95,6 +97,7 @@ class Digest:
                 self.promises.feed(op)
         if self.hung.count:
             self.hung.returned(op)
+        self.attempt_ends.feed(op)
         if self.on_done is not None:
             self.on_done(op)
 
