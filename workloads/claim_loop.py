@@ -111,7 +111,10 @@ class Slot:
             wake = min(end, next_renew) if callable(renew) else end
             if left is not None:
                 wake = min(wake, now + TICK_S)
-            time.sleep(max(0.0, wake - now))
+            if stall is not None:
+                stall.sleep(self.process, max(0.0, wake - now))
+            else:
+                time.sleep(max(0.0, wake - now))
         if stall is not None:
             stall.job(self.process, False)
         if not aborted:

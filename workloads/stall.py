@@ -21,11 +21,22 @@ class Stall:
         self._lock = threading.Lock()
         self._frozen: set[str] = set()
         self._in_job: set[str] = set()
+        self._wake: dict[str, threading.Event] = {}
+
+    def sleep(self, process: str, seconds: float) -> None:
+        """A job's sleep, cut short by a freeze (so the job stops at once, not at its next wake)."""
+        wake = self._wake.get(process)
+        if wake is None:
+            wake = self._wake.setdefault(process, threading.Event())
+        if wake.wait(seconds):
+            wake.clear()
 
     def freeze(self, process: str) -> bool:
         """Freeze ``process``'s job; True when it was inside one."""
         with self._lock:
             self._frozen.add(process)
+            wake = self._wake.setdefault(process, threading.Event())
+            wake.set()
             return process in self._in_job
 
     def thaw(self, process: str) -> None:

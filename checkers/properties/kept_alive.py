@@ -7,7 +7,7 @@ attempt over a live claim replaces it: a foreign release, judged by safety.)
 from __future__ import annotations
 
 from leasecheck.checkers.measures.measure import Measured
-from leasecheck.checkers.present.liveness_witness import kept_witness, kept_entries
+from leasecheck.checkers.present.liveness_witness import kept_entries, kept_sentence, kept_witness
 from leasecheck.checkers.result import Part
 
 ORDER = 97
@@ -22,13 +22,10 @@ def check(m: Measured, found) -> Part:
     part = Part({"kept_alive": {"commands": commands, "claims": claims, "first": first}})
     if commands:
         k = first[0]
-        after = (f"; its holder's attempt had ended ({k['holder_how']}) and the claim stayed {k['after_holder_s']:g} s "
-                 "after" if k.get("after_holder_s") is not None else "")
         part.failures.append(
-            f"{claims} claim(s) kept alive by another attempt: {commands} command(s) of attempts that did not hold the "
-            f"claim lengthened its expiry; the first, attempt {k['by']}'s {k['f']} ({k['command']}, audit.log line "
-            f"{k['line']}), on attempt {k['attempt']}'s claim on {k['key']}: other attempts' commands kept it alive "
-            f"{k['kept_s']:g} s past the expiry its holder set{after}")
+            f"{claims} claim(s) kept alive by another attempt ({commands} command(s) of attempts that did not hold "
+            f"the claim lengthened its expiry): {kept_sentence(k)}; the first such command was attempt {k['by']}'s "
+            f"{k['f']} ({k['command']}, audit.log line {k['line']}, at {k['time_s']:.3f} s)")
         part.witness.append(kept_witness(m, k))
     else:
         part.notes.append("no attempt lengthened the expiry of a claim it did not hold")
