@@ -122,8 +122,8 @@ class Result:
 
     def __repr__(self) -> str:
         # One line, verdict and reasons first: pytest cuts a long repr in an assertion message.
-        return (f"<Result valid={self.valid!r} safety={self.safety!r} liveness={self.liveness!r}: "
-                f"{'; '.join(self.reasons) or 'no reasons'} | "
+        return (f"<Result valid={self.valid!r}: {'; '.join(self.reasons) or 'no reasons'} | "
+                f"safety={self.safety!r} liveness={self.liveness!r} "
                 f"foreign_releases={self.foreign_releases} overlap={self.overlap.count} "
                 f"early_loss={self.early_loss} releases_found_nothing={self.releases_found_nothing} "
                 f"claims_seen={self.claims_seen} exit_code={self.exit_code} run_dir={self.run_dir}>")

@@ -45,7 +45,7 @@ def _thaw(entry: dict) -> None:
 
 class Hang(Fault):
     name = "hang"
-    order = 15
+    order = 55
     summary = "freeze the holder's job while its process and renewals keep running"
     targets = ("holder",)
     default_target = "holder"

@@ -26,6 +26,7 @@ import time
 
 import orjson
 
+from leasecheck.harness.faults.base import Active
 from leasecheck.harness.nemesis.heal import undoes
 from leasecheck.harness.run.host import proc_started
 from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK, RELEASE, TYPE
@@ -58,7 +59,6 @@ def _respawn(entry: dict) -> None:
 
 
 def start(ctx, step):
-    from leasecheck.harness.faults.base import Active
     t0 = time.monotonic()
     alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None and i not in ctx.killed]
     i = ctx.holders.wait_for_holder(timeout_s=WAIT_S)
