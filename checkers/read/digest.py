@@ -22,7 +22,7 @@ from leasecheck.checkers.measures.releases import Releases
 from leasecheck.events import (
     CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
     RELEASE, RENEW,
-    RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START)
+    RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
 _SPAN = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
@@ -66,7 +66,7 @@ class Digest:
             self.pairer.feed(e)
             self.exceptions.feed(e)
             return
-        if kind in (JOB_START, JOB_END):
+        if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)
         elif kind == EFFECT:
             self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})

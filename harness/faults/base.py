@@ -75,6 +75,7 @@ class FaultContext:
     replies: Any = None      # leasecheck.harness.run.replies.Replies: the workers' answers to probes
     replication: Any = None  # leasecheck.harness.stores.replication.Replication (--topology replicated)
     killed: set = field(default_factory=set)   # worker indexes kill:holder killed (no crash of the run)
+    record: Any = None       # record(type, **fields): a nemesis event in the history (set by the nemesis)
 
     @property
     def node(self) -> Node:

@@ -14,7 +14,8 @@ Measured: ``processes`` (the worker killed, ``["w3"]``), ``pid``, ``exit_code`` 
 SIGKILL), ``gone`` (the process was reaped and its PID no longer names it), ``held`` (a slot of it
 held a claim when it was killed), ``slots`` (its slots that held one), ``attempts`` (the attempts
 that died with it: from its own history file, each one inside a lease call or holding a claim at
-the kill — its last 50 ms of history may be lost with it), ``killed_after_s`` (the SIGKILL, in
+the kill — its last 50 ms of history may be lost with it; also written to the history at once
+as a ``worker_killed`` event, where their jobs end), ``killed_after_s`` (the SIGKILL, in
 seconds after ``fault_start``), ``replacement`` and ``replacement_pid`` (the worker started at the
 heal; null when the run was ending).
 """
@@ -29,7 +30,7 @@ import orjson
 from leasecheck.harness.faults.base import Active
 from leasecheck.harness.nemesis.heal import undoes
 from leasecheck.harness.run.host import proc_started
-from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK, RELEASE, TYPE
+from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK, RELEASE, TYPE, WORKER_KILLED
 from leasecheck.rundir import RunFiles
 
 WAIT_S = 2.0
@@ -83,10 +84,12 @@ def start(ctx, step):
     except Exception:
         code = worker.poll()
     gone = code is not None and proc_started(worker.pid) != started
+    attempts = died(RunFiles(ctx.run_dir).part(f"w{i}"))
+    if ctx.record is not None:      # the history says which attempts died with it, at once
+        ctx.record(WORKER_KILLED, worker=f"w{i}", pid=worker.pid, attempts=attempts)
     return Active(step, [ident], data={"worker": i, "pid": worker.pid, "exit_code": code, "gone": gone,
                                        "held": held, "slots": slots, "entry": entry,
-                                       "killed_after_s": round(killed_at - t0, 4),
-                                       "attempts": died(RunFiles(ctx.run_dir).part(f"w{i}"))})
+                                       "killed_after_s": round(killed_at - t0, 4), "attempts": attempts})
 
 
 def stop(ctx, active) -> dict:

@@ -41,6 +41,7 @@ def _write(tmp_path: Path, px: bool, pexpire_by_contender: bool = False, **confi
         (_ms(13), "w0.s0", "job_start", {"attempt": "w0.s0.0", "key": KEY}),
         (_ms(500), "nemesis", "fault_start", {"fault": "kill", "target": "holder", "n": 0,
                                                "requested": {"duration_s": 1.0, "size": None}}),
+        (_ms(502), "nemesis", "worker_killed", {"worker": "w0", "pid": 4242, "attempts": ["w0.s0.0"]}),
         (_ms(900), "w1.s0", "invoke", {"f": "acquire", "attempt": "w1.s0.0", "key": KEY}),
         (_ms(903), "w1.s0", "fail", {"f": "acquire", "attempt": "w1.s0.0", "key": KEY, "value": False,
                                      "sent": contender}),
@@ -78,6 +79,9 @@ def test_a_claim_without_expiry_whose_holder_was_killed_is_stuck(tmp_path):
     assert "outlived its holder by at least 2." in reason and "it was written without an expiry" in reason
     assert reason in r["reasons"]
     assert "## Stuck claim on" in r["witness"]["markdown"] and "SIGKILL w0" in r["witness"]["markdown"]
+    assert any(x.startswith("the claim outlived its holder by 2.") and x.endswith(
+        "s or more: it was written without an expiry (attempt w0.s0.0, its worker w0 was killed)")
+        for x in r["diagnosis"]), r["diagnosis"]
     assert r["recovery"]["count"] == 1 and r["recovery"]["events"][0]["recovered"] is False
     assert r["recovery"]["within_bound"] is False
 
@@ -89,6 +93,10 @@ def test_a_claim_with_an_expiry_frees_the_key_within_the_ttl_after_its_holder_di
     rec = r["recovery"]
     assert rec["count"] == 1 and rec["events"][0]["recovered"] is True and rec["within_bound"] is True
     assert abs(rec["max_s"] - 0.51) < 0.01 and rec["median_s"] == rec["max_s"] and rec["ttl_s"] == 1.0
+    # the dead holder's job ended with it: its claim expired after the job, no overlap, and the
+    # lease is not taken for too short (a killed holder never releases)
+    assert r["claims"]["expired_after_job"] == 1 and r["overlap"]["count"] == 0
+    assert r["lost_while_held"]["deadline_passed"] == 0 and not any("too short" in x for x in r["diagnosis"])
     holds = r["holds"]
     assert holds["count"] == 1 and abs(holds["longest_s"] - 1.0) < 0.01 and holds["over_max_hold"] == 0
 
@@ -106,6 +114,8 @@ def test_a_contender_that_refreshes_the_key_keeps_a_dead_holders_claim_alive(tmp
                in x for x in r["liveness"]["reasons"])
     assert r["stuck_claims"]["count"] == 1 and r["stuck_claims"]["first"][0]["kept_alive"] is True
     assert "## Claim kept alive by another attempt" in r["witness"]["markdown"]
+    assert "other attempts' acquires kept the claim alive for 1.401 s after its holder's attempt ended " \
+           "(its worker w0 was killed; attempt w0.s0.0)" in r["diagnosis"], r["diagnosis"]
 
 
 def test_max_hold_fails_a_claim_held_longer(tmp_path):
