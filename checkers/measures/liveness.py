@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass
 
 from leasecheck.checkers.measures.attempt_ends import hangs, kills
+from leasecheck.protocol import on_store
 
 EXAMPLES = 5
 
@@ -56,10 +57,23 @@ def holder_ends(m) -> dict[str, tuple[int, str]]:
     return out
 
 
-def stuck(m, ttl_s: float) -> tuple[list[dict], int]:
+def clock_steps(m) -> list[int]:
+    """History ns of every step of the store's clock: the start and the heal of each store clock
+    fault (a heal steps it back by the offset: a claim live then stays that much longer)."""
+    out = []
+    for f in m.faults():
+        if f.get("fault") == "clock" and on_store(f.get("target")):
+            out += [int(f["start_s"] * 1e9)] + ([int(f["end_s"] * 1e9)] if f.get("end_s") is not None else [])
+    return out
+
+
+def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
     """The claims that stayed in the store longer than TTL + allowance after their holder's
-    attempt ended, longest first, as entries; and how many there are."""
+    attempt ended, longest first, as entries; how many there are; and how many more did so across
+    a step of the store's clock (not counted: the store's clock, not the lease, kept them)."""
     ends = holder_ends(m)
+    steps = clock_steps(m)
+    stepped = 0
     bound_ns = (ttl_s + allowance_s(ttl_s)) * 1e9
     kept = {id(k.claim) for k in (m.model.kept_alive if m.model is not None else [])}
     found = []
@@ -69,6 +83,9 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int]:
             continue
         stayed = s.ended_ns - e[0]
         if stayed > bound_ns:
+            if any(s.created_ns <= t <= s.ended_ns for t in steps):
+                stepped += 1
+                continue
             found.append((stayed, s, e))
     found.sort(key=lambda x: -x[0])
     out = []
@@ -79,7 +96,7 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int]:
                     "no_expiry": c.expires_ms is None, "kept_alive": id(c) in kept,
                     "created_s": round(s.created_ns / 1e9, 3), "fate": c.fate, "line": c.line,
                     "cause": cause(c, id(c) in kept)})
-    return out, len(found)
+    return out, len(found), stepped
 
 
 def cause(claim, kept: bool) -> str:

@@ -24,9 +24,10 @@ def check(m: Measured, found) -> Part:
         part.doubts.append("without the store's audit no claim is seen, so a stuck claim cannot be found")
         return part
     ttl_s = float(m.config.get("ttl_ms") or 0) / 1000
-    first, count = stuck(m, ttl_s)
+    first, count, stepped = stuck(m, ttl_s)
     named, bare = no_expiry(m)
-    part = Part({"stuck_claims": {"count": count, "bound_s": round(ttl_s + allowance_s(ttl_s), 3), "first": first},
+    part = Part({"stuck_claims": {"count": count, "bound_s": round(ttl_s + allowance_s(ttl_s), 3), "first": first,
+                                  "across_clock_step": stepped},
                  "no_expiry": {"count": bare, "first": named}})
     if count:
         s = first[0]
@@ -40,6 +41,9 @@ def check(m: Measured, found) -> Part:
     else:
         part.notes.append(f"no claim outlived its holder's attempt by more than the TTL + allowance "
                           f"({part.fields['stuck_claims']['bound_s']:g} s)")
+    if stepped:
+        part.notes.append(f"{stepped} claim(s) outlived their holder across a step of the store's clock (a clock "
+                          "fault's start or heal): the store's clock kept them, not the lease")
     if bare:
         part.notes.append(f"{bare} claim(s) had no expiry (e.g. attempt {named[0]['attempt']} on {named[0]['key']})")
     return part
