@@ -27,14 +27,14 @@ def rows(table, result: dict) -> None:
 
 
 def verdicts(result: dict, words: dict) -> str:
-    """'(safety VALID, liveness INVALID) ' — or '' for a result without the two."""
+    """'safety VALID · liveness INVALID' — or '' for a result without the two."""
     safety, live = result.get("safety"), result.get("liveness")
     if not isinstance(safety, dict) or not isinstance(live, dict):
         return ""
     def said(v):
         return words.get(v, "[bold yellow]INCONCLUSIVE[/]") if v in (True, False) else "[bold yellow]INCONCLUSIVE[/]"
     warn = ", warnings only" if live.get("mode") == "warn" else ""
-    return f"(safety {said(safety.get('valid'))}, liveness {said(live.get('valid'))}{warn}) "
+    return f"safety {said(safety.get('valid'))} · liveness {said(live.get('valid'))}{warn}"
 
 
 def _hung(hung: dict) -> str:

@@ -126,7 +126,10 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
         console.print(f"[yellow]warning (liveness, --liveness warn):[/] {escape(line)}")
     verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
     reasons = "; ".join(result.get("reasons", []))
-    console.print(f"{verdict} {liveness.verdicts(result, _VERDICT)}{reasons}".rstrip())
+    both = liveness.verdicts(result, _VERDICT)
+    if both:
+        console.print(both)
+    console.print(f"{verdict} {reasons}".rstrip())
     console.print(f"results: {run_dir / RESULTS}")
 
 

@@ -130,7 +130,7 @@ def test_kill_holder_kills_the_holders_worker_and_a_replacement_takes_over(from_
     rec = res["recovery"]                     # token-cas: the dead holder's claim expires within its TTL
     assert rec["count"] >= 1 and rec["max_s"] <= rec["bound_s"] and rec["within_bound"] is True
     assert rec["events"][0]["attempt"] in m["attempts"]
-    assert "recovery" in r.out and "(safety VALID, liveness VALID)" in r.out
+    assert "recovery" in r.out and "safety VALID · liveness VALID" in r.out
     history = (r.run_dir / "history.jsonl").read_text()
     assert '"process":"w3"' in history.replace(" ", "")      # the replacement ran under its own name
     assert _gone(m["pid"]) and _gone(m["replacement_pid"])   # nothing left running afterwards

@@ -39,7 +39,7 @@ def test_a_claim_without_expiry_is_stuck_after_its_holder_is_killed(leasecheck, 
     reason = res["reasons"][0]
     assert f"attempt {first['attempt']}'s claim" in reason and "outlived its holder by at least" in reason
     assert "it was written without an expiry" in reason and "its worker" in reason and "was killed" in reason
-    assert "stuck claims" in r.out and "(safety VALID, liveness INVALID)" in r.out
+    assert "stuck claims" in r.out and "safety VALID · liveness INVALID" in r.out
     assert "## Stuck claim on" in (r.run_dir / "witness.md").read_text()
     html = (r.run_dir / "report.html").read_text()
     assert "Stuck claim" in html and "stuck claims (liveness)" in html
