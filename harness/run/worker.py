@@ -4,7 +4,9 @@ Started by the runner as ``python -m leasecheck.harness.run.worker RUN_DIR INDEX
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
-(the clock probe of ``clock:workers``). Which slot holds a claim and which lease call it is
+(the clock probe of ``clock:workers``), and ``hang <slot> <token>`` / ``unhang <slot>`` by freezing
+and thawing that slot's job (``hang:holder``, ``leasecheck.workloads.stall``). A replacement worker
+that ``kill:holder`` starts gets a third argument, the board's size in workers. Which slot holds a claim and which lease call it is
 inside go to the run's slot board in shared memory (``leasecheck.harness.run.slot_board``: whom to pause).
 Each slot finishes its current job and releases before it exits, so the history ends with
 complete operations — except a slot stuck in a lease call the watch reported hung
