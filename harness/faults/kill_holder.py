@@ -84,6 +84,7 @@ def start(ctx, step):
     except Exception:
         code = worker.poll()
     gone = code is not None and proc_started(worker.pid) != started
+    ctx.holders.forget(i)
     attempts = died(RunFiles(ctx.run_dir).part(f"w{i}"))
     if ctx.record is not None:      # the history says which attempts died with it, at once
         ctx.record(WORKER_KILLED, worker=f"w{i}", pid=worker.pid, attempts=attempts)

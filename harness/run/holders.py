@@ -62,6 +62,15 @@ class HolderTable:
                 return call, held, number, since
         return None
 
+    def forget(self, worker: int) -> None:
+        """A killed worker's slots hold nothing and are in no call any more (kill:holder): no
+        fault aims at its stale records."""
+        if self.board is not None:
+            for s in range(self.board.slots):
+                i = worker * self.board.slots + s
+                self.board.leave(i)
+                self.board.hold(i, False)
+
     def slots_of(self, worker: int) -> list[tuple[str, bool]]:
         """(process, holding) of each slot of worker ``worker``."""
         return [(p, held) for p, _, held, *_ in self._records() if worker_index(p) == worker]
