@@ -61,8 +61,8 @@ def _respawn(entry: dict) -> None:
 
 def start(ctx, step):
     t0 = time.monotonic()
-    alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None and i not in ctx.killed]
     i = ctx.holders.wait_for_holder(timeout_s=WAIT_S)
+    alive = [w for w, p in enumerate(ctx.workers) if p.poll() is None and w not in ctx.killed]   # after the wait
     held = i is not None and i in alive
     if not held:
         i = ctx.rng.choice(alive) if alive else None
