@@ -144,6 +144,17 @@ def test_merging_keeps_the_two_verdicts_apart():
     assert r.liveness["valid"] == "unknown" and r.valid == "unknown"
 
 
+def test_the_public_result_has_both_verdicts(tmp_path):
+    import leasecheck
+    r = leasecheck.Result.from_json(check_run(_write(tmp_path, px=False)))
+    assert (r.valid, r.safety, r.liveness) == (False, True, False)
+    assert (r.verdict, r.safety_verdict, r.liveness_verdict, r.exit_code) == ("INVALID", "VALID", "INVALID", 1)
+    warned = leasecheck.Result.from_json({"valid": True, "safety": {"valid": True}, "liveness": {"valid": False},
+                                          "warnings": ["a stuck claim"]})
+    assert warned.exit_code == 0 and warned.warnings == ("a stuck claim",) and warned.liveness is False
+    assert leasecheck.Result.from_json({"valid": True}).liveness == "unknown"     # a results.json from before
+
+
 def test_an_attempt_ends_at_its_last_call():
     ends = AttemptEnds()
     ends.feed(Op(0, "w0.s0.0", "acquire", KEY, 1, type="ok", value=True, end_time=2))

@@ -149,6 +149,9 @@ def test_hang_holder_freezes_the_holders_job_while_its_renewals_go_on(from_root)
     assert holds["longest_s"] >= 1.5 + 0.3 - 0.05 and holds["longest"]["attempt"].startswith(m["slot"] + ".")
     assert "longest hold" in r.out and f"{holds['longest_s']} s" in r.out
     assert not (r.run_dir / "faults-active.json").exists()
+    pids = [json.loads(line)["pid"] for line in (r.run_dir / "history.jsonl").read_text().splitlines()
+            if '"worker_start"' in line]
+    assert pids and all(_gone(p) for p in pids)             # no worker left running (or stopped)
 
 
 def test_evict_loses_keys_of_the_run(from_root):
