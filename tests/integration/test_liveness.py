@@ -73,3 +73,14 @@ def test_a_hung_holder_renewing_past_max_hold_fails_liveness(leasecheck, tmp_pat
     assert holds["longest"]["attempt"].startswith(fault["measured"]["slot"] + ".")
     assert any("held longer than --max-hold 1 s" in x for x in res["reasons"])
     assert "over --max-hold 1 s" in r.out
+
+
+def test_liveness_warn_reports_a_stuck_claim_without_failing_the_run(leasecheck, tmp_path):
+    r = leasecheck("run", "--scenario", _scenario(tmp_path, KILL.replace("workers = 3", "workers = 2")),
+                   "--lease", f"{LEASES}:NoExpiry", "--liveness", "warn")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["valid"] is True and res["safety"]["valid"] is True
+    assert res["liveness"] == {**res["liveness"], "valid": False, "mode": "warn"}
+    assert res["warnings"] and "written without an expiry" in res["warnings"][0]
+    assert "warning (liveness, --liveness warn):" in r.out and "liveness INVALID, warnings only" in r.out
