@@ -57,10 +57,17 @@ def make_run_dir(cfg: RunConfig) -> Path:
     processes (the store's ``--dir`` and log, libfaketime's timestamp files, the workers'
     history files, docker bind mounts), and a relative one would be resolved against *their*
     working directory — a store started with ``--dir`` would never find its timestamp file."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     base = Path(cfg.results_dir).resolve()
-    run_dir = base / cfg.scenario / stamp
-    (run_dir / HISTORY_PARTS).mkdir(parents=True)
+    (base / cfg.scenario).mkdir(parents=True, exist_ok=True)
+    while True:     # runs started at once (hunt --parallel) never share a directory: the first to make it owns it
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        run_dir = base / cfg.scenario / stamp
+        try:
+            run_dir.mkdir()
+            break
+        except FileExistsError:
+            time.sleep(0.000_001)
+    (run_dir / HISTORY_PARTS).mkdir()
     latest = base / LATEST
     try:
         if latest.is_symlink() or latest.exists():
