@@ -57,13 +57,18 @@ def holder_ends(m) -> dict[str, tuple[int, str]]:
     return out
 
 
-def clock_steps(m) -> list[int]:
-    """History ns of every step of the store's clock: the start and the heal of each store clock
-    fault (a heal steps it back by the offset: a claim live then stays that much longer)."""
+def clock_steps(m, bound_s: float) -> list[tuple[int, int]]:
+    """The spans (history ns) in which the store's clock was stepped: each store clock fault from
+    its start less its offset to its heal plus its offset and `bound_s` (a heal steps the clock
+    back by the offset, so a claim live then stays that much longer; and a store time near a step
+    maps onto the history clock only to within the offset)."""
     out = []
     for f in m.faults():
         if f.get("fault") == "clock" and on_store(f.get("target")):
-            out += [int(f["start_s"] * 1e9)] + ([int(f["end_s"] * 1e9)] if f.get("end_s") is not None else [])
+            size = (f.get("requested") or {}).get("size")
+            off = abs(size) if isinstance(size, (int, float)) else 0.0
+            end = f["end_s"] if f.get("end_s") is not None else (m.end or 0) / 1e9
+            out.append((int((f["start_s"] - off) * 1e9), int((end + off + bound_s) * 1e9)))
     return out
 
 
@@ -72,7 +77,7 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
     attempt ended, longest first, as entries; how many there are; and how many more did so across
     a step of the store's clock (not counted: the store's clock, not the lease, kept them)."""
     ends = holder_ends(m)
-    steps = clock_steps(m)
+    steps = clock_steps(m, ttl_s + allowance_s(ttl_s))
     stepped = 0
     bound_ns = (ttl_s + allowance_s(ttl_s)) * 1e9
     kept = {id(k.claim) for k in (m.model.kept_alive if m.model is not None else [])}
@@ -83,7 +88,7 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
             continue
         stayed = s.ended_ns - e[0]
         if stayed > bound_ns:
-            if any(s.created_ns <= t <= s.ended_ns for t in steps):
+            if any(s.created_ns <= b and a <= s.ended_ns for a, b in steps):
                 stepped += 1
                 continue
             found.append((stayed, s, e))
