@@ -14,6 +14,8 @@ from enum import Enum
 from typing import Any, Literal, Union
 
 Validity = Union[bool, Literal["unknown"]]
+SAFETY, LIVENESS = "safety", "liveness"     # the two verdicts a property's KIND counts towards
+WARN = "warn"                               # config liveness: liveness findings only warn
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Part:
     notes: list[str] = field(default_factory=list)      # said when the whole verdict is true
     certainty: dict[str, str] = field(default_factory=dict)
     witness: list[dict] = field(default_factory=list)   # {"kind", "markdown", ...}: a readable timeline
+    kind: str = SAFETY   # which verdict it counts towards: its property's KIND (safety or liveness)
 
     @property
     def valid(self) -> Validity:
@@ -69,11 +72,15 @@ class Result:
                                                  "unattributed": 0})
     disagreements: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    safety: dict = field(default_factory=lambda: {"valid": "unknown", "reasons": []})
+    liveness: dict = field(default_factory=lambda: {"valid": "unknown", "reasons": [], "mode": "fail"})
+    warnings: list[str] = field(default_factory=list)
     witness: dict | None = None
     certainty: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        head = {"schema_version": self.schema_version, "valid": self.valid, "reasons": self.reasons}
+        head = {"schema_version": self.schema_version, "valid": self.valid, "reasons": self.reasons,
+                "safety": self.safety, "liveness": self.liveness, "warnings": self.warnings}
         owned = {k: v for k, v in self.properties.items() if v is not OMITTED}
         tail = {f.name: getattr(self, f.name) for f in _FIELDS if f.name not in head and f.name != "properties"}
         return head | owned | tail
@@ -87,10 +94,15 @@ class Result:
 
     @classmethod
     def merged(cls, schema_version: int, parts: list[Part], owned: dict | None = None,
-               certainty: dict[str, str] | None = None, **measured) -> "Result":
+               certainty: dict[str, str] | None = None, liveness: str = "fail", **measured) -> "Result":
         """The result of `parts` (in property order) on top of the `measured` fields. `owned`:
         the properties' fields with their values for a run not checked (`Properties.fields`);
-        `certainty`: their certainty entries, all unknown (`Properties.certainty`)."""
+        `certainty`: their certainty entries, all unknown (`Properties.certainty`).
+
+        Two verdicts side by side: `safety` of the parts of kind safety, `liveness` of those of
+        kind liveness, each with its own reasons (as the whole's are made). The overall `valid` and
+        `reasons` are of every part; with `liveness` "warn" they are safety's alone, and liveness's
+        failures and doubts become `warnings`."""
         result = cls(schema_version, properties=dict(owned or {}), **measured)
         said = dict(certainty or {})
         for p in parts:
@@ -103,11 +115,25 @@ class Result:
                     result.witness = dict(w)
                 else:
                     result.witness["markdown"] += "\n" + w["markdown"]
-        result.valid = merge_validity(parts)
-        failures = [r for p in parts for r in p.failures]
-        doubts = [r for p in parts for r in p.doubts]
-        result.reasons = failures + doubts if failures or doubts else [r for p in parts for r in p.notes]
+        safe = [p for p in parts if p.kind != LIVENESS]
+        live = [p for p in parts if p.kind == LIVENESS]
+        result.safety = {"valid": merge_validity(safe), "reasons": _reasons(safe)}
+        result.liveness = {"valid": merge_validity(live) if live else "unknown",   # nothing checked it
+                           "reasons": _reasons(live) if live else ["no liveness property was checked"],
+                           "mode": liveness}
+        judged = safe if liveness == WARN else parts
+        result.valid = merge_validity(judged)
+        result.reasons = _reasons(judged)
+        if liveness == WARN:
+            result.warnings = [r for p in live for r in p.failures + p.doubts]
         return result
+
+
+def _reasons(parts: list[Part]) -> list[str]:
+    """Every failure, then every doubt, in property order; or every note when there are none."""
+    failures = [r for p in parts for r in p.failures]
+    doubts = [r for p in parts for r in p.doubts]
+    return failures + doubts if failures or doubts else [r for p in parts for r in p.notes]
 
 
 _FIELDS = fields(Result)

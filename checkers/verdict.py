@@ -32,7 +32,7 @@ from leasecheck.checkers.read.audit import open_audit
 from leasecheck.checkers.measures.measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
 from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_names, open_node_audits
 from leasecheck.checkers.properties import PROPERTIES, Properties, name
-from leasecheck.checkers.result import Part, Result
+from leasecheck.checkers.result import SAFETY, WARN, Part, Result
 from leasecheck.checkers.read.rundir import load_config, load_store_clock
 from leasecheck.events import RUN_START
 
@@ -64,6 +64,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         if applies is not None and not applies(m):
             continue        # not a property of this kind of run: no part, no JUnit case
         part = prop.check(m, found)
+        part.kind = getattr(prop, "KIND", SAFETY)
         strays = [f for f in part.fields if f not in prop.FIELDS]
         if strays:
             owners = ", ".join(f"{f} belongs to {properties.owner(f) or 'no property'}" for f in strays)
@@ -73,7 +74,12 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         if parts is not None:
             parts.append((name(prop), part))
     return Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
-                         **_measured(m)).to_dict()
+                         liveness=liveness_mode(config), **_measured(m)).to_dict()
+
+
+def liveness_mode(config: dict | None) -> str:
+    """What liveness findings do to the run (config ``liveness``): ``fail`` (the default) or ``warn``."""
+    return WARN if (config or {}).get("liveness") == WARN else "fail"
 
 
 def _measured(m: Measured) -> dict:

@@ -35,6 +35,8 @@ WORKER_START, WORKER_END, SLOT_CRASH = "worker_start", "worker_end", "slot_crash
 JOB_START, JOB_END, EFFECT, LEASE_ERROR = "job_start", "job_end", "effect", "lease_error"
 # Events of the nemesis: each fault starts and ends (with what it measured), or never fired.
 FAULT_START, FAULT_END, FAULT_NOT_FIRED = "fault_start", "fault_end", "fault_not_fired"
+# kill:holder SIGKILLed a worker: the attempts that died with it (their jobs end here).
+WORKER_KILLED = "worker_killed"
 # A fault may judge its own effect in ``fault_end.measured`` (``took_effect``: true / false / null,
 # ``why``) when the checker has no rule of its own for that fault kind.
 MEASURED_TOOK_EFFECT, MEASURED_WHY = "took_effect", "why"
@@ -99,6 +101,8 @@ EVENTS: dict[str, Event] = {
                        {"node": _STR}),
     FAULT_END: Event("fault step n was healed; what the harness measured", {"fault": _STR, "target": _STR,
                                                                               "n": _INT, "measured": _OBJ}),
+    WORKER_KILLED: Event("kill:holder killed a worker (SIGKILL, reaped); the attempts that died with it",
+                         {"worker": _STR, "pid": _INT, "attempts": {"type": "array", "items": _STR}}, {"n": _INT}),
     FAULT_NOT_FIRED: Event("fault step n never started", {"fault": _STR, "target": _STR, "n": _INT,
                                                           "at": {"type": "number"}, "why": _STR}),
 }

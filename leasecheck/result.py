@@ -38,7 +38,9 @@ class Overlap:
 @dataclass(frozen=True, repr=False)
 class Result:
     """A checked run: the verdict (``valid`` is True, False or ``"unknown"``), why (``reasons``),
-    the counts every report shows, and the whole ``results.json`` in ``data``."""
+    the counts every report shows, and the whole ``results.json`` in ``data``. ``valid`` is the
+    overall verdict, of ``safety`` and ``liveness`` together (safety's alone under ``--liveness
+    warn``, liveness's findings then in ``warnings``)."""
     valid: Validity
     reasons: tuple[str, ...] = ()
     run_dir: Path | None = None
@@ -50,12 +52,25 @@ class Result:
     claims_seen: int = 0
     ops: int = 0                    # lease calls recorded
     witness: str = ""               # the first witness timeline, as Markdown ("" when none)
+    safety: Validity = "unknown"    # the safety verdict alone (foreign releases, early loss, ...)
+    liveness: Validity = "unknown"  # the liveness verdict alone (hung calls, stuck claims, ...)
+    warnings: tuple[str, ...] = ()  # liveness findings under --liveness warn (they do not fail the run)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def exit_code(self) -> int:
         """As ``leasecheck run`` and ``leasecheck check`` exit: 0 valid, 1 invalid, 2 inconclusive."""
         return {True: EXIT_VALID, False: EXIT_INVALID}.get(self.valid, EXIT_UNKNOWN)
+
+    @property
+    def safety_verdict(self) -> str:
+        """The safety verdict alone: ``VALID``, ``INVALID`` or ``INCONCLUSIVE``."""
+        return _word(self.safety)
+
+    @property
+    def liveness_verdict(self) -> str:
+        """The liveness verdict alone: ``VALID``, ``INVALID`` or ``INCONCLUSIVE``."""
+        return _word(self.liveness)
 
     @property
     def verdict(self) -> str:
@@ -86,6 +101,9 @@ class Result:
             claims_seen=int((data.get("claims_seen") or {}).get("count") or 0),
             ops=int(data.get("ops") or 0),
             witness=str(witness.get("markdown") or "") if isinstance(witness, Mapping) else "",
+            safety=_validity(data.get("safety")),
+            liveness=_validity(data.get("liveness")),
+            warnings=tuple(str(w) for w in data.get("warnings") or ()),
             data=MappingProxyType(dict(data)),
         )
 
@@ -105,6 +123,7 @@ class Result:
     def __repr__(self) -> str:
         # One line, verdict and reasons first: pytest cuts a long repr in an assertion message.
         return (f"<Result valid={self.valid!r}: {'; '.join(self.reasons) or 'no reasons'} | "
+                f"safety={self.safety!r} liveness={self.liveness!r} "
                 f"foreign_releases={self.foreign_releases} overlap={self.overlap.count} "
                 f"early_loss={self.early_loss} releases_found_nothing={self.releases_found_nothing} "
                 f"claims_seen={self.claims_seen} exit_code={self.exit_code} run_dir={self.run_dir}>")
@@ -114,7 +133,8 @@ class Result:
 
     def explain(self) -> str:
         """The verdict, every count, the reasons and the witness on lines of their own."""
-        lines = [f"valid={self.valid!r} exit_code={self.exit_code} foreign_releases={self.foreign_releases} "
+        lines = [f"valid={self.valid!r} (safety={self.safety!r} liveness={self.liveness!r}) exit_code={self.exit_code} "
+                 f"foreign_releases={self.foreign_releases} "
                  f"overlap={self.overlap.count} ({self.overlap.rate:.1%} of busy time) "
                  f"early_loss={self.early_loss} releases_found_nothing={self.releases_found_nothing} "
                  f"token_reuse={self.token_reuse} claims_seen={self.claims_seen}",
@@ -122,3 +142,13 @@ class Result:
         if self.witness:
             lines += ["witness:", self.witness.rstrip("\n")]
         return "\n".join(lines)
+
+
+def _validity(verdict) -> Validity:
+    """A ``results.json`` verdict (``{"valid": ...}``) as True, False or "unknown"."""
+    valid = verdict.get("valid", "unknown") if isinstance(verdict, Mapping) else "unknown"
+    return valid if valid in (True, False) else "unknown"
+
+
+def _word(valid: Validity) -> str:
+    return VERDICTS.get(valid, "INCONCLUSIVE") if isinstance(valid, bool) else "INCONCLUSIVE"

@@ -24,6 +24,9 @@ from typing import Callable
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK, SLOT_CRASH)
 from leasecheck.workloads.claim_loop import Slot, _describe
+from leasecheck.workloads.stall import TICK_S
+
+POLL_S = 0.05    # how often a job's task looks whether hang:holder froze it
 
 
 @dataclass
@@ -84,9 +87,18 @@ class AsyncSlot(Slot):
         end = start + duration
         next_renew = start + period
         self.history.record(self.process, JOB_START, attempt=attempt, key=key)
+        stall = self.stall
+        if stall is not None:
+            stall.job(self.process, True)
         aborted = False
+        left = None         # the job's remaining work while it is frozen (hang:holder)
         while True:
             now = loop.time()
+            if stall is not None and stall.frozen(self.process):
+                left = max(0.0, end - now) if left is None else left
+                end = now + left + TICK_S       # no progress: the end moves with the clock
+            else:
+                left = None
             if now >= end:
                 break
             if callable(renew) and now >= next_renew:
@@ -96,7 +108,11 @@ class AsyncSlot(Slot):
                 next_renew += period
                 continue
             wake = min(end, next_renew) if callable(renew) else end
+            if stall is not None:   # a task cannot wait on the freeze's thread event: look often
+                wake = min(wake, now + (TICK_S if left is not None else POLL_S))
             await asyncio.sleep(max(0.0, wake - now))
+        if stall is not None:
+            stall.job(self.process, False)
         if not aborted:
             await self._effect(lease, attempt, key)
         self.history.record(self.process, JOB_END, attempt=attempt, key=key, aborted=aborted)

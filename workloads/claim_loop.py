@@ -19,6 +19,7 @@ from typing import Callable
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.settings.durations import Distribution
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
 
@@ -43,6 +44,7 @@ class Slot:
     sink: object = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
     watch: object = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
     _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
+    stall: object = None         # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
@@ -100,9 +102,18 @@ class Slot:
         end = start + duration
         next_renew = start + period
         self.history.record(self.process, JOB_START, attempt=attempt, key=key)
+        stall = self.stall
+        if stall is not None:
+            stall.job(self.process, True)
         aborted = False
+        left = None         # the job's remaining work while it is frozen (hang:holder)
         while True:
             now = time.monotonic()
+            if stall is not None and stall.frozen(self.process):
+                left = max(0.0, end - now) if left is None else left
+                end = now + left + TICK_S       # no progress: the end moves with the clock
+            else:
+                left = None
             if now >= end:
                 break
             if callable(renew) and now >= next_renew:
@@ -112,7 +123,14 @@ class Slot:
                 next_renew += period
                 continue
             wake = min(end, next_renew) if callable(renew) else end
-            time.sleep(max(0.0, wake - now))
+            if left is not None:
+                wake = min(wake, now + TICK_S)
+            if stall is not None:
+                stall.sleep(self.process, max(0.0, wake - now))
+            else:
+                time.sleep(max(0.0, wake - now))
+        if stall is not None:
+            stall.job(self.process, False)
         if not aborted:
             self._effect(lease, attempt, key)
         self.history.record(self.process, JOB_END, attempt=attempt, key=key, aborted=aborted)

@@ -75,8 +75,8 @@ def lost_while_held(claims: list[Claim] | None, runs: dict[str, JobRun], to_hist
     counts: Counter = Counter({cause: 0 for cause in CAUSES})
     for c in claims:
         run = runs.get(c.owner)
-        if run is None or c.ended is None:
-            continue
+        if run is None or c.ended is None or run.killed:
+            continue        # (a killed holder never releases: its claim is liveness's, stuck_claims)
         if c.fate == "expired_while_held" or c.fate == "expired_after_job":
             counts[_cause(c, ttl_ms, paused)] += 1
         elif c.fate in _BY_FATE and run.start <= to_history_ns(c.ended):

@@ -85,7 +85,7 @@ SAME_EXPIRY_MS = 0.0005
 _FATE_AT = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
 
 __all__ = ["AMBIGUOUS_MS", "FATES", "FOUND_NOTHING", "TRUST_CLIENT_MS", "Claim", "ClaimsResult",
-           "ForeignRelease", "Replay", "simulate"]
+           "ForeignRelease", "KeptAlive", "Replay", "simulate"]
 
 
 @dataclass(slots=True)
@@ -138,6 +138,20 @@ class ForeignRelease:
 
 
 @dataclass
+class KeptAlive:
+    """A command of another attempt lengthened a live claim's expiry (or removed it): liveness."""
+    by: str | None       # the attempt whose command did it
+    by_op: int | None
+    f: str | None        # the lease call that sent it (acquire, release, renew)
+    claim: Claim
+    command: str         # "PEXPIRE", or "EVAL: pexpire"
+    old_ms: float | None     # the expiry before (store ms)
+    new_ms: float | None     # after (None: no expiry any more)
+    time: float          # store time, s
+    line: int
+
+
+@dataclass
 class ClaimsResult:
     claims: list[Claim] = field(default_factory=list)
     foreign: list[ForeignRelease] = field(default_factory=list)
@@ -152,6 +166,8 @@ class ClaimsResult:
     unmatched_first: list[str] = field(default_factory=list)
     # releases that found nothing, by what their first command saw (crosscheck.FOUND_NOTHING)
     found_nothing: Counter = field(default_factory=lambda: Counter({k: 0 for k in FOUND_NOTHING}))
+    # expiries of live claims lengthened by another attempt's command (properties/kept_alive)
+    kept_alive: list[KeptAlive] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Claims per fate, every fate present (0 when none)."""
@@ -435,6 +451,10 @@ class Claims:
             self.end_by(claim, c, "expiry shortened")
         else:
             self.calls.effect(c, "extended_foreign")
+            if new is None and old is not None or new is not None and old is not None and new > old + SAME_EXPIRY_MS:
+                self.out.kept_alive.append(KeptAlive(c.attempt, c.op.index if c.op else None,
+                                                     c.op.f if c.op else None, claim, c.label, old, new,
+                                                     c.t, c.rec.line))
 
     # -- fates ------------------------------------------------------------------------------
     def expire(self, claim: Claim) -> None:

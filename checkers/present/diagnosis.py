@@ -83,4 +83,31 @@ def diagnose(result: dict) -> list[str]:
                        f"finished, but {why}{acting}")
     if not out:
         out.append("no claim was lost before its holder released it")
+    return out + _liveness(result)
+
+
+def _liveness(result: dict) -> list[str]:
+    """The liveness causes in words: a call that never returned, a claim that outlived its holder,
+    a claim kept alive by other attempts, a hold past --max-hold."""
+    out = []
+    hung = result.get("hung_calls") or {}
+    for h in (hung.get("first") or [])[:1]:
+        out.append(f"attempt {h.get('attempt')}'s {h.get('f')} has not returned after {h.get('running_s')} s"
+                   + (f" ({hung['count'] - 1} more hung call(s))" if hung.get("count", 0) > 1 else ""))
+    stuck = result.get("stuck_claims") or {}
+    for st in (stuck.get("first") or [])[:1]:
+        out.append(f"the claim outlived its holder by {st['stayed_s']:g} s{' or more' if st['still_held'] else ''}: "
+                   f"{st['cause']} (attempt {st['attempt']}, {st['how']})")
+    kept = result.get("kept_alive") or {}
+    for k in (kept.get("first") or [])[:1]:
+        if k.get("after_holder_s") is not None:
+            out.append(f"{k['who']} kept the claim alive for {k['after_holder_s']:g} s after its holder's attempt "
+                       f"ended ({k['holder_how']}; attempt {k['attempt']})")
+        else:
+            out.append(f"{k['who']} kept attempt {k['attempt']}'s claim alive {k['kept_s']:g} s past the expiry "
+                       "its holder set")
+    holds = result.get("holds") or {}
+    if holds.get("over_max_hold"):
+        out.append(f"a claim was held {holds['longest_s']:g} s, longer than --max-hold {holds['max_hold_s']:g} s "
+                   f"(attempt {(holds.get('longest') or {}).get('attempt')}, renewals included)")
     return out

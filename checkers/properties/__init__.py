@@ -6,6 +6,7 @@ A property is a module of this package that declares
     FIELDS = {"overlap": {...}} # the fields of results.json it owns, with the value each has
                                 # when the run could not be checked (`result.OMITTED`: left out)
     CERTAINTY = ("overlap",)    # optional: the certainty entries it sets ("unknown" by default)
+    KIND = "liveness"           # optional: the verdict it counts towards ("safety" by default)
     SCHEMAS = {"overlap": {...}}  # optional: a field's JSON Schema, where its default value
                                 # (FIELDS) does not say enough (e.g. the items of a list)
 
@@ -20,7 +21,9 @@ fields, its failures (valid False), its doubts (valid "unknown"), the notes it s
 well, its certainty entries and any witness timeline. `found` holds the fields of the properties
 before it (the diagnosis reads them); a property never writes another's field (checked).
 `verdict.check` runs the properties in `ORDER` and merges the parts (`result.Result.merged`):
-False beats "unknown" beats True; failures come first, in this order, then doubts.
+False beats "unknown" beats True; failures come first, in this order, then doubts. The parts of
+each `KIND` also make a verdict of their own, side by side: `safety` and `liveness`
+(docs/history.md, Liveness).
 
 The registry is built here and nowhere else: every module of this package is imported, and every
 one with a `check` is a property. Adding a property is one module here and its tests.

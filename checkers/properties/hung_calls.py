@@ -14,6 +14,7 @@ from leasecheck.checkers.measures.measure import Measured
 from leasecheck.checkers.result import Part
 
 ORDER = 95
+KIND = "liveness"     # reported under the liveness verdict (docs/history.md, Liveness)
 FIELDS = {"hung_calls": None}
 
 

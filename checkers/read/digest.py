@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
 
+from leasecheck.checkers.measures.attempt_ends import AttemptEnds
 from leasecheck.checkers.measures.early_loss import Promises
 from leasecheck.checkers.measures.exceptions import Exceptions
 from leasecheck.checkers.errors import CheckError, HistoryError
@@ -21,7 +22,7 @@ from leasecheck.checkers.measures.releases import Releases
 from leasecheck.events import (
     CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
     RELEASE, RENEW,
-    RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_START)
+    RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
 _SPAN = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
@@ -45,6 +46,7 @@ class Digest:
         self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
         self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
         self.exceptions = Exceptions()     # what the lease raised, by type
+        self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -65,7 +67,7 @@ class Digest:
             self.pairer.feed(e)
             self.exceptions.feed(e)
             return
-        if kind in (JOB_START, JOB_END):
+        if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)
         elif kind == EFFECT:
             self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
@@ -96,6 +98,7 @@ class Digest:
                 self.promises.feed(op)
         if self.hung.count:
             self.hung.returned(op)
+        self.attempt_ends.feed(op)
         if self.on_done is not None:
             self.on_done(op)
 

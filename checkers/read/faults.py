@@ -27,7 +27,10 @@ TOLERANCE = {
     "latency": "the probe's round trip through the proxy is the requested latency within the jitter "
                "+ max(5 ms, 10%)",
     "partition": "a probe through the proxy got no answer during the partition",
-    "kill": "a new store process (another INFO run_id) came back with no keys",
+    "kill": "a new store process (another INFO run_id) came back with no keys; kill:holder: the worker "
+            "process died of SIGKILL (exit -9) and is gone",
+    "hang": "the worker froze a slot that was inside its job, the slot still held that claim at the heal, "
+            "and its process was still running",
     "evict": "the store evicted keys, and at least one of them was the run's own (not a filler)",
 }
 
@@ -182,6 +185,8 @@ def _partition(req: dict, m: dict, target) -> tuple[bool | None, str]:
 
 
 def _kill(req: dict, m: dict, target) -> tuple[bool | None, str]:
+    if target == "holder":
+        return _kill_holder(m)
     before, after, keys = m.get("run_id_before"), m.get("run_id_after"), m.get("keys_after_restart")
     if not before or not after or not _num(keys):
         return None, "the store's run_id or key count around the restart was not recorded"
@@ -190,6 +195,29 @@ def _kill(req: dict, m: dict, target) -> tuple[bool | None, str]:
     if keys:
         return False, f"a new store process came back with {keys} key(s), not empty"
     return True, f"a new store process (run_id {before[:8]} -> {after[:8]}) came back with 0 keys"
+
+
+def _kill_holder(m: dict) -> tuple[bool | None, str]:
+    names = ", ".join(m.get("processes") or []) or "no worker"
+    if not m.get("processes"):
+        return False, "there was no worker to kill"
+    if m.get("gone") is not True or m.get("exit_code") != -9:
+        return False, f"{names} was not seen gone after SIGKILL (exit code {m.get('exit_code')})"
+    holding = (f"holding {', '.join(m.get('slots') or [])}" if m.get("held") else "holding no claim (none was found within 2 s)")
+    return True, f"{names} (pid {m.get('pid')}, {holding}) died of SIGKILL and is gone; replacement {m.get('replacement')}"
+
+
+def _hang(req: dict, m: dict, target) -> tuple[bool | None, str]:
+    if not m.get("slot"):
+        return False, "no slot held a claim within 2 s: nothing was hung"
+    if not m.get("in_job"):
+        return False, f"{m['slot']} was not inside a job when the worker was told to freeze it"
+    if not m.get("held_through"):
+        return False, f"{m['slot']}'s job ended or its claim was let go before the heal"
+    if not m.get("alive"):
+        return False, f"{m['slot']}'s worker process was not running at the heal"
+    return True, (f"{m['slot']}'s job was frozen for {m.get('held_s')} s while it held its claim, its process "
+                  f"running ({m.get('calls_during')} lease call(s) made meanwhile)")
 
 
 def _evict(req: dict, m: dict, target) -> tuple[bool | None, str]:
@@ -206,4 +234,4 @@ def _evict(req: dict, m: dict, target) -> tuple[bool | None, str]:
 
 
 _JUDGES = {"pause": _pause, "clock": _clock, "latency": _latency, "partition": _partition,
-           "kill": _kill, "evict": _evict}
+           "kill": _kill, "evict": _evict, "hang": _hang}

@@ -1,14 +1,15 @@
 """Job runs from the history: `job_start`..`job_end` per attempt.
 
 A job without `job_end` (the worker died or the run was cut short) has `end` None: it is taken to
-run until the end of the history by whoever needs an end.
+run until the end of the history by whoever needs an end — except one whose attempt a
+`worker_killed` event names (kill:holder): it ended there, `killed`.
 """
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
 
-from leasecheck.events import JOB_END, JOB_START, TYPE
+from leasecheck.events import JOB_END, JOB_START, TYPE, WORKER_KILLED
 
 
 @dataclass(slots=True)
@@ -18,6 +19,7 @@ class JobRun:
     start: int
     end: int | None = None
     aborted: bool = False
+    killed: bool = False        # its worker was killed (kill:holder): it ended there, never released
 
     def running_at(self, t: int) -> bool:
         """True if the job had started and not yet ended at history time `t`."""
@@ -49,6 +51,11 @@ class JobTracker:
                                      "job_start ignored")
             else:
                 run.end, run.aborted = e["time"], bool(e.get("aborted"))
+        elif kind == WORKER_KILLED:
+            for attempt in e.get("attempts") or []:
+                run = self.runs.get(attempt)
+                if run is not None and run.end is None:
+                    run.end, run.aborted, run.killed = e["time"], True, True
 
 
 def job_runs(events) -> tuple[dict[str, JobRun], list[str]]:

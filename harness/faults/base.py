@@ -74,6 +74,8 @@ class FaultContext:
     faketime_dir: Path | None = None                   # the workers' timestamp files (w0, w1, ...)
     replies: Any = None      # leasecheck.harness.run.replies.Replies: the workers' answers to probes
     replication: Any = None  # leasecheck.harness.stores.replication.Replication (--topology replicated)
+    killed: set = field(default_factory=set)   # worker indexes kill:holder killed (no crash of the run)
+    record: Any = None       # record(type, **fields): a nemesis event in the history (set by the nemesis)
 
     @property
     def node(self) -> Node:
@@ -151,6 +153,10 @@ class Fault:
     lasts_ttls = True                # random schedule: 0.5-3 TTLs (else: the gap to the next fault)
     measures: tuple[str, ...] = ()   # what ``stop`` returns (``measured`` of ``fault_end``)
     undoes: tuple[str, ...] = ()     # the ledger entry kinds it writes
+
+    def uses_proxy(self, target: str) -> bool:
+        """Whether this fault on ``target`` acts on the workers' path (default: ``needs_proxy``)."""
+        return self.needs_proxy
 
     def acts_as(self, target: str) -> str:
         """The target ``target`` acts as: ``store`` for a node's name (``node2``) when the fault

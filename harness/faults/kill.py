@@ -1,5 +1,6 @@
 """Kill the store (SIGKILL) and restart it on the same port after ``duration``: a volatile store
 comes back empty, so every claim vanishes at once — gone without its holder releasing it.
+``kill:holder`` kills the holder's worker instead (``leasecheck.harness.faults.kill_holder``).
 
 While the store is down the proxy is disabled (clients are refused, as by a dead store), so the
 audit can be drained before the kill and re-attached after the restart before any worker gets
@@ -16,6 +17,7 @@ import time
 import requests
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.harness.faults import kill_holder
 from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
 from leasecheck.harness.nemesis.heal import undoes
 
@@ -29,26 +31,34 @@ def _undo_disable(entry: dict) -> None:
 class Kill(Fault):
     name = "kill"
     order = 50
-    summary = "SIGKILL the store and restart it empty"
-    targets = ("store",)
+    summary = "SIGKILL the store and restart it empty, or the holder's worker and start a replacement"
+    targets = ("store", "holder")
     node_target = "store"           # kill:node2 kills and restarts node2 alone
     default_target = "store"
     needs_proxy = True               # the proxy keeps the workers out while the audit re-attaches
     store_targets = ("store",)
     acts = "kills the store process"
-    measures = ("down_s", "audit_drained", "keys_after_restart", "run_id_before", "run_id_after")
-    undoes = ("proxy-enable",)
+    measures = ("down_s", "audit_drained", "keys_after_restart", "run_id_before", "run_id_after",
+                *kill_holder.MEASURES)
+    undoes = ("proxy-enable", "respawn")
+
+    def uses_proxy(self, target: str) -> bool:
+        return target != "holder"
 
     def validate(self, cfg, target: str) -> None:
         super().validate(cfg, target)
         if getattr(cfg, "topology", "single") == "replicated":
             raise UsageError(f"kill:{target}: a node restarted empty loses its replication settings, so it would "
                              "rejoin the replicated set under another address; use failover or pause:primary")
+        if target == "holder":
+            return                      # the store is left alone
         if not getattr(cfg, "audit", True):
             raise UsageError(f"kill:{target} drains and re-attaches the store audit around the restart; "
                              "drop --no-audit or the kill fault")
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
+        if step.target == "holder":
+            return kill_holder.start(ctx, step)
         node = ctx.node_for(step.target)
         ident = ctx.ledger.add({"kind": "proxy-enable", "api": node.proxy.api_url, "proxy": node.proxy.name})
         node.proxy.set_enabled(False)
@@ -60,6 +70,8 @@ class Kill(Fault):
         return Active(step, [ident], data={"drained": drained, "killed_at": t, "run_id": run_id})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
+        if active.step.target == "holder":
+            return kill_holder.stop(ctx, active)
         node = ctx.node_for(active.step.target)
         try:
             node.store.restart()

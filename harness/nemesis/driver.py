@@ -58,6 +58,7 @@ class Nemesis:
         """``in_turn``: one fault at a time (a drawn schedule promises it): a step whose time
         comes while another is still in place starts when that one has been healed."""
         self.ctx, self.steps, self.history, self.t0_ns = ctx, steps, history, t0_ns
+        ctx.record = lambda type_, **fields: history.record(NEMESIS, type_, **fields)
         self.in_turn = in_turn
         self._stop = threading.Event()     # the run ends, or the nemesis failed: heal, start nothing
         self._lock = threading.Lock()

@@ -7,6 +7,10 @@ property (`leasecheck.checkers.properties`), so a CI page names which property f
 - an inconclusive one is an `<error type="inconclusive">` with its doubts: the run exits 2, so
   the CI job is not green either, and "skipped" would hide that;
 - a run the checker could not check at all is one `<error>` test case named `check`.
+
+Each case's class is `leasecheck.<suite>.safety` or `leasecheck.<suite>.liveness` (its property's
+kind), and the suite's properties carry both verdicts. Under `--liveness warn` a liveness
+property that did not hold passes, its findings in `system-err` as a warning.
 """
 from __future__ import annotations
 
@@ -19,10 +23,16 @@ def junit_xml(result: dict, parts: list, suite: str, run_dir: Path | None) -> ET
     """The JUnit document of `result` and its `(name, Part)` pairs (`leasecheck.checkers.check_run(parts=…)`)."""
     tests = failures = errors = 0
     cases = []
+    warn = (result.get("liveness") or {}).get("mode") == "warn"
     for name, part in parts or [("check", None)]:
-        case = ET.Element("testcase", classname=f"leasecheck.{suite}", name=name, time="0")
+        kind = getattr(part, "kind", "safety")
+        case = ET.Element("testcase", classname=f"leasecheck.{suite}.{kind}", name=name, time="0")
         tests += 1
-        if part is None:                         # the run could not be checked
+        if part is not None and kind == "liveness" and warn and part.valid is not True:
+            # --liveness warn: a finding that does not fail the run, said where CI shows it
+            ET.SubElement(case, "system-err").text = _clean("warning (--liveness warn): "
+                                                            + "\n".join(part.failures + part.doubts))
+        elif part is None:                         # the run could not be checked
             errors += 1
             _child(case, "error", "; ".join(result.get("reasons", [])) or "not checked", "not checked",
                    "\n".join(result.get("reasons", [])))
@@ -44,6 +54,9 @@ def junit_xml(result: dict, parts: list, suite: str, run_dir: Path | None) -> ET
     if run_dir is not None:
         ET.SubElement(props, "property", name="run_dir", value=str(run_dir))
     ET.SubElement(props, "property", name="valid", value=str(result.get("valid")).lower())
+    for verdict in ("safety", "liveness"):
+        if isinstance(result.get(verdict), dict):
+            ET.SubElement(props, "property", name=verdict, value=str(result[verdict].get("valid")).lower())
     suite_el.extend(cases)
     root = ET.Element("testsuites", name="leasecheck", tests=str(tests), failures=str(failures),
                       errors=str(errors))

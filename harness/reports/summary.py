@@ -1,6 +1,7 @@
 """The terminal summary of a checked run: each verdict in plain words, the diagnosis (why claims
-were lost, from the measured causes), the faults that acted (requested against measured), then
-the witness."""
+were lost, from the measured causes), the faults that acted (requested against measured), the
+liveness rows (`liveness`), then the witness and the verdict — overall, then safety and liveness
+side by side."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,9 +11,9 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from leasecheck.checkers.measures.hung_calls import innermost
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
+from leasecheck.harness.reports import liveness
 from leasecheck.rundir import RESULTS
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
@@ -35,9 +36,6 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                       f"[bold yellow]{escape(str(cut.get('reason')))} after {cut.get('actual_s', 0):.1f} s{of}[/]"
                       f" — {escape(str(cut.get('detail', '')))}; the rest of the run was not tested, so it "
                       "cannot be VALID")
-    hung = result.get("hung_calls")
-    if isinstance(hung, dict):
-        table.add_row("hung calls", _hung(hung))
     fr = result.get("foreign_releases", 0)
     table.add_row("foreign releases",
                   f"[red]{fr}[/] — a worker's release removed another attempt's claim"
@@ -96,6 +94,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     if result.get("exceptions") is not None:
         table.add_row("exceptions", _exceptions(result["exceptions"]))
     table.add_row("faults", _faults(result))
+    liveness.rows(table, result)
     per_node = node_report.lines(result)
     if per_node:
         table.add_row("nodes", "\n".join(escape(x) for x in per_node))
@@ -123,21 +122,15 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
             console.print(Markdown(witness["markdown"]))
         else:   # a log: the Markdown itself, one line per table row, as witness.md has it
             console.print(witness["markdown"].rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    for line in result.get("warnings") or []:
+        console.print(f"[yellow]warning (liveness, --liveness warn):[/] {escape(line)}")
     verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
     reasons = escape("; ".join(result.get("reasons", [])))   # a hash field is shown key[field]
+    both = liveness.verdicts(result, _VERDICT)
+    if both:
+        console.print(both)
     console.print(f"{verdict} {reasons}".rstrip())
     console.print(f"results: {run_dir / RESULTS}")
-
-
-def _hung(hung: dict) -> str:
-    """'0 — ...', or the first hung call: its attempt, call, running time and innermost frame."""
-    if not hung.get("count"):
-        return "0 — no lease call outlived the call bound (--call-timeout)"
-    first = (hung.get("first") or [{}])[0]
-    frame = innermost(first.get("stack") or "", 1)
-    return (f"[red]{hung['count']} lease call(s) had not returned within the call bound[/] — first "
-            f"{escape(str(first.get('attempt')))}'s {escape(str(first.get('f')))} after "
-            f"{first.get('running_s')} s, at {escape(frame)}")
 
 
 def _exceptions(seen: dict) -> str:

@@ -42,6 +42,39 @@ class HolderTable:
                 return None
             time.sleep(POLL_S)
 
+    def wait_for_holding_slot(self, timeout_s: float) -> tuple[str, int] | None:
+        """A slot holding a claim now, outside ``release()`` (the most recent claimer), as
+        (process, since_ns: when it began holding), waiting up to ``timeout_s`` for one."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            holding = [(since, p) for p, call, held, _, _, since in self._records() if held and call != "release"]
+            if holding:
+                since, process = max(holding)
+                return process, since
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_S)
+
+    def slot(self, process: str) -> tuple[str, bool, int, int] | None:
+        """(call, holding, number, since_ns) of ``process`` now, or None when the board lacks it."""
+        for p, call, held, number, _, since in self._records():
+            if p == process:
+                return call, held, number, since
+        return None
+
+    def forget(self, worker: int) -> None:
+        """A killed worker's slots hold nothing and are in no call any more (kill:holder): no
+        fault aims at its stale records."""
+        if self.board is not None:
+            for s in range(self.board.slots):
+                i = worker * self.board.slots + s
+                self.board.leave(i)
+                self.board.hold(i, False)
+
+    def slots_of(self, worker: int) -> list[tuple[str, bool]]:
+        """(process, holding) of each slot of worker ``worker``."""
+        return [(p, held) for p, _, held, *_ in self._records() if worker_index(p) == worker]
+
     def wait_for_call(self, call: str, timeout_s: float) -> tuple[str, int] | None:
         """A slot inside ``call`` now (the one that entered it last), as (process, call number),
         waiting up to ``timeout_s`` for one; the number tells this call from the slot's next."""

@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from leasecheck.harness.settings.config import RunConfig, flag_of
+from leasecheck.harness.settings.config import LIVENESS, RunConfig, flag_of
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
@@ -133,6 +133,11 @@ def _check_numbers(cfg: RunConfig, say: Say) -> None:
         raise UsageError(f"{say('time_limit_s', f'{cfg.time_limit_s:g}s')}: must be greater than 0 seconds")
     if cfg.max_overlap is not None and not 0 <= cfg.max_overlap <= 1:
         raise UsageError(f"{say('max_overlap', f'{cfg.max_overlap}')}: a rate between 0 and 1, e.g. 0.05")
+    if cfg.max_hold_s is not None and not cfg.max_hold_s > 0:
+        raise UsageError(f"{say('max_hold_s', f'{cfg.max_hold_s:g}s')}: must be greater than 0, e.g. 30s")
+    if cfg.liveness not in LIVENESS:
+        raise UsageError(f"{say('liveness', f'{cfg.liveness}')}: one of {', '.join(LIVENESS)} (warn: liveness "
+                         "findings are warnings, the verdict is safety's)")
     if cfg.client_timeout_s is not None and not cfg.client_timeout_s > 0:
         raise UsageError(f"{say('client_timeout_s', f'{cfg.client_timeout_s:g}s')}: must be greater than 0")
     if cfg.call_timeout_s is not None and not cfg.call_timeout_s > 0:
@@ -291,7 +296,7 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
     else:
         steps = []
     targets = frozenset(validated)
-    proxy = cfg.proxy or bool(cfg.toxiproxy_url) or any(FAULTS[f].needs_proxy for f, _ in targets)
+    proxy = cfg.proxy or bool(cfg.toxiproxy_url) or any(FAULTS[f].uses_proxy(t) for f, t in targets)
     return Plan(cfg=cfg, steps=tuple(steps), targets=targets, needs_proxy=proxy, notes=tuple(late_steps(cfg)))
 
 

@@ -1,14 +1,18 @@
 """Answers the workers print on stdout to a question the harness wrote on their stdin.
 
-Today there is one question: ``clock <token>``, answered ``clock <token> <wall_ns>`` with the
+Two questions: ``clock <token>``, answered ``clock <token> <wall_ns>`` with the
 worker's own ``time.time_ns()`` — its wall clock as libfaketime shows it to the lease code, the
-evidence that a ``clock:workers`` fault moved it. The stdout reader (``holders.pump``) hands every
+evidence that a ``clock:workers`` fault moved it; and ``hang <slot> <token>`` (``hang:holder``),
+answered ``hang <token> 1`` when that slot's job was frozen while running (0: it held none). The stdout reader (``holders.pump``) hands every
 line here first and stamps it with the harness's (never faked) wall clock on arrival.
 """
 from __future__ import annotations
 
 import threading
 import time
+
+
+ANSWERS = ("clock", "hang")   # clock <token> <wall_ns>; hang <token> <1|0> (hang:holder)
 
 
 class Replies:
@@ -19,7 +23,7 @@ class Replies:
     def put(self, line: str, received_ns: int) -> bool:
         """Keep ``line`` if it is an answer (returns True); other lines are not ours."""
         parts = line.split()
-        if len(parts) != 3 or parts[0] != "clock":
+        if len(parts) != 3 or parts[0] not in ANSWERS:
             return False
         try:
             wall_ns = int(parts[2])

@@ -25,7 +25,7 @@ from leasecheck.checkers.read.history import write_merged
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.errors import StoreError
-from leasecheck.harness.faults import FaultContext
+from leasecheck.harness.faults import FaultContext, kill_holder
 from leasecheck.harness.nemesis.heal import Ledger, heal_leftovers
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.holders import HolderTable, pump
@@ -106,6 +106,9 @@ class Run:
         self._pump: threading.Thread | None = None
         self.nemesis: Nemesis | None = None
         self.faketime_dir = self.run_dir / FAKETIME
+        self.killed: set[int] = set()          # workers kill:holder killed (index in `workers`)
+        self._replacing = threading.Lock()
+        self._board_workers = cfg.workers
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -185,15 +188,12 @@ class Run:
         root = str(Path(leasecheck.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
             [root, *self.worker_path, *filter(None, [env.get("PYTHONPATH")])]))
-        self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, cfg.workers, cfg.slots, create=True)
-        errlog = open(self.run_dir / WORKERS_LOG, "ab")
+        # Room on the board for the replacements kill:holder starts (each under a new name).
+        self._board_workers = cfg.workers + sum(st.fault == "kill" and st.target == "holder" for st in self.plan.steps)
+        self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, self._board_workers, cfg.slots, create=True)
+        self._env, self._skew_workers = env, skew_workers
         for i in range(cfg.workers):
-            wenv = dict(env, **faketime_env(self.faketime_dir / f"w{i}")) if skew_workers else env
-            self.workers.append(subprocess.Popen(
-                [sys.executable, "-m", "leasecheck.harness.run.worker", str(self.run_dir), str(i)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=wenv,
-                start_new_session=True, bufsize=0))
-        errlog.close()
+            self.workers.append(self._spawn(i))
         deadline = time.monotonic() + READY_TIMEOUT_S
         for i, w in enumerate(self.workers):
             line = _readline(w, deadline)
@@ -204,7 +204,7 @@ class Run:
                                       name="holders", daemon=True)
         self._pump.start()
 
-        t0 = time.monotonic_ns()
+        t0 = self._t0 = time.monotonic_ns()
         self.history = HistoryWriter(RunFiles(self.run_dir).part(HARNESS_PART), t0_ns=t0)
         for node in self.nodes:
             node.start_clock(t0)
@@ -216,13 +216,45 @@ class Run:
             ctx = FaultContext(cfg=cfg, run_dir=self.run_dir, ledger=self.ledger, workers=self.workers,
                                holders=self.holders, rng=random.Random(f"{cfg.seed}:nemesis-targets"),
                                nodes=self.nodes, faketime_dir=self.faketime_dir, replies=self.replies,
-                               replication=self.replication)
+                               replication=self.replication, killed=self.killed)
+            kill_holder.register(self.run_dir, self._replace)
             self.nemesis = Nemesis(ctx, steps, self.history, t0, in_turn=cfg.faults_in_turn)
             self.nemesis.start()
         for note in self.plan.notes:
             self.log(f"[yellow]note:[/] {note}")
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
                  f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
+
+    def _spawn(self, i: int) -> subprocess.Popen:
+        """Start worker ``w{i}`` (it prints ``ready`` once its slots are built)."""
+        env = self._env
+        if self._skew_workers:
+            env = dict(env, **faketime_env(self.faketime_dir / f"w{i}"))
+        with open(self.run_dir / WORKERS_LOG, "ab") as errlog:
+            return subprocess.Popen(
+                [sys.executable, "-m", "leasecheck.harness.run.worker", str(self.run_dir), str(i),
+                 str(self._board_workers)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=env,
+                start_new_session=True, bufsize=0)
+
+    def _replace(self) -> tuple[str, int] | None:
+        """kill:holder's heal: start a replacement worker under the next new name and let it go
+        (its stdout read by a pump of its own). None once the run is stopping, or when the board
+        has no room left."""
+        with self._replacing:
+            i = len(self.workers)
+            if self.stopped_at is not None or i >= self._board_workers:
+                return None
+            w = self._spawn(i)
+            if _readline(w, time.monotonic() + READY_TIMEOUT_S).strip() != b"ready":
+                w.kill()
+                w.wait()
+                raise StoreError(f"replacement worker w{i} did not start (see {self.run_dir / WORKERS_LOG})")
+            w.stdin.write(f"go {self._t0}\n".encode())
+            threading.Thread(target=pump, args=([w.stdout], self._pump_stop, self.replies),
+                             name=f"holders-w{i}", daemon=True).start()
+            self.workers.append(w)
+            return f"w{i}", w.pid
 
     def _schedule(self) -> list:
         """The fault steps of this run, saved as schedule.json before any of them starts."""
@@ -233,9 +265,9 @@ class Run:
     def _wait(self) -> None:
         end = time.monotonic() + self.cfg.time_limit_s
         while time.monotonic() < end:
-            for i, w in enumerate(self.workers):
+            for i, w in enumerate(list(self.workers)):
                 code = w.poll()
-                if code is not None and code != 0:
+                if code is not None and code != 0 and i not in self.killed:
                     self._stopping()
                     self.end_reason = "worker-crashed"
                     self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
@@ -253,8 +285,10 @@ class Run:
 
     def _stop(self) -> None:
         # Heal first: a stopped worker cannot stop, a skewed store must not outlive the run.
+        self._stopping()          # no replacement worker starts from here on
         if self.nemesis:
             self.nemesis.stop(self.end_reason)
+        kill_holder.unregister(self.run_dir)
         for err in self.ledger.heal_all():
             self.log(f"[red]could not heal:[/] {err}")
         grace = time.monotonic() + _grace_s(self.cfg)

@@ -6,7 +6,10 @@ on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on 
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
 (the clock probe of ``clock:workers``). On one store each slot also has a port of its own, the
 wire path (``leasecheck.harness.record.wire``): a ``connect = "url"`` lease is built with its URL,
-and the client a lease is handed shows that port as its address. Which slot holds a claim and which lease call it is
+and the client a lease is handed shows that port as its address. It also answers
+``hang <slot> <token>`` / ``unhang <slot>`` by freezing
+and thawing that slot's job (``hang:holder``, ``leasecheck.workloads.stall``). A replacement worker
+that ``kill:holder`` starts gets a third argument, the board's size in workers. Which slot holds a claim and which lease call it is
 inside go to the run's slot board in shared memory (``leasecheck.harness.run.slot_board``: whom to pause).
 Each slot finishes its current job and releases before it exits, so the history ends with
 complete operations — except a slot stuck in a lease call the watch reported hung
@@ -41,6 +44,7 @@ from leasecheck.harness.run.slot_url import slot_url
 from leasecheck.workloads.async_claim_loop import AsyncSlot, run_slots
 from leasecheck.workloads.claim_loop import Slot
 from leasecheck.workloads.leases.contract import is_async
+from leasecheck.workloads.stall import Stall
 from leasecheck.workloads.sink import Sink
 from leasecheck.workloads.leases import load_lease, wants_url
 from leasecheck.harness.stores.topology import needs_all_nodes
@@ -73,7 +77,10 @@ def main(argv: list[str]) -> int:
                 pass
 
     # Whom to aim `pause:holder` / `pause:releaser` at: a few bytes in shared memory per call.
-    board = SlotBoard(run_dir / SLOT_BOARD, cfg.workers, cfg.slots)
+    # (a replacement worker started after kill:holder has an index past cfg.workers: the board
+    # the harness made has room for it, `argv[2]` workers' worth)
+    board = SlotBoard(run_dir / SLOT_BOARD, int(argv[2]) if len(argv) > 2 else cfg.workers, cfg.slots)
+    stall = Stall()
     record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
 
     def on_hold(process: str, holding: bool) -> None:
@@ -114,7 +121,8 @@ def main(argv: list[str]) -> int:
                           lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                           job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
                           deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
-                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch))
+                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch,
+                          stall=stall))
 
     if wire is not None:
         wire.start()
@@ -125,7 +133,7 @@ def main(argv: list[str]) -> int:
         return 0
     history.t0_ns = int(line[1])
     history.record(name, WORKER_START, pid=os.getpid())
-    threading.Thread(target=_watch_stdin, args=(stop, history, name, say), daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(stop, history, name, say, stall), daemon=True).start()
     watch.start()
     if asynchronous:
         loop_thread, threads = run_slots(slots, stop)
@@ -227,10 +235,12 @@ def _run_slot(slot: Slot) -> None:
         slot.history.record(slot.process, SLOT_CRASH, error=f"{type(e).__name__}: {e}"[:300])
 
 
-def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) -> None:
+def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say, stall: Stall) -> None:
     """``stop`` from the harness: finish the current job and release. ``clock <token>``: answer
     with this process's wall clock (``time.time_ns()``, as libfaketime shows it to the lease), the
-    probe of a ``clock:workers`` fault. Stdin closing without ``stop`` means the harness is gone
+    probe of a ``clock:workers`` fault. ``hang <slot> <token>`` / ``unhang <slot>``: freeze and
+    thaw that slot's job (``hang:holder``, ``leasecheck.workloads.stall``), answered ``hang <token>
+    1|0`` (whether it was inside a job). Stdin closing without ``stop`` means the harness is gone
     (killed): stop too, but do not linger — with the store gone, a release can spend minutes in
     the client's retries — so after a short grace the history is flushed and the process exits."""
     for line in sys.stdin:
@@ -240,6 +250,10 @@ def _watch_stdin(stop: threading.Event, history: HistoryWriter, name: str, say) 
             return
         if len(words) == 2 and words[0] == "clock":
             say(f"clock {words[1]} {time.time_ns()}")
+        elif len(words) == 3 and words[0] == "hang":
+            say(f"hang {words[2]} {int(stall.freeze(words[1]))}")
+        elif len(words) == 2 and words[0] == "unhang":
+            stall.thaw(words[1])
     stop.set()
     time.sleep(ORPHAN_GRACE_S)
     history.record(name, WORKER_END, pid=os.getpid(), reason="harness gone")

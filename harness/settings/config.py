@@ -16,6 +16,7 @@ from leasecheck.rundir import load_config, save_config
 DEFAULT_JOB_DURATION = "90%:0.4s,10%:1.6s"
 DEFAULT_RETRY_DELAY = "5ms..20ms"
 SHRINK = ("keep", "reduce", "schedule", "no")
+LIVENESS = ("fail", "warn")   # --liveness: what a liveness finding does to the run
 # The default bound of a lease call (`RunConfig.call_bound_s`): redis-py's socket timeout and
 # retry count when the run sets none, the cap of the back-off between tries, and a margin.
 CLIENT_TIMEOUT_S, CLIENT_RETRIES, BACKOFF_CAP_S, CALL_MARGIN_S = 5.0, 10, 1.0, 5.0
@@ -89,6 +90,13 @@ class RunConfig:
     max_overlap: float | None = _setting(
         None, "--max-overlap", "Fail the run when the overlap rate exceeds this (0..1). By default overlap is "
         "reported, not failed.", float, scenario=True)
+    max_hold_s: float | None = _setting(
+        None, "--max-hold", "A liveness bound: fail when a claim stays held (renewals included) longer than this. By "
+        "default the longest hold is reported, not failed.", "duration", scenario=True)
+    liveness: str = _setting(
+        "fail", "--liveness", "What a liveness finding (a hung call, a stuck claim, a claim kept alive by another "
+        "attempt, --max-hold) does to the run: fail it (the default), or only warn, leaving the verdict to safety.",
+        choices="liveness", scenario=True)
     backend: str = _setting(   # leasecheck.harness.stores.BACKENDS
         "embedded", "--backend", "Where the store runs: a child process, a container the harness creates (docker), "
         "or the docker-compose.yml stack, already up (compose).", choices="backends")

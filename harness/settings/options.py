@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import nemesis_help
 from leasecheck.harness.run.host import SERVERS
-from leasecheck.harness.settings.config import Setting, defaults, settings
+from leasecheck.harness.settings.config import LIVENESS, Setting, defaults, settings
 from leasecheck.harness.settings.durations import parse_duration
 from leasecheck.harness.stores import BACKENDS
 from leasecheck.workloads.leases import BUILTIN
@@ -45,7 +45,7 @@ def said_as(param: click.Parameter, ctx: click.Context | None) -> str:
 
 def registry_choices() -> dict[str, tuple[str, ...]]:
     """The registries a setting's ``choices`` names."""
-    return {"backends": tuple(BACKENDS), "servers": tuple(SERVERS)}
+    return {"backends": tuple(BACKENDS), "servers": tuple(SERVERS), "liveness": LIVENESS}
 
 
 def help_text(setting: Setting) -> str:

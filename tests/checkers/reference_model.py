@@ -87,6 +87,7 @@ class Store:
         self.claims: list[TClaim] = []
         self.foreign: list[TForeign] = []
         self.via = ""             # the command being applied (for TForeign.via)
+        self.kept_alive = 0       # another attempt's command lengthened a live claim's expiry (liveness)
 
     def peek(self, key: str, t: int) -> TClaim | None:
         c = self.keys.get(key)
@@ -154,6 +155,8 @@ class Store:
         new = t + ms * 1000
         if attempt != c.owner and new < c.expiry:
             self._end(c, attempt, t, "expiry shortened")
+        elif attempt != c.owner and new > c.expiry:
+            self.kept_alive += 1
         c.expiry = new
         return 1
 
@@ -216,9 +219,11 @@ class Truth:
     # releases that found nothing, by what their first command met in the store: "key_absent",
     # "token_differs" or "own" (None: not recorded by this generator)
     found_nothing_saw: Counter | None = None
+    kept_alive: int = 0                 # expiries of live claims lengthened by another attempt
 
     @property
     def valid(self) -> bool:
+        """Safety: no foreign release, no reused token."""
         return not self.foreign and not self.token_reuse
 
     def counts(self) -> dict[str, int]:
@@ -345,7 +350,7 @@ def settle(store: Store, jobs: dict[str, list], audit_end: int, releases: list[b
             for c in store.claims)
     return Truth(store.claims, store.foreign, fates, sum(r is False for r in releases), max_conc, count,
                  len(shared), sum(len(o) for o in shared), walk, commands, injected,
-                 None if saw is None else Counter(saw))
+                 None if saw is None else Counter(saw), store.kept_alive)
 
 
 # -- the workers --------------------------------------------------------------------------------
@@ -793,7 +798,10 @@ def differences(run: ModelRun, result: dict | None = None) -> list[str]:
     same("token_reuse.tokens", r["token_reuse"]["tokens"], t.token_reuse)
     same("token_reuse.attempts", r["token_reuse"]["attempts"], t.token_reuse_attempts)
     same("walk_ins", r["walk_ins"], t.walk_ins)
-    same("valid", r["valid"], t.valid)
+    same("safety.valid", r["safety"]["valid"], t.valid)
+    same("kept_alive.commands", r["kept_alive"]["commands"], t.kept_alive)
+    if t.valid and not t.kept_alive and r["stuck_claims"]["count"] == 0 and r["holds"]["over_max_hold"] == 0:
+        same("valid", r["valid"], True)
     same("disagreements", r["disagreements"], [])
     same("problems", r["problems"], [])
     same("audit.complete", r["audit"]["complete"], True)

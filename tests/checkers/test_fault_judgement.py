@@ -90,6 +90,24 @@ def test_kill():
     assert judge(entry("kill", "store", {}, {"keys_after_restart": 0}))[0] is None
 
 
+def test_kill_holder():
+    dead = {"processes": ["w3"], "pid": 7, "exit_code": -9, "gone": True, "held": True, "slots": ["w3.s0"],
+            "attempts": ["w3.s0.4"], "replacement": "w8"}
+    ok, why = judge(entry("kill", "holder", {}, dead))
+    assert ok is True and "w3 (pid 7, holding w3.s0) died of SIGKILL and is gone; replacement w8" == why
+    assert judge(entry("kill", "holder", {}, dict(dead, gone=False)))[0] is False
+    assert judge(entry("kill", "holder", {}, dict(dead, exit_code=0)))[0] is False
+    assert judge(entry("kill", "holder", {}, dict(dead, processes=[])))[0] is False
+
+
+def test_hang_holder():
+    hung = {"slot": "w1.s0", "in_job": True, "held_through": True, "calls_during": 4, "alive": True, "held_s": 1.5}
+    ok, why = judge(entry("hang", "holder", {}, hung))
+    assert ok is True and "w1.s0's job was frozen for 1.5 s" in why and "4 lease call(s)" in why
+    for broken in ({"slot": None}, {"in_job": False}, {"held_through": False}, {"alive": False}):
+        assert judge(entry("hang", "holder", {}, dict(hung, **broken)))[0] is False, broken
+
+
 def test_evict():
     assert judge(entry("evict", "store", {}, {"evicted_keys": 200, "evicted_run_keys": 3,
                                               "evicted_run_key_examples": ["lc:job:0"]})) == \

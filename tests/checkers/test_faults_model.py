@@ -110,8 +110,8 @@ def judge(run, exact_fates: bool):
         if true.fate != "evicted" and mine.fate != "unknown":
             assert mine.fate == true.fate, (mine, true)
     if not run.truth.foreign and not run.truth.token_reuse and not early_losses_are_sound(result, run):
-        assert result["valid"] in (True, "unknown")
-        if result["valid"] == "unknown":
+        assert result["safety"]["valid"] in (True, "unknown")
+        if result["safety"]["valid"] == "unknown":
             assert result["reasons"]
     return result
 
@@ -125,7 +125,7 @@ def test_unknown_outcomes_reconnects_and_restarts(rng):
     if not run.truth.claims:   # nothing ever claimed: nothing to judge
         assert result["valid"] == "unknown"
     else:
-        assert result["valid"] is (not run.truth.foreign and not run.truth.token_reuse
+        assert result["safety"]["valid"] is (not run.truth.foreign and not run.truth.token_reuse
                                    and not result["early_loss"]["count"])
 
 
@@ -143,7 +143,7 @@ def test_clean_leases_under_faults_are_never_invalid(rng):
     run = faulty(rng, release="lua", p_pause=0.0, p_overwrite=0.0, p_pexpire=0.0, p_gcd_gap=0.0)
     assert not run.truth.foreign
     result = judge(run, exact_fates=False)
-    assert result["valid"] in (True, "unknown") or early_losses_are_sound(result, run)
+    assert result["safety"]["valid"] in (True, "unknown") or early_losses_are_sound(result, run)
 
 
 def test_the_faults_fire():

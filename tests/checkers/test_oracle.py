@@ -41,7 +41,7 @@ def three_way(run):
     if not truth.fates:   # no claim ever made: nothing to judge, never valid
         assert result["valid"] == "unknown" and result["claims_seen"]["count"] == 0
     else:
-        assert result["valid"] is (not foreign and not truth.token_reuse and not early)
+        assert result["safety"]["valid"] is (not foreign and not truth.token_reuse and not early)
     return result
 
 

@@ -112,8 +112,10 @@ def test_adding_a_property_is_one_module():
     assert failed("x", PROPERTIES.plus(strict))["found_nothing_seen"] is None
     r = _check_with(run, PROPERTIES.plus(_property("doubtful", always_doubtful)))
     assert r["valid"] == "unknown" and r["reasons"] == ["cannot tell"]
-    assert {k: v for k, v in r.items() if k not in ("valid", "reasons")} == \
-        {k: v for k, v in base.items() if k not in ("valid", "reasons")}
+    assert r["safety"] == {"valid": "unknown", "reasons": ["cannot tell"]}    # a property is safety's by default
+    assert r["liveness"] == base["liveness"]
+    assert {k: v for k, v in r.items() if k not in ("valid", "reasons", "safety")} == \
+        {k: v for k, v in base.items() if k not in ("valid", "reasons", "safety")}
 
 
 def test_the_order_of_properties_is_their_declared_order():
@@ -148,5 +150,5 @@ def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
     assert set(broken["certainty"]) == set(checked["certainty"])
     assert set(broken["overlap"]) == set(checked["overlap"])
     owned = [k for k, v in PROPERTIES.fields().items() if v is not OMITTED]
-    assert list(checked) == ["schema_version", "valid", "reasons"] + owned + \
+    assert list(checked) == ["schema_version", "valid", "reasons", "safety", "liveness", "warnings"] + owned + \
         ["ops", "duration_s", "audit", "disagreements", "problems", "witness", "certainty"]

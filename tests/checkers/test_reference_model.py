@@ -30,8 +30,9 @@ def agree(run):
 def test_checker_reports_exactly_the_models_truth(rng):
     run = agree(generate(rng, **random_params(rng)))
     result = run.check()
-    assert result["valid"] is (not run.truth.foreign and not run.truth.token_reuse)
-    if result["valid"] is False:
+    assert result["safety"]["valid"] is (not run.truth.foreign and not run.truth.token_reuse)
+    assert result["kept_alive"]["commands"] == run.truth.kept_alive
+    if result["valid"] is False and result["safety"]["valid"] is False:
         assert result["reasons"] and result["witness"] is not None or run.truth.token_reuse
 
 

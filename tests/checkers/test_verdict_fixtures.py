@@ -11,7 +11,8 @@ DATA = Path(__file__).parent / "data"
 KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "foreign_releases_first", "overlap", "releases_found_nothing",
         "releases_found_nothing_rate", "releases_found_nothing_outcomes", "releases_found_nothing_first", "releases_unknown", "claims", "ops", "duration_s", "audit",
         "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation", "hung_calls",
-        "exceptions"}
+        "exceptions", "safety", "liveness", "warnings", "stuck_claims", "no_expiry", "kept_alive", "recovery",
+        "holds"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
@@ -19,6 +20,8 @@ def test_every_fixture_gives_a_json_result_with_the_schema(name):
     result = check_run(DATA / name)
     assert set(result) == KEYS and result["schema_version"] == 1
     assert result["hung_calls"] == {"count": 0, "first": []}
+    assert set(result["safety"]) == {"valid", "reasons"} and set(result["liveness"]) == {"valid", "reasons", "mode"}
+    assert result["valid"] == result["safety"]["valid"] or result["liveness"]["valid"] is not True
     assert set(result["overlap"]) == {"count", "rate", "max_concurrency", "concurrency_time_s", "per_key", "causes"}
     assert sum(result["overlap"]["causes"].values()) == result["overlap"]["count"]
     assert set(result["audit"]) == {"present", "complete", "lines", "unattributed"}

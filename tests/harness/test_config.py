@@ -30,7 +30,8 @@ def test_store_url_is_parsed_and_excludes_embedded_options():
 @pytest.mark.parametrize("field,value,words", [
     ("slots", 0, "--slots"), ("jobs", 0, "--jobs"), ("time_limit_s", 0, "--time-limit"),
     ("client_retries", -1, "--client-retries"), ("retry_delay", "soon", "--retry-delay"),
-    ("call_timeout_s", 0.0, "--call-timeout"),
+    ("call_timeout_s", 0.0, "--call-timeout"), ("max_hold_s", 0.0, "--max-hold"),
+    ("liveness", "loud", "--liveness loud: one of fail, warn"),
 ])
 def test_each_bad_value_is_named(field, value, words):
     with pytest.raises(UsageError, match=words):

@@ -24,6 +24,9 @@ def _suite(path):
     suite = suites[0]
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == NAMES
+    kinds = {name: getattr(prop, "KIND", "safety") for name, prop in zip(PROPERTIES.names, PROPERTIES)}
+    assert [c.get("classname") for c in cases] == [f"{suite.get('name')}.{kinds[n]}" for n in NAMES]
+    assert {p.get("name") for p in suite.find("properties")} >= {"valid", "safety", "liveness"}
     assert int(suite.get("tests")) == len(cases) == int(root.get("tests"))
     failed = [c for c in cases if c.find("failure") is not None]
     errored = [c for c in cases if c.find("error") is not None]

@@ -109,6 +109,51 @@ def test_kill_brings_back_a_new_empty_store(from_root):
     assert m["run_id_before"] != m["run_id_after"] and m["keys_after_restart"] == 0
 
 
+def _gone(pid) -> bool:
+    """No process with this PID runs (or one that is a zombie of nobody's)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_kill_holder_kills_the_holders_worker_and_a_replacement_takes_over(from_root):
+    r = from_root('fault = "kill"\ntarget = "holder"\n', duration="1s")
+    m = _effective(r)
+    assert r.code == 0, r.out
+    assert m["exit_code"] == -9 and m["gone"] is True and m["held"] is True
+    assert m["processes"] == ["w" + m["slots"][0].split(".")[0][1:]] and m["attempts"]
+    assert m["replacement"] == "w3" and isinstance(m["replacement_pid"], int)
+    res = json.loads((r.run_dir / "results.json").read_text())
+    assert res["safety"]["valid"] is True and res["liveness"]["valid"] is True
+    rec = res["recovery"]                     # token-cas: the dead holder's claim expires within its TTL
+    assert rec["count"] >= 1 and rec["max_s"] <= rec["bound_s"] and rec["within_bound"] is True
+    assert rec["events"][0]["attempt"] in m["attempts"]
+    assert "recovery" in r.out and "safety VALID · liveness VALID" in r.out
+    history = (r.run_dir / "history.jsonl").read_text()
+    assert '"process":"w3"' in history.replace(" ", "")      # the replacement ran under its own name
+    assert _gone(m["pid"]) and _gone(m["replacement_pid"])   # nothing left running afterwards
+    assert not (r.run_dir / "faults-active.json").exists()
+
+
+def test_hang_holder_freezes_the_holders_job_while_its_renewals_go_on(from_root):
+    r = from_root('fault = "hang"\ntarget = "holder"\n', "--lease", "token-cas-renew", duration="1.5s")
+    m = _effective(r)
+    assert r.code == 0, r.out
+    assert m["in_job"] and m["held_through"] and m["alive"] and 1.45 <= m["held_s"] <= 2.0
+    assert m["calls_during"] >= 3              # renewals every TTL/3 kept going while the job was frozen
+    res = json.loads((r.run_dir / "results.json").read_text())
+    assert res["valid"] is True and res["safety"]["valid"] is True and res["liveness"]["valid"] is True
+    holds = res["holds"]                       # the hung holder's claim, renewed all along
+    assert holds["longest_s"] >= 1.5 + 0.3 - 0.05 and holds["longest"]["attempt"].startswith(m["slot"] + ".")
+    assert "longest hold" in r.out and f"{holds['longest_s']} s" in r.out
+    assert not (r.run_dir / "faults-active.json").exists()
+    pids = [json.loads(line)["pid"] for line in (r.run_dir / "history.jsonl").read_text().splitlines()
+            if '"worker_start"' in line]
+    assert pids and all(_gone(p) for p in pids)             # no worker left running (or stopped)
+
+
 def test_evict_loses_keys_of_the_run(from_root):
     m = _effective(from_root('fault = "evict"\n', ttl="5s", jobs=4, duration="2s"))
     assert m["evicted_keys"] > 0 and m["evicted_run_keys"] >= 1

@@ -28,7 +28,10 @@ def test_an_acquire_that_never_returns_fails_the_run_with_its_stack(leasecheck):
     reason = res["reasons"][0]
     assert f"attempt {first['attempt']}'s acquire" in reason and "had not returned after" in reason
     assert "time.sleep(3600)" in reason
-    assert "hung calls" in r.out and "INVALID" in r.out
+    assert res["liveness"]["valid"] is False and res["safety"]["valid"] is not False   # a liveness failure
+    assert "hung calls" in r.out and "INVALID" in r.out and "liveness INVALID" in r.out
+    html = (r.run_dir / "report.html").read_text()
+    assert "Hung calls" in html and "time.sleep(3600)" in html        # with its stack
     assert took < 4 + 2 + 15, f"the run took {took:.1f} s"
 
 

@@ -16,6 +16,7 @@ from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.checkers.read.rundir import load_config
 from leasecheck.harness.rundirs.runs import VERDICTS
 
+from leasecheck.harness.reports.html import liveness
 from leasecheck.harness.reports.html.digest import KINDS, OUTCOMES, Digest, digest
 from leasecheck.harness.reports.html.render import render
 from leasecheck.events import RUN_START
@@ -26,7 +27,8 @@ _REMOVER = re.compile(r"Worker A \(([^,)]+)")
 # which witness heading shows the violation a reason names
 _REASON_WORDS = {"Foreign release": "foreign release", "Reused holder token": "token",
                  "Early loss": "lost before the lease's deadline", "Claim lost in failover": "lost in failover",
-                 "Mutual exclusion": "mutual exclusion violated"}
+                 "Mutual exclusion": "mutual exclusion violated", "Stuck claim": "stuck claim",
+                 "Claim kept alive by another attempt": "kept alive by another attempt"}
 
 
 def write_report(run_dir) -> Path:
@@ -40,6 +42,7 @@ def write_report(run_dir) -> Path:
     reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
     html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
+                  verdicts=liveness.verdicts(results), hung=liveness.hung(results),
                   nodes=node_report.lines(results or {}), lost=_lost_in_failover(results),
                   data=json.dumps(_data(d, results, witnesses, str(config.get("key_prefix") or "")),
                     separators=(",", ":")).replace("<", "\\u003c"),   # no "</script>" or "<!--" inside
@@ -124,6 +127,7 @@ def _summary(results: dict | None) -> list[tuple[str, str, str]]:
     if failover is not None:
         early_failover = ((early.get("by_cause") or {}).get("failover") or 0) > 0
         rows.insert(1, ("failover", "INVALID" if early_failover else "measured", failover))
+    rows += liveness.rows(r)
     cut = r.get("interrupted")
     if cut:
         rows.insert(0, ("run", "cut short", f"{cut.get('reason')} after {float(cut.get('actual_s') or 0):.1f} s: "
