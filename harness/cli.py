@@ -310,7 +310,7 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
         base, steps = load_scenario(scenario, origins=given)
         base["schedule"] = steps or None
     elif replay:
-        base = replayed(replay)
+        base = replayed(replay, origins=given)
     explicit = {k: v for k, v in opts.items()
                 if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
     for param in ctx.command.params:
