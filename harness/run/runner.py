@@ -27,7 +27,7 @@ import redis
 from leasecheck.checkers.read.history import write_merged
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.settings.durations import parse_distribution
-from leasecheck.harness.errors import StoreError
+from leasecheck.harness.errors import LeasecheckError, StoreError
 from leasecheck.harness.faults import FaultContext
 from leasecheck.harness.nemesis.heal import Ledger, heal_leftovers
 from leasecheck.harness.record import writes
@@ -51,10 +51,21 @@ from leasecheck.rundir import (FAKETIME, HARNESS_PART, HISTORY, HISTORY_PARTS, L
                                save_config, save_schedule)
 
 READY_TIMEOUT_S = 120.0
+NEMESIS_LOG = "nemesis.log"        # the traceback of a nemesis that failed (read by no checker)
 
 
 class Interrupted(Exception):
     """Ctrl-C or SIGTERM reached the harness."""
+
+
+class NemesisFailed(LeasecheckError):
+    """A fault could not be injected or undone: one line (the error); the traceback is kept in the
+    run directory's ``nemesis.log``."""
+
+    def __init__(self, trace: str):
+        self.trace = trace
+        last = next((line for line in reversed(trace.strip().splitlines()) if line.strip()), "unknown error")
+        super().__init__(f"the nemesis failed: {last.strip()}")
 
 
 def make_run_dir(cfg: RunConfig) -> Path:
@@ -120,7 +131,11 @@ class Run:
         for s in old:
             signal.signal(s, interrupt)
         try:
-            self._start()
+            try:
+                self._start()
+            except (ConnectionError, redis.ConnectionError, redis.TimeoutError) as e:
+                raise StoreError(f"the store stopped answering while the run started ({e}); "
+                                 f"see {self.run_dir}") from e
             self._wait()
         except Interrupted as e:
             self._stopping()
@@ -260,10 +275,33 @@ class Run:
                     self.end_reason = "worker-crashed"
                     self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
                     return
+            dead = self._dead_part()
+            if dead is not None:
+                self._stopping()
+                self.end_reason = "part-died"
+                self.log(f"[red]{dead}; stopping the run[/]")
+                return
             if self.nemesis and self.nemesis.error:
-                raise RuntimeError(f"the nemesis failed:\n{self.nemesis.error}")
+                try:
+                    (self.run_dir / NEMESIS_LOG).write_text(self.nemesis.error)
+                except OSError:
+                    pass
+                raise NemesisFailed(self.nemesis.error)
             time.sleep(0.1)
         self._stopping()
+
+    def _dead_part(self) -> str | None:
+        """A part of the run that died under it (killed from outside): a node's embedded proxy, or
+        its store when no fault of the plan stops the store on purpose."""
+        store_may_stop = any(st.fault in ("kill", "failover") for st in self.plan.steps)
+        for node in self.nodes:
+            embedded = node.proxy.embedded if node.proxy else None
+            if embedded is not None and embedded.proc is not None and embedded.proc.poll() is not None:
+                return f"the proxy of {node.name} (pid {embedded.pid}) exited with code {embedded.proc.returncode}"
+            proc = getattr(node.store, "proc", None)
+            if not store_may_stop and proc is not None and proc.poll() is not None:
+                return f"the store {node.name} (pid {proc.pid}) exited with code {proc.returncode}"
+        return None
 
     def _stopping(self) -> None:
         """Note when the workers stopped claiming (the first call wins): the checker compares it
