@@ -25,3 +25,12 @@ def test_three_kills_leave_nothing_behind_and_every_run_is_checkable():
     assert counts["runs that did not start"] == 0 and counts["harness hung"] == 0, p.stderr
     assert counts["checked: verdict"] + counts.get("checked: refused in one line", 0) == 3, p.stderr
     assert p.returncode == 0, p.stderr
+
+
+def test_a_store_killed_under_the_run_stops_it_checkable_and_leaves_nothing():
+    p = subprocess.run([sys.executable, "bench/chaos.py", "--kills", "1", "--targets", "store",
+                        "--time-limits", "3", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    counts = json.loads(p.stdout.strip().splitlines()[-1])
+    assert counts["kills"] == 1 and counts["tracebacks"] == 0 and counts["leftovers"] == 0, p.stderr
+    assert counts["VALID after a cut"] == 0 and counts["checked: verdict"] == 1, p.stderr
+    assert p.returncode == 0, p.stderr
