@@ -26,7 +26,8 @@ NO_FAULTS = "none"
 # `libs` extra): the default rows, so `leasecheck matrix` works on a plain install.
 NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock", "pottery-redlock-n")
 NEEDS_SERVER = ("token-cas-ifeq",)   # renews with Valkey's SET ... IFEQ: refused on the default Redis
-DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER)
+NEEDS_NODE = tuple(name for name, target in BUILTIN.items() if target.startswith("exec:node "))  # + npm install
+DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER + NEEDS_NODE)
 DEFAULT_MIXES = (NO_FAULTS, "pause:holder", "clock:store")
 
 VALID, INVALID, INCONCLUSIVE, CRASHED, NOT_RUN = "VALID", "INVALID", "INCONCLUSIVE", "CRASHED", "NOT RUN"
