@@ -121,7 +121,7 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         result["problems"] = history.problems + more + clock_problems + result["problems"]
         if tick is not None:
             progress(total, total)
-        return result
+        return printable(result)
     except HistoryError as e:
         if strict:
             raise
@@ -131,7 +131,24 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
     except Exception as e:  # noqa: BLE001 - a crashing checker must yield "unknown", not a crash
         if parts is not None:
             parts.clear()
-        return failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}")
+        return printable(failed(f"the checker could not check {run_dir}: {type(e).__name__}: {e}"))
+
+
+def printable(value):
+    """``value`` with every string made printable UTF-8: the audit keeps a byte that is not UTF-8
+    as a surrogate escape (``audit.py``), which a terminal, a UTF-8 file or a strict JSON parser
+    refuses; in the result it reads as ``\\xNN``."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable(v) for v in value]
+    return value
 
 
 def failed(reason: str, properties: Properties = PROPERTIES) -> dict:

@@ -2,7 +2,8 @@
 ``shrink`` a failing run to a smaller scenario, ``check`` a stored run.
 
 Exit codes (Jepsen's): 0 every checked property held, 1 a violation, 2 inconclusive,
-255 the harness itself failed. Bad input exits 64 with one line naming the fix, before
+255 the harness itself failed; 3 the run directory stopped taking writes mid-run (out of disk,
+read-only): the run was stopped and healed, and what it kept is judged with ``leasecheck check``. Bad input exits 64 with one line naming the fix, before
 anything starts. Every option also reads an environment variable ``LEASECHECK_<OPTION>``.
 
 ``run``'s settings are not written here: each ``RunConfig`` setting declares its flag, default,
@@ -36,6 +37,7 @@ from leasecheck.harness.settings.keywords import replayed
 from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
 from leasecheck.harness.nemesis.heal import heal_leftovers
+from leasecheck.harness.record.writes import Unwritable, unwritable
 from leasecheck.harness.search.hunt import Tally, check_budget
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.hunt_progress import HuntProgress
@@ -61,7 +63,7 @@ from leasecheck.harness.run.pipeline import check_and_save, run_and_check
 from leasecheck.result import Result
 from leasecheck.rundir import HISTORY, HISTORY_PARTS, INDEX, RunFiles
 
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 64, 255
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_UNWRITABLE, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3, 64, 255
 # Output that is not a terminal (a CI log, a pipe, a file) has no width: lines are not wrapped
 # at rich's default 80 columns there, so a witness row or a reason stays one greppable line.
 # COLUMNS, when set, still wins.
@@ -123,6 +125,14 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
                                   parts=parts, checking=_check_progress, on_note=_note)
     except CheckError as e:
         _usage_exit(e)
+    except Unwritable as e:
+        _unwritable_exit(e, junit, plan.cfg.scenario)
+    except OSError as e:
+        if not unwritable(e):
+            err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
+            _junit_crash(junit, plan.cfg.scenario, f"the harness failed: {type(e).__name__}: {e}")
+            sys.exit(EXIT_CRASH)
+        _unwritable_exit(e, junit, plan.cfg.scenario)
     except LeasecheckError as e:
         err_console.print(f"leasecheck: {e}")
         _junit_crash(junit, plan.cfg.scenario, str(e))
@@ -132,6 +142,20 @@ def run(ctx: click.Context, scenario: Path | None, replay: Path | None, junit: P
         _junit_crash(junit, plan.cfg.scenario, f"the harness failed: {type(e).__name__}: {e}")
         sys.exit(EXIT_CRASH)
     sys.exit(_report(result, parts, junit))
+
+
+def _unwritable_exit(e: OSError | Unwritable, junit: Path | None = None, scenario: str = "") -> None:
+    """The run directory (or the results directory) took no more writes: one line, exit 3."""
+    text = str(e) if isinstance(e, Unwritable) else (
+        f"could not write {e.filename or 'the results directory'} ({os.strerror(e.errno)}); "
+        "free space or pass another --results-dir")
+    err_console.print(f"leasecheck: {text}", markup=False, soft_wrap=True)
+    if junit is not None:
+        try:
+            _junit_crash(junit, scenario, text)
+        except OSError:
+            pass
+    sys.exit(EXIT_UNWRITABLE)
 
 
 def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
@@ -360,7 +384,7 @@ def _build_config(ctx: click.Context, scenario: Path | None, replay: Path | None
         base, steps = load_scenario(scenario, origins=given)
         base["schedule"] = steps or None
     elif replay:
-        base = replayed(replay)
+        base = replayed(replay, origins=given)
     explicit = {k: v for k, v in opts.items()
                 if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
     for param in ctx.command.params:
@@ -478,6 +502,13 @@ def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
                                     on_note=_note)
     except CheckError as e:
         _usage_exit(e)
+    except OSError as e:      # results.json, the witness or the pages: the disk is full
+        if not unwritable(e):
+            raise
+        err_console.print(f"leasecheck: {run_dir}: could not write {Path(e.filename or 'results.json').name} "
+                          f"({os.strerror(e.errno)}); free space, then run leasecheck check {run_dir} again",
+                          markup=False, soft_wrap=True)
+        sys.exit(EXIT_UNWRITABLE)
     sys.exit(_report(result, parts, junit))
 
 

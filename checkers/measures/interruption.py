@@ -11,7 +11,7 @@ killed by its own timeout must not show green. It is recorded as `interrupted`:
 where `actual_s` is how long every worker claimed (until the harness began stopping, or until
 the first worker or slot that ended early). Sources, in the history:
 
-- `run_end`: `reason` (`time-limit`, `interrupted`, `worker-crashed`, `error`), `signal` (the
+- `run_end`: `reason` (`time-limit`, `interrupted`, `worker-crashed`, `error`, `unwritable`, `part-died`), `signal` (the
   signal's name when interrupted) and `stopped_at` (history ns when the harness began to stop);
   no `run_end` after a `run_start` means the harness itself was killed;
 - `worker_end` / `slot_crash` before the planned time: a worker or one of its slots stopped early
@@ -72,7 +72,11 @@ class RunSpan:
             at = end.get("stopped_at") if isinstance(end.get("stopped_at"), int) else end["time"]
             detail = {"interrupted": f"the harness got {reason} and stopped the workers",
                       "worker-crashed": "a worker process exited with an error and the harness stopped the run",
-                      "error": "the harness failed and stopped the run"}.get(end.get("reason"),
+                      "error": "the harness failed and stopped the run",
+                      "unwritable": "the run directory stopped taking writes (out of disk, or read-only) "
+                                    "and the harness stopped the run",
+                      "part-died": "a part of the run (its store or its proxy) died under it and the harness "
+                                   "stopped the run"}.get(end.get("reason"),
                                                                           f"run_end reason {end.get('reason')!r}")
         elif early:
             t, who, what = early[0]

@@ -152,7 +152,8 @@ def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
     The file is written to a temporary name, fsynced and renamed, so a reader never sees half of
     it. With `drop_parts`, `history.d/` is removed once the merged file is on disk: a run keeps
     its history once (a run killed before this point keeps `history.d/`, which the reader merges).
-    Raises `HistoryError` when `history.d/` holds no events.
+    Raises `HistoryError` when `history.d/` holds no events, and the `OSError` of a file system
+    that refuses the write (no temporary file is left; `history.d/` is kept).
     """
     run = Path(run_dir)
     stream = HistoryStream(run, parts_only=True)
@@ -166,6 +167,9 @@ def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
     except HistoryError:
         tmp.unlink(missing_ok=True)
         raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events") from None
+    except OSError:
+        tmp.unlink(missing_ok=True)    # out of disk: history.d/ stays, which the reader merges
+        raise
     os.replace(tmp, run / MERGED)
     if drop_parts:
         _fsync_dir(run)                # the rename is durable before the parts go

@@ -223,6 +223,10 @@ EXIT_MEANING = {
     "EXIT_VALID": "valid: every checked property held",
     "EXIT_INVALID": "invalid: a violation was proven",
     "EXIT_UNKNOWN": "unknown (inconclusive): the run could not earn a verdict, and says why",
+    "EXIT_UNWRITABLE": "the run directory stopped taking writes mid-run (out of disk, read-only): the run "
+                       "stopped, healed every fault and kept what it had recorded, said in one line with "
+                       "`leasecheck check DIR` to judge it (a cut-short run, never VALID); `check` exits 3 "
+                       "too when it cannot write results.json",
     "EXIT_USAGE": "bad input: one line naming the fix, before anything starts",
     "EXIT_CRASH": "the harness itself failed",
 }

@@ -30,15 +30,21 @@ FILL_LIMIT_S = 5.0
 def _undo_config(entry: dict) -> None:
     """``{"kind": "redis-config", "host": H, "port": P, "settings": {...}}``: CONFIG SET them back."""
     r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
-    for k, v in entry["settings"].items():
-        r.config_set(k, v)
+    try:
+        for k, v in entry["settings"].items():
+            r.config_set(k, v)
+    except redis.ConnectionError:
+        return      # the store is gone (it died with its harness), and its settings with it
 
 
 @undoes("redis-del-prefix")
 def _undo_fillers(entry: dict) -> None:
     """``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}``: delete the fillers."""
     r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
-    delete_matching(r, glob_literal(entry["prefix"]) + "*")
+    try:
+        delete_matching(r, glob_literal(entry["prefix"]) + "*")
+    except redis.ConnectionError:
+        return      # the store is gone, and its keys with it (stores of a run keep nothing on disk)
 
 
 class Evict(Fault):

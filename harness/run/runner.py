@@ -4,7 +4,10 @@ The order matters and is always undone in reverse: the run directory and ``confi
 then the store nodes (``leasecheck.harness.stores.node``: one, or several for ``--topology redlock|replicated``), then each node's audit (before any worker
 connects, so it sees every command), then the workers. Stopping — at the time limit, on Ctrl-C / SIGTERM, when a worker dies, or when our own
 code raises — lets the workers finish their jobs and releases, drains the audit, stops the store
-and writes the merged history, so a run never loses what it recorded.
+and writes the merged history, so a run never loses what it recorded. A run directory that stops
+taking writes (out of disk, read-only: ``record/writes``) stops the run the same way; what is
+on disk stays (``history.d/`` when the merged file cannot be written) and `execute` raises
+`writes.Unwritable` naming it.
 """
 from __future__ import annotations
 
@@ -24,9 +27,10 @@ import redis
 from leasecheck.checkers.read.history import write_merged
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.settings.durations import parse_distribution
-from leasecheck.harness.errors import StoreError
+from leasecheck.harness.errors import LeasecheckError, StoreError
 from leasecheck.harness.faults import FaultContext, kill_holder
 from leasecheck.harness.nemesis.heal import Ledger, heal_leftovers
+from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.holders import HolderTable, pump
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
@@ -43,13 +47,25 @@ from leasecheck.harness.stores.topology import node_names
 import leasecheck
 from leasecheck.events import HARNESS, RUN_END, RUN_START
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION
-from leasecheck.rundir import FAKETIME, HARNESS_PART, HISTORY_PARTS, LATEST, WORKERS_LOG, RunFiles, save_config, save_schedule
+from leasecheck.rundir import (FAKETIME, HARNESS_PART, HISTORY, HISTORY_PARTS, LATEST, WORKERS_LOG, RunFiles,
+                               save_config, save_schedule)
 
 READY_TIMEOUT_S = 120.0
+NEMESIS_LOG = "nemesis.log"        # the traceback of a nemesis that failed (read by no checker)
 
 
 class Interrupted(Exception):
     """Ctrl-C or SIGTERM reached the harness."""
+
+
+class NemesisFailed(LeasecheckError):
+    """A fault could not be injected or undone: one line (the error); the traceback is kept in the
+    run directory's ``nemesis.log``."""
+
+    def __init__(self, trace: str):
+        self.trace = trace
+        last = next((line for line in reversed(trace.strip().splitlines()) if line.strip()), "unknown error")
+        super().__init__(f"the nemesis failed: {last.strip()}")
 
 
 def make_run_dir(cfg: RunConfig) -> Path:
@@ -109,6 +125,7 @@ class Run:
         self.killed: set[int] = set()          # workers kill:holder killed (index in `workers`)
         self._replacing = threading.Lock()
         self._board_workers = cfg.workers
+        self._t0: int | None = None           # CLOCK_MONOTONIC at the run's start
 
     # -- lifecycle -------------------------------------------------------------------------
     def execute(self) -> Path:
@@ -124,12 +141,23 @@ class Run:
         for s in old:
             signal.signal(s, interrupt)
         try:
-            self._start()
+            try:
+                self._start()
+            except (ConnectionError, redis.ConnectionError, redis.TimeoutError) as e:
+                raise StoreError(f"the store stopped answering while the run started ({e}); "
+                                 f"see {self.run_dir}") from e
             self._wait()
         except Interrupted as e:
             self._stopping()
             self.end_reason, self.end_signal = "interrupted", str(e)
             self.log(f"[yellow]{e}: stopping the workers and keeping the history[/]")
+        except OSError as e:
+            self._stopping()
+            if not writes.unwritable(e):
+                self.end_reason = "error"
+                raise
+            writes.note(getattr(e, "filename", None) or self.run_dir, e)   # a write of our own start
+            self.end_reason = "unwritable"
         except BaseException:
             self._stopping()
             self.end_reason = "error"
@@ -143,6 +171,11 @@ class Run:
             finally:
                 for s, h in old.items():
                     signal.signal(s, h)
+        first = writes.failure(self.run_dir)
+        if first is not None:
+            writes.forget(self.run_dir)
+            at_s = (first.at_ns - self._t0) / 1e9 if self._t0 is not None else None
+            raise writes.Unwritable(self.run_dir, first, kept(self.run_dir), at_s)
         return self.run_dir
 
     def _start(self) -> None:
@@ -265,6 +298,15 @@ class Run:
     def _wait(self) -> None:
         end = time.monotonic() + self.cfg.time_limit_s
         while time.monotonic() < end:
+            first = writes.failure(self.run_dir)
+            if first is None and any(w.poll() == writes.WORKER_EXIT for w in list(self.workers)):
+                first = "a worker could not write its history"
+            if first is not None:
+                self._stopping()
+                self.end_reason = "unwritable"
+                what = first.describe() if isinstance(first, writes.Failure) else first
+                self.log(f"[red]{what}; stopping the run and keeping what it recorded[/]")
+                return
             for i, w in enumerate(list(self.workers)):
                 code = w.poll()
                 if code is not None and code != 0 and i not in self.killed:
@@ -272,10 +314,33 @@ class Run:
                     self.end_reason = "worker-crashed"
                     self.log(f"[red]worker {i} exited with code {code}; stopping the run[/]")
                     return
+            dead = self._dead_part()
+            if dead is not None:
+                self._stopping()
+                self.end_reason = "part-died"
+                self.log(f"[red]{dead}; stopping the run[/]")
+                return
             if self.nemesis and self.nemesis.error:
-                raise RuntimeError(f"the nemesis failed:\n{self.nemesis.error}")
+                try:
+                    (self.run_dir / NEMESIS_LOG).write_text(self.nemesis.error)
+                except OSError:
+                    pass
+                raise NemesisFailed(self.nemesis.error)
             time.sleep(0.1)
         self._stopping()
+
+    def _dead_part(self) -> str | None:
+        """A part of the run that died under it (killed from outside): a node's embedded proxy, or
+        its store when no fault of the plan stops the store on purpose."""
+        store_may_stop = any(st.fault in ("kill", "failover") for st in self.plan.steps)
+        for node in self.nodes:
+            embedded = node.proxy.embedded if node.proxy else None
+            if embedded is not None and embedded.proc is not None and embedded.proc.poll() is not None:
+                return f"the proxy of {node.name} (pid {embedded.pid}) exited with code {embedded.proc.returncode}"
+            proc = getattr(node.store, "proc", None)
+            if not store_may_stop and proc is not None and proc.poll() is not None:
+                return f"the store {node.name} (pid {proc.pid}) exited with code {proc.returncode}"
+        return None
 
     def _stopping(self) -> None:
         """Note when the workers stopped claiming (the first call wins): the checker compares it
@@ -332,7 +397,12 @@ class Run:
                 self._remove_run_keys(node)
             node.stop()
         if RunFiles(self.run_dir).part(HARNESS_PART).exists():
-            write_merged(self.run_dir, drop_parts=True)   # the history is kept once
+            try:
+                write_merged(self.run_dir, drop_parts=True)   # the history is kept once
+            except OSError as e:
+                if not writes.unwritable(e):
+                    raise
+                writes.note(self.run_dir / HISTORY, e)       # history.d/ stays: `check` merges it
 
 
     def _remove_run_keys(self, node: Node) -> None:
@@ -342,6 +412,26 @@ class Run:
             self.log(f"removed {n} key(s) this run left in the store")
         except redis.RedisError as e:
             self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
+
+
+def kept(run_dir: Path) -> list[str]:
+    """What a run directory holds of its history and audit, in words (``history.d/: 3 files,
+    812 lines``, ``audit.log: 1,204 lines``)."""
+    files = RunFiles(run_dir)
+    out = []
+    if files.history.is_file():
+        out.append(f"{HISTORY}: {_lines(files.history):,} lines")
+    elif files.parts.is_dir():
+        parts = sorted(files.parts.glob("*.jsonl"))
+        out.append(f"{HISTORY_PARTS}/: {len(parts)} files, {sum(_lines(p) for p in parts):,} lines")
+    for audit in sorted(Path(run_dir).glob("audit*.log")):
+        out.append(f"{audit.name}: {_lines(audit):,} lines")
+    return out
+
+
+def _lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def _end_group(pid: int) -> None:

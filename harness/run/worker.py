@@ -36,6 +36,7 @@ from pathlib import Path
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.record.connection import SendTracker, make_client, make_sentinel_client
 from leasecheck.harness.settings.durations import parse_distribution
+from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.record.wire import Wire
 from leasecheck.harness.run.hung_watch import HungWatch
@@ -66,7 +67,7 @@ def main(argv: list[str]) -> int:
     job_duration = parse_distribution(cfg.job_duration)
     retry_delay = parse_distribution(cfg.retry_delay)
     name = f"w{index}"
-    history = HistoryWriter(RunFiles(run_dir).part(name))
+    history = HistoryWriter(RunFiles(run_dir).part(name), on_fail=lambda _e: stop.set())  # out of disk: stop
     out_lock = threading.Lock()
 
     def say(line: str) -> None:
@@ -154,10 +155,11 @@ def main(argv: list[str]) -> int:
         wire.close()
     history.record(name, WORKER_END, pid=os.getpid(), **({"reason": f"left hung: {', '.join(left)}"} if left else {}))
     history.close()
+    code = writes.WORKER_EXIT if history.failed else 0   # the runner stops the run, keeping what is on disk
     if left:   # a hung slot's thread never ends, and the interpreter would wait for it at exit
         sys.stdout.flush()
-        os._exit(0)
-    return 0
+        os._exit(code)
+    return code
 
 
 def _join_slots(threads: list[threading.Thread], watch: HungWatch, stop: threading.Event,

@@ -29,11 +29,12 @@ from leasecheck.harness.faults import Step
 from leasecheck.harness.run.host import SERVERS, default_store_bin
 from leasecheck.harness.run.preflight import preflight
 from leasecheck.harness.run.runner import Run
+from leasecheck.harness.settings.replay import config_values, schedule_steps
 from leasecheck.harness.settings.scenario import load_scenario
 from leasecheck.harness.settings.scenario_dump import dump
 from leasecheck.harness.search.shrink import Candidate, Fault, Replayed, Trial, changes
 from leasecheck.events import FAULT_START, TYPE, parse_event
-from leasecheck.rundir import CONFIG, HISTORY, RunFiles, load_config, load_schedule
+from leasecheck.rundir import CONFIG, HISTORY, RunFiles
 
 WORDS = {True: "VALID", False: "INVALID"}
 CRASHED = 255      # a replay's exit code when the harness could not carry it out (the store did not start)
@@ -73,19 +74,19 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
     if not files.history.is_file():
         raise UsageError(f"{said}: no {HISTORY}, the run did not finish; run `leasecheck check {run_dir}` "
                          "first (a killed run), or pass a finished run")
+    old = config_values(run_dir, shrink_kept(), "shrink")
+    planned = schedule_steps(run_dir, "shrink")
     try:
-        old = load_config(run_dir)
-        planned = load_schedule(run_dir)
         fired = _fired(files.history)
     except (ValueError, OSError) as e:
-        raise UsageError(f"{said}: unreadable run files ({e}); pass an intact run directory") from None
+        raise UsageError(f"{said}: {files.history}: unreadable ({e}); pass an intact run directory") from None
     parts: list = []
     result = check(run_dir, parts)
     if result.get("valid") is not False:
         word = WORDS.get(result.get("valid"), "INCONCLUSIVE")
         raise UsageError(f"{said}: the run did not fail ({word}); shrink needs an INVALID run, such as "
                          "the one `leasecheck hunt` finds")
-    cfg = RunConfig.from_json({k: old[k] for k in shrink_kept() if k in old})
+    cfg = RunConfig.from_json(old)
     steps = [Step.from_json(s) for s in planned]
     return Recorded(
         run_dir=run_dir, cfg=cfg,
@@ -98,7 +99,7 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
 def _fired(history: Path) -> set[int]:
     """The step numbers with a ``fault_start`` in the history."""
     out = set()
-    with history.open() as f:
+    with history.open(encoding="utf-8", errors="replace") as f:
         for line in f:
             if FAULT_START in line:   # a quick look; the parsed event decides
                 ev = parse_event(line.encode())

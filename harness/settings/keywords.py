@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
-from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
+from leasecheck.harness.settings.config import RunConfig, settings
+from leasecheck.harness.settings.replay import replayed  # noqa: F401 - the API and the CLI read it here
 from leasecheck.harness.settings.scenario import convert, load_scenario
-from leasecheck.rundir import CONFIG, RunFiles, load_config, load_schedule
 
 
 def keywords() -> dict[str, tuple[str, object]]:
@@ -58,22 +58,6 @@ def _value(key: str, value, kind):
     return convert(value, kind, f"{key}={value!r}", key)
 
 
-def replayed(run_dir: Path, said: str = "--replay") -> dict:
-    """The settings a past run made (its ``config.json``) and its exact fault timeline
-    (``schedule.json``, not a new draw), as `RunConfig` field values."""
-    run_dir = Path(run_dir)
-    if not RunFiles(run_dir).config.is_file():
-        raise UsageError(f"{said} {run_dir}: no {CONFIG} there; pass a run directory such as results/latest")
-    try:
-        old = load_config(run_dir)
-        steps = load_schedule(run_dir)
-    except ValueError as e:
-        raise UsageError(f"{said} {run_dir}: unreadable run files ({e})") from None
-    base = {k: old[k] for k in replayed_fields() if k in old}
-    base["schedule"] = steps
-    return base
-
-
 def config_from(options: dict, scenario: Path | str | None = None, replay: Path | str | None = None
                 ) -> tuple[RunConfig, dict[str, str]]:
     """(the configuration, how each setting was said for the preflight's errors): defaults <
@@ -86,7 +70,7 @@ def config_from(options: dict, scenario: Path | str | None = None, replay: Path 
         base, steps = load_scenario(Path(scenario), origins=given)
         base["schedule"] = steps or None
     elif replay is not None:
-        base = replayed(Path(replay), "replay=")
+        base = replayed(Path(replay), "replay=", origins=given)
     known = keywords()
     for key, value in options.items():
         if key not in known:

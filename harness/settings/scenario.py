@@ -39,13 +39,19 @@ def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[d
     if given, receives each field's ``file:FILE:LINE KEY`` (for the preflight's errors)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as e:
         raise UsageError(f"--scenario {path}: cannot read it ({e.strerror})") from None
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 (byte {raw[e.start]:#04x}); "
+                         "a scenario file is UTF-8 text") from None
+    try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not valid TOML: {e}") from None
+        raise UsageError(f"{path}:{_toml_line(e, text)}: not valid TOML: {e}") from None
     where = _Locator(path, text)
     unknown = set(doc) - {"name", "description", "run", "event"}
     if unknown:
@@ -75,6 +81,12 @@ def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[d
         steps.append(_event(ev, where.event(i)))
     steps.sort(key=lambda s: s["at"])
     return values, steps
+
+
+def _toml_line(e: tomllib.TOMLDecodeError, text: str) -> int:
+    """The line a TOML error names (``(at line 3, column 5)``; ``at end of document``: the last)."""
+    m = re.search(r"at line (\d+)", str(e))
+    return int(m.group(1)) if m else max(1, text.count("\n") + (not text.endswith("\n")))
 
 
 def _event(ev: dict, where) -> dict:

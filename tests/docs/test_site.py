@@ -89,7 +89,8 @@ def test_results_and_exit_code_references_follow_the_code(site):
     assert not [f for f in fields if f not in text]
     codes = _text(site, "reference/exit-codes")
     constants = [n for n in vars(cli) if n.startswith("EXIT_")]
-    assert {cli.EXIT_VALID, cli.EXIT_INVALID, cli.EXIT_UNKNOWN, cli.EXIT_USAGE, cli.EXIT_CRASH} == {0, 1, 2, 64, 255}
+    assert {cli.EXIT_VALID, cli.EXIT_INVALID, cli.EXIT_UNKNOWN, cli.EXIT_UNWRITABLE, cli.EXIT_USAGE,
+            cli.EXIT_CRASH} == {0, 1, 2, 3, 64, 255}
     assert all(n in codes and str(getattr(cli, n)) in codes for n in constants)
 
 
