@@ -2,6 +2,7 @@
 
     leasecheck run --lease examples/async_lease.py:AsyncTokenCas      # exits 0
     leasecheck run --lease examples/async_lease.py:AsyncNaiveDel      # exits 1: foreign releases
+    leasecheck run --lease examples/async_lease.py:AsyncTokenCasRenew # exits 0, renewing every TTL/3
 
 ``connect = "url"``: one object is built per claim attempt with (url, key, ttl_ms), ``url`` the
 slot's ``redis://127.0.0.1:<port>/<db>``. ``async def`` calls: every slot is a task on the
@@ -48,3 +49,16 @@ class AsyncNaiveDel(AsyncTokenCas):
 
     async def release(self) -> bool:
         return await self.r.delete(self.key) == 1
+
+
+RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+class AsyncTokenCasRenew(AsyncTokenCas):
+    """As AsyncTokenCas, and renewed every TTL/3 while its job runs (a compare-and-PEXPIRE)."""
+
+    async def renew(self) -> bool:
+        return await self.r.eval(RENEW, 1, self.key, self.token, self.ttl_ms) == 1

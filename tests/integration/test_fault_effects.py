@@ -154,6 +154,18 @@ def test_hang_holder_freezes_the_holders_job_while_its_renewals_go_on(from_root)
     assert pids and all(_gone(p) for p in pids)             # no worker left running (or stopped)
 
 
+def test_hang_holder_freezes_an_asynchronous_holders_task_while_its_renewals_go_on(from_root):
+    # The job of an `async def` lease is a task on the worker's event loop: the freeze reaches it too.
+    r = from_root('fault = "hang"\ntarget = "holder"\n', "--lease", "examples/async_lease.py:AsyncTokenCasRenew",
+                  "--slots", "2", duration="1.5s")
+    m = _effective(r)
+    assert r.code == 0, r.out
+    assert m["in_job"] and m["held_through"] and m["alive"] and 1.45 <= m["held_s"] <= 2.0
+    assert m["calls_during"] >= 3              # renewals every TTL/3 kept going while the job was frozen
+    holds = json.loads((r.run_dir / "results.json").read_text())["holds"]
+    assert holds["longest_s"] >= 1.5 + 0.3 - 0.05 and holds["longest"]["attempt"].startswith(m["slot"] + ".")
+
+
 def test_evict_loses_keys_of_the_run(from_root):
     m = _effective(from_root('fault = "evict"\n', ttl="5s", jobs=4, duration="2s"))
     assert m["evicted_keys"] > 0 and m["evicted_run_keys"] >= 1
