@@ -20,6 +20,17 @@ from leasecheck.rundir import load_results
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.hookimpl(tryfirst=True)          # before `-m` deselects anything
+def pytest_collection_modifyitems(config, items):
+    """Every `integration` test and every test under tests/docker (marked `docker` there) is also
+    `slow`: the fast subset, ``-m "not slow"``, is what is left (the unit tests that take seconds
+    are marked `slow` by hand)."""
+    docker = ROOT / "tests" / "docker"
+    for item in items:
+        if item.get_closest_marker("integration") or item.path.is_relative_to(docker):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     s = EmbeddedStore(default_store_bin(), tmp_path_factory.mktemp("store"))

@@ -5,10 +5,13 @@ harmless, in which case the result must be unchanged.
 import copy
 import random
 
+import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from brute_oracle import oracle
 from reference_model import PREFIX, STYLES, Line, generate, replay
+
+pytestmark = pytest.mark.slow   # hypothesis searches over generated runs, seconds each: not in the fast subset
 
 SEEDS = st.integers(0, 2**40)
 SAME = ("valid", "foreign_releases", "claims", "disagreements", "releases_found_nothing", "overlap",

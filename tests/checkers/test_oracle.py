@@ -10,10 +10,13 @@ the model's store; and claim-loop runs of the reference model cut to a few attem
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from brute_oracle import oracle
 from reference_model import KINDS, PREFIX, arbitrary, checker_fates, checker_foreign, generate, random_params, replay
+
+pytestmark = pytest.mark.slow   # hypothesis searches checked by a brute-force oracle, seconds each: not in the fast subset
 
 
 def three_way(run):

@@ -11,9 +11,12 @@ token was injected.
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reference_model import STYLES, differences, generate, random_params
+
+pytestmark = pytest.mark.slow   # hypothesis searches over generated runs, seconds each: not in the fast subset
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = st.integers(0, 2**40).map(random.Random)   # the model draws everything from one seed

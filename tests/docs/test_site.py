@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # builds the whole site with mkdocs: not in the fast subset
+
 ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
 

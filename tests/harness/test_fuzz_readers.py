@@ -17,6 +17,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -26,6 +27,8 @@ from leasecheck.harness.cli import EXIT_USAGE, cli
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.run.preflight import preflight
 from leasecheck.harness.settings.keywords import config_from
+
+pytestmark = pytest.mark.slow   # hypothesis feeds every reader damaged runs, seconds each: not in the fast subset
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "tests" / "harness" / "data" / "fuzz-run"            # a real failing run: pause:holder, naive-del

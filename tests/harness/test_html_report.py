@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from leasecheck.harness.reports.html import write_index, write_report
 from leasecheck.harness.reports.html.digest import LANE_BUCKETS, PLOT_BUCKETS
 from leasecheck.harness.reports.html.grid import Grid, add
@@ -184,6 +186,7 @@ def _cli(*args, cwd):
                           timeout=60)
 
 
+@pytest.mark.slow   # the real command line in subprocesses
 def test_leasecheck_report_rewrites_the_page_and_the_index_and_refuses_bad_input(tmp_path):
     root = tmp_path / "results"
     run = _write(root / "hand" / "20261201T000000.000000Z", _history(), RESULTS)
@@ -199,6 +202,7 @@ def test_leasecheck_report_rewrites_the_page_and_the_index_and_refuses_bad_input
     assert p.returncode == 64 and "no history.jsonl" in p.stderr
 
 
+@pytest.mark.slow   # the real command line in subprocesses
 def test_check_writes_the_report_and_the_index_and_gc_keeps_the_index_true(tmp_path):
     root = tmp_path / "results"
     old = _write(root / "hand" / "20261201T000000.000000Z", _history())

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from leasecheck.harness.rundirs.runs import list_runs
 from tests.conftest import ROOT
 
@@ -37,6 +39,7 @@ def test_rows_newest_first_with_verdicts_and_faults(tmp_path):
     assert rows[1].lease == "examples/my_lease.py:MyLease" and rows[2].time == "2026-12-01 09:00:00"
 
 
+@pytest.mark.slow   # the real command line in a subprocess
 def test_ls_prints_the_table(tmp_path):
     a, *_ = _made(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}

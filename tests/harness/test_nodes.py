@@ -72,6 +72,7 @@ def test_faults_find_their_node_by_target(tmp_path):
         empty.node_for("store")
 
 
+@pytest.mark.integration
 def test_a_run_holds_one_node_with_its_recorders_and_files(tmp_path):
     """A real (short) run in this process, through the proxy: the run's nodes, after it ended."""
     plan = preflight(RunConfig(workers=2, time_limit_s=1.5, results_dir=str(tmp_path / "results"), proxy=True))

@@ -7,8 +7,12 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from leasecheck.checkers.properties import PROPERTIES
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
 
 # The properties of a single-store run (one whose `applies` says no, as mutual exclusion across
 # several masters, has no case there).

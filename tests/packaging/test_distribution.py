@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # builds the distribution: not in the fast subset
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
