@@ -35,7 +35,7 @@ from leasecheck.harness.run.preflight import Plan, preflight
 from leasecheck.harness.run.runner import Run
 from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import matrix_table
-from leasecheck.harness.search.hunt import Outcome, Tally, check_budget
+from leasecheck.harness.search.hunt import Outcome, Tally, check_budget, nemesis_for
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_run import Recorded, command_flags, read_run, replayer, write_scenario
@@ -113,11 +113,14 @@ def check(run_dir: Path | str, *, all_witnesses: bool = False) -> Result:
 
 def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budget: float | str = "10m",
          scenario: Path | str | None = None, replay: Path | str | None = None,
-         on_run: Callable[[Tally], None] = lambda tally: None, **options) -> Tally:
+         on_run: Callable[[Tally], None] = lambda tally: None, until_hazards: int | None = None,
+         **options) -> Tally:
     """Run the same configuration with fresh seeds (from ``seed=`` up, if given) until a run is
     INVALID or the ``budget`` (seconds or ``"10m"``) could not hold another run. Returns the
     `Tally`: ``failing`` (the first INVALID run's `Outcome`, with its ``result``), ``runs``,
-    ``exit_code`` (1 when one failed, 2 when some run was inconclusive, else 0).
+    ``exit_code`` (1 when one failed, 2 when some run was inconclusive, else 0). Without ``nemesis``,
+    ``scenario`` or ``replay`` the runs use the ``default`` fault mix (``nemesis="none"``: no faults);
+    ``until_hazards=N`` also stops once every hazard relevant to the lease was reached N times.
 
     For example::
 
@@ -127,12 +130,16 @@ def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budge
     """
     if lease is not None:
         options["lease"] = lease
+    nemesis = nemesis_for(nemesis if isinstance(nemesis, str) or nemesis is None else list(nemesis), scenario, replay)
     if nemesis is not None:
-        options["nemesis"] = list(nemesis) if not isinstance(nemesis, str) else nemesis
+        options["nemesis"] = nemesis
+    if until_hazards is not None and not (isinstance(until_hazards, int) and until_hazards >= 1):
+        raise UsageError(f"until_hazards={until_hazards!r}: give a count of at least 1, e.g. until_hazards=3")
     budget_s = _seconds(budget, "budget")
     first = _plan(options, scenario, replay)            # bad input stops here, once
     check_budget(budget_s, first.cfg, "budget=")
-    return hunt_loop(first.cfg, budget_s, hunt_runner(first.cfg, replay or scenario), on_run=on_run)
+    return hunt_loop(first.cfg, budget_s, hunt_runner(first.cfg, replay or scenario), on_run=on_run,
+                     tally=Tally(until_hazards=until_hazards))
 
 
 def hunt_runner(cfg: RunConfig, origin=None, watch=None) -> Callable[[RunConfig], Outcome]:

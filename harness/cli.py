@@ -37,7 +37,7 @@ from leasecheck.harness.settings.keywords import replayed
 from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
 from leasecheck.harness.nemesis.heal import heal_leftovers
-from leasecheck.harness.search.hunt import Tally, check_budget
+from leasecheck.harness.search.hunt import Tally, check_budget, nemesis_for
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.hunt_progress import HuntProgress
 from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
@@ -138,14 +138,22 @@ def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
 
 
 @cli.command()
+@click.option("--until-hazards", "until_hazards", default=None, type=int,
+              help="Stop once every hazard relevant to the lease (results.json hazards.relevant) was reached "
+                   "this many times over the hunt's runs (N).")
 @click.option("--budget", "budget_s", default="10m", type=DURATION,
               help="How long to hunt: no run starts that could not finish within it.")
 @click.pass_context
-def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Path | None,
+def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, scenario: Path | None, replay: Path | None,
          junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
-    until the first violation or the budget; print the failing run and the command that replays it."""
+    until the first violation or the budget; print the failing run and the command that replays it.
+    Without --nemesis (or a scenario, or --replay) the runs use the default fault mix; --nemesis none
+    runs them without faults."""
     quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
+    opts["nemesis"] = nemesis_for(opts.get("nemesis"), scenario, replay)
+    if until_hazards is not None and until_hazards < 1:
+        _usage_exit(UsageError(f"--until-hazards {until_hazards}: give a count of at least 1, e.g. --until-hazards 3"))
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
@@ -159,7 +167,7 @@ def hunt(ctx: click.Context, budget_s: float, scenario: Path | None, replay: Pat
     console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s")
 
     run_once = hunt_runner(cfg, origin)
-    tally = Tally()
+    tally = Tally(until_hazards=until_hazards)
     try:
         with (contextlib.nullcontext(lambda _tally: None) if quiet
               else HuntProgress(console, budget_s, tally)) as show:
@@ -187,6 +195,10 @@ def _hunt_report(tally: Tally) -> int:
     if bad is None:
         if tally.runs and tally.runs[-1].interrupted:
             console.print("[yellow]hunt interrupted[/]")
+        if tally.until_hazards is not None:
+            reached = ", ".join(f"{h.replace('_', ' ')} {tally.hazards.get(h, 0)}" for h in tally.relevant)
+            console.print(("every relevant hazard reached " if tally.covered else "[yellow]not every relevant hazard "
+                           "reached [/]") + f"{tally.until_hazards} time(s) or more: {reached or 'none relevant'}")
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
@@ -208,7 +220,7 @@ def _shown(path: Path) -> Path:
         return path
 
 
-hunt.params[:0] = list(run.params)   # every option of `run`, then --budget
+hunt.params[:0] = list(run.params)   # every option of `run`, then --until-hazards and --budget
 env_vars(hunt)
 
 

@@ -10,12 +10,16 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
+from leasecheck.checkers.measures.hazards import missed_sentence, verdict_suffix
 from leasecheck.checkers.measures.hung_calls import innermost
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
 from leasecheck.rundir import RESULTS
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+STORE_VERDICT = "[bold magenta]INVALID (store)[/]"
+STORE_WORDS = ("the store broke the promise every lease makes — a finding about the store's configuration "
+               "or its faults, not about the lease")
 
 
 def _causes(causes: dict) -> str:
@@ -96,6 +100,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     if result.get("exceptions") is not None:
         table.add_row("exceptions", _exceptions(result["exceptions"]))
     table.add_row("faults", _faults(result))
+    if isinstance(result.get("hazards"), dict):
+        table.add_row("hazards", escape(hazard_words(result["hazards"])))
     per_node = node_report.lines(result)
     if per_node:
         table.add_row("nodes", "\n".join(escape(x) for x in per_node))
@@ -123,10 +129,34 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
             console.print(Markdown(witness["markdown"]))
         else:   # a log: the Markdown itself, one line per table row, as witness.md has it
             console.print(witness["markdown"].rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
-    verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
-    reasons = "; ".join(result.get("reasons", []))
-    console.print(f"{verdict} {reasons}".rstrip())
+    console.print(verdict_line(result))
     console.print(f"results: {run_dir / RESULTS}")
+
+
+def verdict_line(result: dict) -> str:
+    """``VALID ...``, ``VALID — but no release was in flight at an expiry: ...`` (a relevant
+    hazard the run never reached, said first), ``INVALID ...``, or ``INVALID (store) ...`` (only
+    the store broke the lease's promise: a finding about its configuration, not the lease)."""
+    reasons = list(result.get("reasons", []))
+    valid = result.get("valid")
+    if valid is True:
+        suffix = verdict_suffix(result.get("hazards"))
+        missed = {missed_sentence(n) for n in (result.get("hazards") or {}).get("missed") or []}
+        rest = "; ".join(r for r in reasons if r not in missed)
+        return f"{_VERDICT[True]}{escape(suffix)}{'; ' if suffix and rest else ' ' if rest else ''}{escape(rest)}"
+    if valid is False and result.get("failure_of") == "store":
+        return (f"{STORE_VERDICT} {escape(STORE_WORDS)}: " + escape("; ".join(reasons))).rstrip()
+    verdict = _VERDICT.get(valid, "[bold yellow]INCONCLUSIVE[/]")
+    return f"{verdict} {escape('; '.join(reasons))}".rstrip()
+
+
+def hazard_words(hazards: dict) -> str:
+    """The summary's hazards row: each hazard reached and how often, then those not reached."""
+    counts = hazards.get("counts") or {}
+    reached = [f"{n.replace('_', ' ')} {c}" for n, c in counts.items() if c]
+    missed = [missed_sentence(n) for n in hazards.get("missed") or []]
+    text = ("reached: " + ", ".join(reached)) if reached else "none reached"
+    return text + ("; " + "; ".join(missed) if missed else "")
 
 
 def _hung(hung: dict) -> str:

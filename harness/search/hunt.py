@@ -1,5 +1,8 @@
 """``leasecheck hunt``: the same scenario again and again, a fresh seed each time, until the first
-violation or the time budget.
+violation or the time budget — or, with ``--until-hazards N``, until every hazard relevant to the
+lease (``results.json`` ``hazards.relevant``) was reached N times over the hunt's runs.
+Without ``--nemesis``, a scenario or ``--replay`` it hunts under the ``default`` fault mix
+(``leasecheck.harness.nemesis.mixes``); ``--nemesis none`` hunts without faults.
 
 A bug that needs one fault at one instant may not show in one run; many short runs with fresh
 seeds (new job durations, new fault times, new targets) try many instants. The loop stops at the
@@ -24,6 +27,18 @@ from leasecheck.harness.errors import UsageError
 from leasecheck.result import Result
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+DEFAULT_NEMESIS = "default"   # hunt's faults when neither --nemesis nor a scenario nor --replay says any
+NO_FAULTS = "none"
+
+
+def nemesis_for(nemesis, scenario, replay):
+    """The hunt's ``--nemesis``: as given; the ``default`` mix when nothing names faults (no
+    ``--nemesis``, no scenario, no ``--replay``); None (no faults) for ``none``."""
+    if isinstance(nemesis, str) and nemesis.strip() == NO_FAULTS:
+        return None
+    if not nemesis and scenario is None and replay is None:
+        return DEFAULT_NEMESIS
+    return nemesis
 
 
 @dataclass(frozen=True)
@@ -44,6 +59,29 @@ class Tally:
     """What the hunt has done so far (the progress line and the final report read it)."""
     started: float = field(default_factory=lambda: time.monotonic())
     runs: list[Outcome] = field(default_factory=list)
+    until_hazards: int | None = None     # --until-hazards N: stop once each relevant hazard reached N times
+
+    @property
+    def hazards(self) -> dict[str, int]:
+        """Each hazard's count summed over the runs (results.json ``hazards.counts``)."""
+        total: dict[str, int] = {}
+        for o in self.runs:
+            for name, n in _hazards(o).get("counts", {}).items():
+                total[name] = total.get(name, 0) + n
+        return total
+
+    @property
+    def relevant(self) -> list[str]:
+        """The hazards relevant to the lease in any run (``hazards.relevant``), in order."""
+        return list(dict.fromkeys(h for o in self.runs for h in _hazards(o).get("relevant", [])))
+
+    @property
+    def covered(self) -> bool:
+        """--until-hazards N: every relevant hazard reached at least N times over the hunt."""
+        if self.until_hazards is None or not self.runs:
+            return False
+        total = self.hazards
+        return bool(self.relevant) and all(total.get(h, 0) >= self.until_hazards for h in self.relevant)
 
     @property
     def elapsed_s(self) -> float:
@@ -95,7 +133,8 @@ def seeds(first: int | None) -> Iterator[int]:
 
 def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcome],
          on_run: Callable[[Tally], None] = lambda tally: None, tally: Tally | None = None) -> Tally:
-    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, or the next run would
+    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, each relevant hazard
+    was reached ``tally.until_hazards`` times (when set), or the next run would
     not finish within ``budget_s`` (judged by the longest run so far, and at least ``--time-limit``).
     ``tally``: where to count (a progress line may be watching it)."""
     tally = tally if tally is not None else Tally()
@@ -108,6 +147,10 @@ def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcom
         longest = max(longest, time.monotonic() - t)
         tally.runs.append(outcome)
         on_run(tally)
-        if outcome.exit_code == EXIT_INVALID or outcome.interrupted:
+        if outcome.exit_code == EXIT_INVALID or outcome.interrupted or tally.covered:
             break
     return tally
+
+
+def _hazards(o: Outcome) -> dict:
+    return ((o.result.data if o.result is not None else {}) or {}).get("hazards") or {}

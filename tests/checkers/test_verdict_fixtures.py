@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data"
 KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_reuse", "expiry_edge", "walk_ins", "faults", "faults_not_fired", "stale_effects", "certainty", "valid", "reasons", "foreign_releases", "foreign_releases_first", "overlap", "releases_found_nothing",
         "releases_found_nothing_rate", "releases_found_nothing_outcomes", "releases_found_nothing_first", "releases_unknown", "claims", "ops", "duration_s", "audit",
         "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation", "hung_calls",
-        "exceptions"}
+        "exceptions", "hazards", "failure_of"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
