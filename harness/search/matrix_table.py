@@ -46,7 +46,8 @@ def what(cell: Cell) -> str:
     if cell.verdict == INVALID_STORE:
         return f"the store broke the lease's promise: {n.get('early_loss', 0)} early loss(es)"
     if cell.verdict == VALID:
-        missed = "".join(f"; but {MISSED[h][0]}" for h in n.get("hazards_missed") or [] if h in MISSED)
+        missed = [MISSED[h][0] for h in n.get("hazards_missed") or [] if h in MISSED]
+        missed = f"; but {', '.join(missed)}" if missed else ""
         return f"overlap {n.get('overlap', 0)}, {n.get('found_nothing', 0)} release(s) found nothing{missed}"
     if cell.verdict == NOT_RUN:
         return "the matrix stopped first"
