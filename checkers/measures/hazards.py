@@ -157,3 +157,13 @@ def verdict_suffix(hazards: dict | None) -> str:
     check-then-act release was not exercised`` (every relevant hazard missed), or ``""``."""
     missed = (hazards or {}).get("missed") or []
     return (" — but " + "; ".join(missed_sentence(n) for n in missed if n in MISSED)) if missed else ""
+
+
+def hazard_words(hazards: dict) -> str:
+    """The summary's and the report's hazards row: each hazard reached and how often, then the
+    relevant ones not reached."""
+    counts = hazards.get("counts") or {}
+    reached = [f"{n.replace('_', ' ')} {c}" for n, c in counts.items() if c]
+    missed = [missed_sentence(n) for n in hazards.get("missed") or [] if n in MISSED]
+    text = ("reached: " + ", ".join(reached)) if reached else "none reached"
+    return text + ("; " + "; ".join(missed) if missed else "")

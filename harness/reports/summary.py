@@ -10,7 +10,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from leasecheck.checkers.measures.hazards import missed_sentence, verdict_suffix
+from leasecheck.checkers.measures.hazards import hazard_words, missed_sentence, verdict_suffix
 from leasecheck.checkers.measures.hung_calls import innermost
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
@@ -148,15 +148,6 @@ def verdict_line(result: dict) -> str:
         return (f"{STORE_VERDICT} {escape(STORE_WORDS)}: " + escape("; ".join(reasons))).rstrip()
     verdict = _VERDICT.get(valid, "[bold yellow]INCONCLUSIVE[/]")
     return f"{verdict} {escape('; '.join(reasons))}".rstrip()
-
-
-def hazard_words(hazards: dict) -> str:
-    """The summary's hazards row: each hazard reached and how often, then those not reached."""
-    counts = hazards.get("counts") or {}
-    reached = [f"{n.replace('_', ' ')} {c}" for n, c in counts.items() if c]
-    missed = [missed_sentence(n) for n in hazards.get("missed") or []]
-    text = ("reached: " + ", ".join(reached)) if reached else "none reached"
-    return text + ("; " + "; ".join(missed) if missed else "")
 
 
 def _hung(hung: dict) -> str:

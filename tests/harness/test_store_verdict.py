@@ -4,7 +4,8 @@ verdict line, in words that say it is about the store's configuration, not the l
 reached none of a relevant hazard says so in its verdict line."""
 from rich.console import Console
 
-from leasecheck.harness.reports.summary import STORE_WORDS, hazard_words, verdict_line
+from leasecheck.checkers.measures.hazards import hazard_words
+from leasecheck.harness.reports.summary import STORE_WORDS, verdict_line
 from leasecheck.harness.search.matrix import INVALID, INVALID_STORE, VALID, Cell, cell_from_result, exit_code
 from leasecheck.harness.search.matrix_table import html_page, Header, markdown_table, rich_table, what
 from leasecheck.result import Result
@@ -60,3 +61,14 @@ def test_the_hazards_row():
     assert row == ("reached: holder past deadline 3; no release was in flight at an expiry: "
                    "a check-then-act release was not exercised")
     assert hazard_words({"counts": {"holder_past_deadline": 0}, "missed": []}) == "none reached"
+
+
+def test_the_report_says_it_too():
+    from leasecheck.harness.reports.html.page import _summary, _verdict
+    store = LOSS | {"failure_of": "store", "early_loss": {"count": 2}, "hazards": {
+        "counts": {"clock_jump_while_held": 1, "release_at_expiry": 0}, "missed": ["release_at_expiry"]}}
+    assert _verdict(store) == "INVALID (store)" and _verdict(LOSS | {"failure_of": "lease"}) == "INVALID"
+    rows = {name: (word, text) for name, word, text in _summary(store)}
+    assert rows["early loss"][0] == "INVALID (store)" and "not the lease" in rows["early loss"][1]
+    assert rows["hazards"] == ("not all reached", "reached: clock jump while held 1; no release was in flight at an "
+                                                  "expiry: a check-then-act release was not exercised")
