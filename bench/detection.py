@@ -23,7 +23,7 @@ the time to the first violation is `first_violation.time_s` of its `results.json
 the first double run). One JSON line per cell: seeds, how many were found, the median and the
 maximum time (null when the seeds not found decide them: then it is "more than the limit").
 
-    python bench/detection.py                       # 5 leases x 4 modes x 10 seeds x 60 s: ~3.5 h
+    python bench/detection.py                       # 5 leases x 5 modes x 10 seeds x 60 s: ~4.5 h
     python bench/detection.py --seeds 3 --time-limit 20 --modes aimed,loop --leases get-compare-del
     python bench/detection.py --leases get-compare-del --modes default --time-limit 30   # issue 21
 
