@@ -287,8 +287,8 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say, lease_cls=None) -
     elif named:   # a named mix (`--nemesis default`, `swarm`): drawn from the seed, recorded
         steps, drawn = mixes.draw(cfg.nemesis.strip(), cfg, renews=callable(getattr(lease_cls, "renew", None)))
         cfg = cfg.with_(faults_in_turn=True, nemesis_drawn=drawn)
-        if not steps:
-            raise UsageError(f"{say('nemesis', f'{cfg.nemesis}')}: no fault fits in --time-limit {cfg.time_limit_s:g}s "
+        if not any(not s.params.get("background") for s in steps):     # late replies alone are no mix
+            raise UsageError(f"{say('nemesis', f'{cfg.nemesis}')}: no pause fits in --time-limit {cfg.time_limit_s:g}s "
                              f"with --ttl {cfg.ttl_s:g}s; raise --time-limit to at least {3 * cfg.ttl_s:g}s")
     elif entries:
         steps = random_schedule(entries, cfg, random.Random(f"{cfg.seed}:nemesis"), cfg.nemesis_interval_s)

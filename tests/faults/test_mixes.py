@@ -58,7 +58,7 @@ def test_the_preflight_draws_the_mix_and_records_it(tmp_path):
     assert "nemesis_drawn" in plan.cfg.to_json()
     again = preflight(_cfg(lease="token-cas-renew", nemesis="default", results_dir=str(tmp_path)))
     assert [s.to_json() for s in again.steps] == [s.to_json() for s in plan.steps]
-    with pytest.raises(UsageError, match="no fault fits in --time-limit 1s"):
+    with pytest.raises(UsageError, match="no pause fits in --time-limit 1s"):
         preflight(_cfg(nemesis="swarm", time_limit_s=1.0, results_dir=str(tmp_path)))
 
 

@@ -49,3 +49,24 @@ def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_
         for mix, cell in rows[lease].items():
             expected = "**INVALID (store)**: " if mix == "clock:store" else "**VALID**: "
             assert cell.startswith(expected), (lease, mix, cell)
+
+
+def test_a_hunt_stops_once_each_relevant_hazard_was_reached(leasecheck):
+    # No --nemesis: the default mix. Seed 7 pauses a releaser at 1 s and a holder at 2.5 s, so one
+    # 4 s run of token-cas reaches both hazards a releasing lease needs: the hunt stops there, VALID.
+    r = leasecheck("hunt", "--lease", "token-cas", "--until-hazards", "1", "--time-limit", "4s", "--seed", "7",
+                   "--budget", "5m", "--quiet")
+    assert r.code == 0, r.out + r.err
+    assert "every relevant hazard reached 1 time(s) or more: holder past deadline " in r.out, r.out
+    assert "no violation in 1 run(s)" in r.out
+    config = json.loads((r.run_dir / "config.json").read_text())
+    assert config["nemesis"] == "default" and config["nemesis_drawn"]["mix"] == "default"
+
+
+@pytest.mark.parametrize("args, said", [
+    (("hunt", "--until-hazards", "0"), "--until-hazards 0: give a count of at least 1"),
+    (("run", "--nemesis", "swarm", "--time-limit", "1s"), "--nemesis swarm: no pause fits in --time-limit 1s"),
+])
+def test_bad_input_is_refused_before_anything_runs(leasecheck, args, said):
+    r = leasecheck(*args)
+    assert r.code == 64 and said in r.err and len(r.err.strip().splitlines()) == 1, r.err
