@@ -271,7 +271,7 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say, lease_cls=None) -
     for step in given:
         if step.fault not in FAULTS:
             raise UsageError(f"{schedule_from}: {unknown_fault(step.fault)}")
-    named = cfg.schedule is None and mixes.is_named(cfg.nemesis)
+    named = mixes.is_named(cfg.nemesis)      # a --replay of its run keeps the name and plays the recorded steps
     spec = mixes.pool(cfg.nemesis.strip()) if named else cfg.nemesis
     entries = nemesis_entries(spec, cfg, said=lambda text: say("nemesis", text)) if spec else []
     validated = {(name, target) for name, target, _ in entries}
@@ -284,7 +284,7 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say, lease_cls=None) -
             validated.add((step.fault, step.target))
     if cfg.schedule is not None:
         steps = given
-    elif named:   # a named mix (`--nemesis default`, `swarm`): drawn from the seed, recorded
+    elif named:   # (no schedule given) a named mix (`--nemesis default`, `swarm`): drawn from the seed, recorded
         steps, drawn = mixes.draw(cfg.nemesis.strip(), cfg, renews=callable(getattr(lease_cls, "renew", None)))
         cfg = cfg.with_(faults_in_turn=True, nemesis_drawn=drawn)
         if not any(not s.params.get("background") for s in steps):     # late replies alone are no mix

@@ -71,3 +71,11 @@ def test_in_turn_waits_for_the_last_step_not_in_the_background():
     assert nemesis._previous_in_turn(2) == 1 and nemesis._previous_in_turn(3) == 2
     nemesis.in_turn = False
     assert nemesis._previous_in_turn(3) is None
+
+
+def test_a_replay_plays_the_recorded_steps_of_a_named_mix(tmp_path):
+    plan = preflight(_cfg(nemesis="swarm", results_dir=str(tmp_path)))
+    recorded = [s.to_json() for s in plan.steps]
+    replayed = preflight(_cfg(nemesis="swarm", seed=99, schedule=recorded, results_dir=str(tmp_path)))
+    assert [s.to_json() for s in replayed.steps] == recorded     # the steps as recorded, not a new draw
+    assert replayed.needs_proxy == plan.needs_proxy
