@@ -11,7 +11,7 @@ from leasecheck.checkers.measures.measure import Measured
 from leasecheck.checkers.model import replicated
 from leasecheck.checkers.result import Part
 
-ORDER = 200
+ORDER = 98          # before `diagnosis`: its note is not the last word of a VALID
 FIELDS = {"hazards": None}
 
 
