@@ -79,3 +79,14 @@ def test_a_replay_plays_the_recorded_steps_of_a_named_mix(tmp_path):
     replayed = preflight(_cfg(nemesis="swarm", seed=99, schedule=recorded, results_dir=str(tmp_path)))
     assert [s.to_json() for s in replayed.steps] == recorded     # the steps as recorded, not a new draw
     assert replayed.needs_proxy == plan.needs_proxy
+
+
+def test_a_named_mix_written_as_a_scenario_reads_back(tmp_path):
+    from leasecheck.harness.settings.scenario import load_scenario
+    from leasecheck.harness.settings.scenario_dump import dump
+    steps, _ = mixes.draw("default", _cfg(time_limit_s=8.0), renews=False)
+    path = tmp_path / "shrunk.toml"
+    path.write_text(dump("shrunk", {"lease": "get-compare-del", "time_limit_s": 8.0}, steps))
+    _, events = load_scenario(path)
+    assert [(e["at"], e["fault"], e["target"], e["duration"], e["size"]) for e in events] == \
+        [(s.at, s.fault, s.target, s.duration, s.size) for s in steps]
