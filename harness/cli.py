@@ -43,7 +43,7 @@ from leasecheck.harness.search.hunt_progress import HuntProgress
 from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
 from leasecheck.harness.reports.junit import write_junit
 from leasecheck.harness.run.preflight import preflight
-from leasecheck.harness.reports.summary import print_summary
+from leasecheck.harness.reports.summary import STORE_VERDICT, print_summary
 from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import matrix_table
 from leasecheck.harness.run.progress import RunProgress
@@ -202,9 +202,11 @@ def _hunt_report(tally: Tally) -> int:
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
-    print_summary(console, (bad.result or Result.load(bad.run_dir)).data, bad.run_dir)
+    data = (bad.result or Result.load(bad.run_dir)).data
+    print_summary(console, data, bad.run_dir)
     shown = _shown(bad.run_dir)
-    console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
+    word = STORE_VERDICT if data.get("failure_of") == "store" else "[bold red]INVALID[/]"
+    console.print(f"{word} at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
                   f"seed {bad.seed}", soft_wrap=True)
     console.print(f"run directory: {shown}", markup=False, soft_wrap=True, highlight=False)
     console.print(f"replay: leasecheck run --replay {shlex.quote(str(shown))}", markup=False,
