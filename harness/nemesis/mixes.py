@@ -72,7 +72,8 @@ def draw(spec: str, cfg, renews: bool) -> tuple[list[Step], dict]:
 
 def schedule(drawn: dict, cfg, rng: random.Random) -> list[Step]:
     """The steps of a drawn mix: the late replies for the whole run, then pauses, each healed
-    before the next starts, until the next would not end ``END_MARGIN_S`` before the limit."""
+    before the next starts, until the next would not end a pause's length and ``END_MARGIN_S``
+    before the limit."""
     ttl, limit = cfg.ttl_s, cfg.time_limit_s
     steps: list[Step] = []
     if drawn.get("latency_ms"):
@@ -82,7 +83,10 @@ def schedule(drawn: dict, cfg, rng: random.Random) -> list[Step]:
     weights = [drawn["pauses"][t] for t in names]
     length = drawn["pause_ttls"] * ttl
     t = min(ttl, limit / 4)
-    while t + length <= limit - END_MARGIN_S:
+    # A pause aimed at a call waits for one (up to the fault's CALL_WAIT_S), and in turn the next
+    # waits for it: a pause's length of slack at the end keeps the last from being cut by the run's
+    # end (healed early, it would not have taken effect, and the run would be inconclusive).
+    while t + 2 * length <= limit - END_MARGIN_S:
         target = rng.choices(names, weights)[0]
         steps.append(Step(round(t, 3), "pause", target, round(length, 3)))
         t += max(drawn["gap_ttls"] * ttl * rng.uniform(0.9, 1.1), length + 0.1)

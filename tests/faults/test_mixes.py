@@ -32,7 +32,7 @@ def test_default_late_replies_all_run_and_aimed_pauses_in_turn():
     for a, b in zip(pauses, pauses[1:]):
         assert b.at >= a.at + a.duration + 0.1        # healed before the next starts
     assert all(p.duration == mixes.PAUSE_TTLS * cfg.ttl_s and p.duration > cfg.ttl_s for p in pauses)
-    assert pauses[-1].at + pauses[-1].duration <= cfg.time_limit_s - mixes.END_MARGIN_S
+    assert pauses[-1].at + 2 * pauses[-1].duration <= cfg.time_limit_s - mixes.END_MARGIN_S   # slack for a wait
     targets = {p.target for p in pauses}
     assert "releaser" in targets and "renewer" not in targets and targets <= set(mixes.PAUSES)
     assert drawn["mix"] == "default" and "renewer" not in drawn["pauses"]

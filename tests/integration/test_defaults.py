@@ -27,11 +27,11 @@ def test_a_check_then_act_release_without_faults_was_not_exercised(leasecheck):
 
 def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_path):
     # Every built-in lease that needs no extra package (the default rows) under the default
-    # columns: none, default, clock:store. 6 s runs, seed 7 (its default mix pauses a releaser,
-    # a holder, a releaser); --nemesis-interval 3s lets a clock jump fit in 6 s.
+    # columns: none, default, clock:store. 8 s runs, seed 7 (its default mix pauses a releaser,
+    # a holder, a releaser); --nemesis-interval 3s keeps the clock jump's run short.
     assert DEFAULT_MIXES == ("none", "default", "clock:store")
     results = tmp_path / "results"
-    r = leasecheck("matrix", "--time-limit", "6s", "--nemesis-interval", "3s", "--seed", "7",
+    r = leasecheck("matrix", "--time-limit", "8s", "--nemesis-interval", "3s", "--seed", "7",
                    "--results-dir", str(results), timeout=1800)
     assert r.code == 1, r.out + r.err
     table = next(results.glob("matrix-*.md")).read_text()
@@ -53,8 +53,8 @@ def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_
 
 def test_a_hunt_stops_once_each_relevant_hazard_was_reached(leasecheck):
     # No --nemesis: the default mix. Seed 7 pauses a releaser at 1 s and a holder at 2.5 s, so one
-    # 4 s run of token-cas reaches both hazards a releasing lease needs: the hunt stops there, VALID.
-    r = leasecheck("hunt", "--lease", "token-cas", "--until-hazards", "1", "--time-limit", "4s", "--seed", "7",
+    # 6 s run of token-cas reaches both hazards a releasing lease needs: the hunt stops there, VALID.
+    r = leasecheck("hunt", "--lease", "token-cas", "--until-hazards", "1", "--time-limit", "6s", "--seed", "7",
                    "--budget", "5m", "--quiet")
     assert r.code == 0, r.out + r.err
     assert "every relevant hazard reached 1 time(s) or more: holder past deadline " in r.out, r.out
