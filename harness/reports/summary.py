@@ -129,7 +129,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
             console.print(Markdown(witness["markdown"]))
         else:   # a log: the Markdown itself, one line per table row, as witness.md has it
             console.print(witness["markdown"].rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
-    console.print(verdict_line(result))
+    console.print(verdict_line(result), soft_wrap=True)   # one line, to read or grep in a log
     console.print(f"results: {run_dir / RESULTS}")
 
 
