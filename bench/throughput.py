@@ -6,6 +6,14 @@ MONITOR reader attached — the audit's unavoidable cost is in the floor.
     python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64] [--repeat 3]
     python bench/throughput.py --workers 4,16,64
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
+    python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
+
+With ``--wire`` it also runs the same lease on the wire path (``bench/wire_lease.py``: ``token-cas``
+on a redis-py client the lease builds from its slot's URL, so every command goes through the
+slot's forwarding port; ``--wire TokenCasUrlPerAttempt``: a new client for every attempt) right
+after each harness run, and prints ``wire_ratio_to_redis_py``: its
+lease operations per second over the redis-py path's (the store's count over the same steady
+window), and ``wire_cpu_ratio``: the redis-py path's CPU per operation over the wire path's.
 
 With ``--redlock N`` it also runs the ``redlock`` lease on ``--topology redlock --nodes N`` (one
 audit per master) and prints ``redlock_ratio_to_single``: its lease operations per second over
@@ -122,9 +130,12 @@ def _store_port(results_dir: str, timeout_s: float = 60.0) -> int:
     raise RuntimeError("the run wrote no config.json")
 
 
-def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0) -> dict:
+WIRE_LEASES = ("TokenCasUrl", "TokenCasUrlPerAttempt")   # bench/wire_lease.py
+
+
+def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "") -> dict:
     lease = ["--lease", "redlock", "--topology", "redlock", "--nodes", str(redlock_nodes)] if redlock_nodes \
-        else ["--lease", "token-cas"]
+        else ["--lease", f"bench/wire_lease.py:{wire}" if wire else "token-cas"]
     with tempfile.TemporaryDirectory() as d:
         cmd = [sys.executable, "-m", "leasecheck", "run", *lease, "--workers", str(workers),
                "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
@@ -143,6 +154,7 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
                     raise
         res = json.loads((Path(d) / "latest" / "results.json").read_text())
     what = (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
+            else f"leasecheck run (token-cas on the wire path, {wire}, history + audit)" if wire
             else "leasecheck run (token-cas, history + audit)")
     return {"what": what, "workers": workers, "keys": keys,
             "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
@@ -170,6 +182,23 @@ def summarize(workers: int, floors: list[dict], harnesses: list[dict]) -> dict:
             "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
+def summarize_wire(workers: int, harnesses: list[dict], wires: list[dict]) -> dict:
+    """The wire path against the redis-py path, each pair run back to back: the best of each
+    side, and the range of the pairs' ratios."""
+    wall = [w["window_ops_per_s"] / h["window_ops_per_s"] for h, w in zip(harnesses, wires)]
+    cpu = [h["cpu_ms_per_kop"] / w["cpu_ms_per_kop"] for h, w in zip(harnesses, wires)]
+    best_py = max(h["window_ops_per_s"] for h in harnesses)
+    best_wire = max(w["window_ops_per_s"] for w in wires)
+    py_cpu = min(h["cpu_ms_per_kop"] for h in harnesses)
+    wire_cpu = min(w["cpu_ms_per_kop"] for w in wires)
+    return {"workers": workers, "repeat": len(wires), "wire_lease": wires[0]["what"].split(", ")[1],
+            "redis_py_ops_per_s": best_py, "wire_ops_per_s": best_wire,
+            "wire_ratio_to_redis_py": round(best_wire / best_py, 3), "wire_ratio_range": _span(wall),
+            "redis_py_cpu_ms_per_kop": py_cpu, "wire_cpu_ms_per_kop": wire_cpu,
+            "wire_cpu_ratio": round(py_cpu / wire_cpu, 3), "wire_cpu_ratio_range": _span(cpu),
+            "wire_valid": all(w["valid"] is True for w in wires), "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", default="4", help="one count or several, comma-separated")
@@ -177,6 +206,9 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="floor and harness alternate this many times")
     ap.add_argument("--plain", action="store_true", help="also measure the bare loop without MONITOR")
+    ap.add_argument("--wire", nargs="?", const=WIRE_LEASES[0], default="", choices=WIRE_LEASES,
+                    help="also run the lease on the wire path and compare it with the redis-py path "
+                         "(bench/wire_lease.py's class: one client per slot, the default, or per attempt)")
     ap.add_argument("--redlock", type=int, default=0, metavar="N",
                     help="also run the redlock lease on N masters and compare it with the single-store run")
     a = ap.parse_args()
@@ -188,7 +220,7 @@ def main() -> None:
         ap.exit(64, "error: give --repeat >= 1, --seconds >= 3 and worker counts >= 1\n")
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
     for workers in counts:
-        floors, harnesses = [], []
+        floors, harnesses, wires = [], [], []
         for _ in range(a.repeat):
             if a.plain:
                 print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
@@ -196,7 +228,12 @@ def main() -> None:
             print(json.dumps({**floors[-1], **machine}), flush=True)
             harnesses.append(measure_harness(workers, a.keys, a.seconds))
             print(json.dumps({**harnesses[-1], **machine}), flush=True)
+            if a.wire:
+                wires.append(measure_harness(workers, a.keys, a.seconds, wire=a.wire))
+                print(json.dumps({**wires[-1], **machine}), flush=True)
         print(json.dumps({**summarize(workers, floors, harnesses), **machine}), flush=True)
+        if wires:
+            print(json.dumps({**summarize_wire(workers, harnesses, wires), **machine}), flush=True)
         if a.redlock:
             single = harnesses[-1]
             redlock = measure_harness(workers, a.keys, a.seconds, a.redlock)

@@ -67,7 +67,8 @@ def results_schema() -> dict:
         if f.name == "properties":
             owned = PROPERTIES.fields()
             for name, value in owned.items():
-                props[name] = {**_of_default(value), "description": f"owned by the property {PROPERTIES.owner(name)}"}
+                declared = PROPERTIES.schema(name) or _of_default(value)
+                props[name] = {**declared, "description": f"owned by the property {PROPERTIES.owner(name)}"}
                 if value is not OMITTED:
                     required.append(name)
             continue

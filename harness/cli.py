@@ -29,7 +29,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from leasecheck.checkers import check_run
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.rundirs import gc as retention
 from leasecheck.harness.settings.config import RunConfig, settings
@@ -53,7 +52,11 @@ from leasecheck.harness.stores.container import remove_leftovers
 from leasecheck.harness.stores.daemon import DEFAULT_IMAGE
 from leasecheck.harness.stores.image import build_image
 from leasecheck.harness.search.shrink_progress import ShrinkProgress
-from leasecheck.harness.api import Shrunk, hunt_runner, matrix_cell, matrix_write, shrink_finish, shrink_plan
+from leasecheck.harness.api import (PoolRuns, Shrunk, check_incident_replays, check_parallel, hunt_runner,
+                                    incident_report, matrix_cell, matrix_parallel, matrix_write, open_pool,
+                                    shrink_finish, shrink_plan)
+from leasecheck.harness.search.hunt import hunt_parallel
+from leasecheck.harness.search.pool import sigterm_as_ctrl_c
 from leasecheck.harness.run.pipeline import check_and_save, run_and_check
 from leasecheck.result import Result
 from leasecheck.rundir import HISTORY, HISTORY_PARTS, INDEX, RunFiles
@@ -137,19 +140,35 @@ def _junit_crash(junit: Path | None, scenario: str, reason: str) -> None:
         write_junit(junit, {"valid": "unknown", "reasons": [reason]}, [], scenario, None)
 
 
+PARALLEL_HELP = ("Runs at once on this machine, each with its own store, ports and run directory. Runs that share "
+                 "too few cores slow each other down, and timing-sensitive runs (pauses, short leases) then see "
+                 "other interleavings: keep it at or below the free cores (docs: how-to/hunt).")
+CLUSTER_HELP = ("Run on a Dask cluster instead: local:N starts N worker processes here, tcp://HOST:PORT uses a "
+                "running scheduler (needs the cluster extra: pip install 'leasecheck[cluster]').")
+
+
+def _parallel_options(command):
+    command = click.option("--cluster", "cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                           help=CLUSTER_HELP)(command)
+    return click.option("--parallel", "parallel", default=1, type=click.IntRange(min=1), help=PARALLEL_HELP)(command)
+
+
 @cli.command()
 @click.option("--until-hazards", "until_hazards", default=None, type=int,
               help="Stop once every hazard relevant to the lease (results.json hazards.relevant) was reached "
                    "this many times over the hunt's runs (N).")
 @click.option("--budget", "budget_s", default="10m", type=DURATION,
               help="How long to hunt: no run starts that could not finish within it.")
+@click.option("--incident-replays", "incident_replays", default=3, type=int,
+              help="Replays of a failing run for its incident report (incident.md in its directory; 0: none).")
+@_parallel_options
 @click.pass_context
-def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, scenario: Path | None, replay: Path | None,
-         junit: Path | None, **opts):
+def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, incident_replays: int, parallel: int,
+         cluster: str | None, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
-    until the first violation or the budget; print the failing run and the command that replays it.
-    Without --nemesis (or a scenario, or --replay) the runs use the default fault mix; --nemesis none
-    runs them without faults."""
+    until the first violation or the budget; print the failing run and the command that replays it,
+    replay it (--incident-replays) and write its incident report, incident.md. Without --nemesis (or
+    a scenario, or --replay) the runs use the default fault mix; --nemesis none runs them without faults."""
     quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
     opts["nemesis"] = nemesis_for(opts.get("nemesis"), scenario, replay)
     if until_hazards is not None and until_hazards < 1:
@@ -158,34 +177,64 @@ def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, scenari
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
         cfg = _build_config(ctx, scenario, replay, opts, given)
-        check_budget(budget_s, cfg, said_as(ctx.command.params[-1], ctx))
+        check_budget(budget_s, cfg, said_as(_param(ctx, "budget_s"), ctx))
         first = preflight(cfg, schedule_from=origin, given=given)   # bad input stops here, once
+        check_parallel(parallel, cluster, first.cfg, said_as(_param(ctx, "parallel"), ctx),
+                       said_as(_param(ctx, "cluster"), ctx))
+        check_incident_replays(incident_replays, said_as(_param(ctx, "incident_replays"), ctx))
     except UsageError as e:
         _usage_exit(e)
     for note in first.notes:
         console.print(f"[yellow]note:[/] {note}")
-    console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s")
+    where = (f", {parallel} at once" if parallel > 1 and not cluster else "") + (f", on cluster {cluster}" if cluster else "")
+    console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s"
+                  + escape(where))
 
-    run_once = hunt_runner(cfg, origin)
     tally = Tally(until_hazards=until_hazards)
     try:
-        with (contextlib.nullcontext(lambda _tally: None) if quiet
-              else HuntProgress(console, budget_s, tally)) as show:
-            hunt_loop(cfg, budget_s, run_once, on_run=show, tally=tally)
+        with open_pool(parallel, cluster) as pool:
+            try:
+                with (contextlib.nullcontext(lambda _tally: None) if quiet
+                      else HuntProgress(console, budget_s, tally)) as show:
+                    if pool is None:
+                        hunt_loop(cfg, budget_s, hunt_runner(cfg, origin, parts=junit is not None),
+                                  on_run=show, tally=tally)
+                    else:
+                        with sigterm_as_ctrl_c():
+                            hunt_parallel(cfg, budget_s, PoolRuns(pool, origin, [], parts=junit is not None),
+                                          on_run=show, tally=tally)
+            except KeyboardInterrupt:
+                err_console.print("leasecheck: hunt interrupted")
+            incident = None
+            if tally.failing is not None and incident_replays:
+                console.print(f"replaying seed {tally.failing.seed} {incident_replays} time(s) for its incident report",
+                              markup=False)
+                incident = incident_report(tally, "leasecheck " + shlex.join(sys.argv[1:]), incident_replays, pool)
+    except UsageError as e:     # --cluster tcp://...: no scheduler answered
+        _usage_exit(e)
     except (LeasecheckError, CheckError) as e:
         err_console.print(f"leasecheck: {e}")
         sys.exit(EXIT_CRASH)
     except KeyboardInterrupt:
         err_console.print("leasecheck: hunt interrupted")
+        incident = None
     except Exception:
         err_console.print(f"leasecheck: the harness failed:\n{traceback.format_exc()}")
         sys.exit(EXIT_CRASH)
     if junit is not None and tally.runs:   # the failing run's verdict, or the last run's
-        shown = tally.failing or tally.runs[-1]
-        parts: list = []
-        result = check_run(shown.run_dir, parts=parts)
-        write_junit(junit, result, parts, Path(shown.run_dir).resolve().parent.name, Path(shown.run_dir))
-    sys.exit(_hunt_report(tally))
+        shown = tally.failing or next((o for o in reversed(tally.runs) if o.run_dir is not None), None)
+        if shown is not None:      # from the run's one check (issue 22: a failing run is not checked twice)
+            result = dict(shown.result.data) if shown.result is not None else Result.load(shown.run_dir).to_json()
+            write_junit(junit, result, shown.parts or [], Path(shown.run_dir).resolve().parent.name,
+                        Path(shown.run_dir))
+    code = _hunt_report(tally)
+    if incident is not None:
+        console.print(f"incident report: {_shown(incident)}", markup=False, soft_wrap=True, highlight=False)
+    sys.exit(code)
+
+
+def _param(ctx: click.Context, name: str) -> click.Parameter:
+    return next(p for p in ctx.command.params if p.name == name)
 
 
 def _hunt_report(tally: Tally) -> int:
@@ -520,8 +569,10 @@ def _usage_exit(e: Exception) -> None:
                    f"\"none\"; repeat for more columns [default: {' '.join(matrix_cells.DEFAULT_MIXES)}].")
 @click.option("--dry-run", is_flag=True, default=False,
               help="Check every cell's settings and list the cells; run nothing.")
+@_parallel_options
 @click.pass_context
-def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet: bool, **opts):
+def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet: bool, parallel: int,
+           cluster: str | None, **opts):
     """Run every lease under every fault mix (each cell an ordinary run, all with one seed) and
     write a table of verdicts: results/matrix-<time>.md and .html, linking each run and its
     report. Exit 1 if any cell is INVALID, else 2 if any is not VALID, else 0."""
@@ -539,15 +590,20 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
                 plan = preflight(_build_config(ctx, None, None, cell_opts, given), given=given)
                 opts["seed"] = plan.cfg.seed      # drawn once, then the same in every cell
                 plans.append((lease, mix, plan))
+        check_parallel(parallel, cluster, plans[0][2].cfg, said_as(_param(ctx, "parallel"), ctx),
+                       said_as(_param(ctx, "cluster"), ctx))
     except UsageError as e:
         _usage_exit(e)
     seed = plans[0][2].cfg.seed
+    where = (f", {parallel} at once" if parallel > 1 and not cluster else "") + (f", on cluster {cluster}" if cluster else "")
     console.print(f"matrix: {len(rows)} lease(s) x {len(columns)} fault mix(es) = {len(plans)} run(s) of "
-                  f"{plans[0][2].cfg.time_limit_s:g} s, seed {seed}", markup=False)
+                  f"{plans[0][2].cfg.time_limit_s:g} s, seed {seed}{where}", markup=False)
     if dry_run:
         for lease, mix, plan in plans:
             console.print(f"  {lease} x {mix}: {len(plan.steps)} fault step(s)", markup=False)
         return
+    if parallel > 1 or cluster:
+        sys.exit(_matrix_on_pool(plans, parallel, cluster))
     cells = []
     for n, (lease, mix, plan) in enumerate(plans, 1):
         title = f"[{n}/{len(plans)}] {lease} x {mix}"
@@ -563,6 +619,31 @@ def matrix(ctx: click.Context, leases: tuple, mixes: tuple, dry_run: bool, quiet
     console.print(matrix_table.rich_table(cells))
     console.print(f"table: {_shown(done.table_md)} and {_shown(done.table_html)}", markup=False, soft_wrap=True)
     sys.exit(done.exit_code)
+
+
+def _matrix_on_pool(plans: list, parallel: int, cluster: str | None) -> int:
+    """The cells several at once (``--parallel``, ``--cluster``): a line per cell as it ends, then the
+    same table and exit code as one at a time."""
+    ended = 0
+
+    def said(n: int, cell) -> None:
+        nonlocal ended
+        ended += 1
+        lease, mix, _ = plans[n]
+        console.print(f"[{ended}/{len(plans)}] {lease} x {mix}: {cell.verdict} — {matrix_table.what(cell)}"
+                      + (f" — {_shown(cell.run_dir)}" if cell.run_dir else ""), markup=False, soft_wrap=True)
+    try:
+        with open_pool(parallel, cluster) as pool, sigterm_as_ctrl_c():
+            cells = matrix_parallel(plans, pool, on_cell=said)
+    except UsageError as e:
+        _usage_exit(e)
+    except KeyboardInterrupt:
+        err_console.print("leasecheck: matrix interrupted")
+        sys.exit(EXIT_UNKNOWN)
+    done = matrix_write(cells, plans, "leasecheck " + shlex.join(sys.argv[1:]))
+    console.print(matrix_table.rich_table(cells))
+    console.print(f"table: {_shown(done.table_md)} and {_shown(done.table_html)}", markup=False, soft_wrap=True)
+    return done.exit_code
 
 
 RUN_FIELDS = frozenset(settings())   # the RunConfig settings (settings.config.Setting)

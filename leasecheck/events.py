@@ -23,6 +23,9 @@ COMPLETIONS = (OK, FAIL, INFO)
 # A command a lease's own thread sent after its call returned (`leasecheck.harness.record.connection`):
 # credited to that call (attempt, f, invoked = its invocation's time) by the checker.
 LATE_SENT = "late_sent"
+# A connection accepted on a slot's port of the wire path (``leasecheck.harness.record.wire``), once its
+# marker went upstream: its name and the address the store sees it from.
+WIRE_CONN = "wire_conn"
 # A lease call still running after the run's call bound (``--call-timeout``): the worker's own
 # report, with the stack of the thread making it, once per call (its invocation stays open).
 CALL_HUNG = "call_hung"
@@ -81,6 +84,8 @@ EVENTS: dict[str, Event] = {
     INFO: Event("it raised: outcome unknown", {**_CALL, "error": _STR}, {"sent": _SENT, "fence": _ANY}),
     LATE_SENT: Event("a command the lease's own thread sent after the call had returned",
                      {**_CALL, "invoked": _INT, "sent": _SENT}),
+    WIRE_CONN: Event("a connection on the slot's wire-path port was numbered from here: its name and "
+                     "the upstream address the store's audit shows it from", {"conn": _STR, "addr": _STR}),
     CALL_HUNG: Event("a lease call had not returned within the call bound; the stack of its thread",
                      {**_CALL, "invoked": _INT, "running_s": {"type": "number"}, "bound_s": {"type": "number"},
                       "stack": _STR}),

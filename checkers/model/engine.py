@@ -27,7 +27,7 @@ class Engine:
     def __init__(self, events, audit, progress=None) -> None:
         self.audit, self.progress = audit, progress
         self.joiner = Joiner()
-        self.digest = Digest(on_done=self.joiner.add)
+        self.digest = Digest(on_done=self.joiner.add, on_late=self.joiner.add)
         self._it = iter(events)
         self.history_over = False
 
@@ -133,6 +133,8 @@ class Engine:
         for op in joiner.take_matched():
             settle(op)
         joined = self.joiner.finish(self.audit.complete)
+        for op in joiner.take_matched():   # found by the end (a last transaction that never ran)
+            settle(op)
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 

@@ -224,6 +224,7 @@ class Joiner:
         if name == "ECHO" and len(rec.argv) == 2:
             arg = rec.argv[1]
             if arg.startswith(CONN_MARKER):
+                self._close(binding)
                 self.bound[rec.addr] = _Binding(arg[len(CONN_MARKER):])
                 return None, None
             if arg == END_MARKER:
@@ -246,6 +247,14 @@ class Joiner:
         by_seq = self.wanted.get(binding.conn)
         op = by_seq.get(binding.seq) if by_seq is not None else None
         return op is not None and _sent_name(op, binding.conn, binding.seq) == name
+
+    def _close(self, binding: _Binding | None) -> None:
+        """The connection bound there is done (its address re-bound, or the audit over): the
+        queued commands of its last transaction that no line after its EXEC showed never ran
+        (an EXEC whose WATCHed key changed, the connection's last)."""
+        if binding is not None and binding.after:
+            self._not_run(binding.conn, binding.after)
+            binding.after = []
 
     def _release(self, addr: str) -> None:
         """The lines held on `addr` were no handshake (no marker followed): judge them in order."""
@@ -356,6 +365,9 @@ class Joiner:
     def finish(self, complete: bool) -> Join:
         out = self.out
         self._release_held()
+        if complete:
+            for binding in self.bound.values():
+                self._close(binding)
         for op in sorted(self.unmatched.values(), key=lambda op: op.index):
             missing = self._missing_entries(op, complete)
             if missing:

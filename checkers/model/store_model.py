@@ -3,7 +3,9 @@
 Only Redis semantics live here — SET and its options (NX, XX, EX/PX/EXAT/PXAT, KEEPTTL, and
 Valkey 8.1's IFEQ: write only while the key holds the given value), SETNX,
 GETSET, SETEX, DEL/UNLINK/GETDEL, the EXPIRE family with NX/XX/GT/LT, PERSIST, GETEX, FLUSHDB and
-FLUSHALL, a script's commands at the time of its `EVAL` line (Redis freezes the clock for a
+FLUSHALL, the fields of a hash (HSET/HMSET, HSETNX, HDEL, HGETDEL and field expiry — HPEXPIRE,
+HEXPIRE, HPEXPIREAT, HEXPIREAT with NX/XX/GT/LT, HPERSIST — where the server has them; a hash
+key's own expiry, DEL and overwrite reach every field), a script's commands at the time of its `EVAL` line (Redis freezes the clock for a
 script), a gap in the audit (every key's state lost), a restart (every key gone), an eviction
 window (any key may vanish silently). The model knows nothing of attempts, calls or claims: it
 holds per `(db, key)` an *entry* (made by its `events`; it needs `expires_ms`, store ms or None,
@@ -24,6 +26,12 @@ depends on who sent a command is asked of `events` (the claims layer, `claims.Cl
 
 A command `c` is anything with `rec` (the `AuditRecord`), `t` (store s), `t_ms` and `where`.
 Which keys are modelled at all is `following`'s to say (`follows(c, key)`, `known(db, key)`).
+
+A field of a hash is an object of its own: its entry lives under `(db, (key, field))`, so every
+key-level rule (expiry, the ambiguous edge, evictions, gaps) applies to it unchanged; `events`
+get the tuple `(key, field)` as its key. Its expiry is the earlier of its own (field expiry) and
+the hash key's (`PEXPIRE` on the hash), and it goes when either passes. The store keeps which
+fields each hash key has (`hashes`), its key-level expiry and each field's own.
 """
 from __future__ import annotations
 
@@ -55,6 +63,8 @@ class Store:
         self.state: dict = {}                   # (db, key) -> entry, None or UNKNOWN
         self.default = None                     # UNKNOWN for unseen keys after a gap
         self.eviction = False                   # inside an eviction fault window
+        self.hashes: dict = {}                  # (db, key) -> {field: own expiry ms or None}
+        self.hash_expiry: dict = {}             # (db, key) -> the hash key's own expiry, ms
 
     def peek(self, db: int, key: str):
         """The key's entry, None or UNKNOWN as last written (no expiry applied)."""
@@ -67,8 +77,8 @@ class Store:
         if handler is None:
             if name not in READ_ONLY:
                 db, known = c.rec.db, self.following.known
-                ours = [a for a in argv[1:] if self.state.get((db, a), self.default) is not None
-                        and known(db, a)]
+                ours = [a for a in argv[1:] if (self.state.get((db, a), self.default) is not None
+                                                or (db, a) in self.hashes) and known(db, a)]
                 if ours:
                     self.problems.append(f"{c.where}: command not modelled; claims on {ours} may be wrong")
             return
@@ -94,12 +104,25 @@ class Store:
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
         k = (c.rec.db, key)
         cur = self.state.get(k, self.default)
-        if cur is None or cur is UNKNOWN or cur.expires_ms is None:
+        if cur is None or cur is UNKNOWN:
             return cur
         events = self.events
+        if cur.expires_ms is None:
+            # (the eviction fault's allkeys-random policy evicts keys without an expiry too)
+            if cur.evictable and events.client_view(cur, c) is False:
+                events.evicted(cur, c)
+                self.state[k] = None
+                return None
+            return cur
         d = c.t_ms - cur.expires_ms
         gone = d > 0
         present = events.client_view(cur, c) if abs(d) <= self.trust_ms else None
+        if cur.evictable and present is False and d < -AMBIGUOUS_MS:
+            # found absent before its expiry while it may have been evicted: an eviction, not a
+            # disagreement between the client and the store clock
+            events.evicted(cur, c)
+            self.state[k] = None
+            return None
         if abs(d) <= AMBIGUOUS_MS or (present is not None and present == gone):
             gone = gone if present is None else not present
             events.edge(cur, c, key, d, present is not None, gone)
@@ -116,6 +139,11 @@ class Store:
     # -- commands ---------------------------------------------------------------------------
     def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
         """SET and its relatives; ``ifeq``: write only while the key holds that value (SET ... IFEQ)."""
+        if type(key) is str and (c.rec.db, key) in self.hashes and self.fields(c, key):
+            if nx or ifeq is not None:
+                return          # a hash is there: NX fails, IFEQ meets the wrong type
+            self.drop_hash(c, key)   # SET replaces a hash whole
+            xx = False
         cur = self.live(key, c)
         events = self.events
         if ifeq is not None:
@@ -148,16 +176,22 @@ class Store:
             new.evictable = self.eviction
         self.state[(c.rec.db, key)] = new
 
-    def delete(self, c, key: str) -> None:
+    def delete(self, c, key, how: str = "deleted") -> None:
+        if (c.rec.db, key) in self.hashes:
+            self.drop_hash(c, key, how)
+            return
         cur = self.live(key, c)
         if cur is UNKNOWN:
             self.events.touched_unknown(c)
         elif cur is not None:
-            self.events.removed(cur, c, "deleted")
+            self.events.removed(cur, c, how)
         self.state[(c.rec.db, key)] = None
 
-    def set_expiry(self, c, key: str, new: float | None, flag: str = "") -> None:
+    def set_expiry(self, c, key, new: float | None, flag: str = "") -> None:
         """EXPIRE-like change to `new` (ms, None = persist), honouring NX/XX/GT/LT."""
+        if (c.rec.db, key) in self.hashes:
+            self.hash_key_expiry(c, key, new, flag)
+            return
         cur = self.live(key, c)
         if cur is UNKNOWN:
             self.events.touched_unknown(c)
@@ -176,10 +210,108 @@ class Store:
         cur.expires_ms = new
         self.events.expiry_changed(cur, c, old, new)
 
+    # -- hashes -----------------------------------------------------------------------------
+    def fields(self, c, key: str) -> dict:
+        """The fields of hash `key` still live at `c` (expired ones are dropped as `live` finds
+        them); when none is left the hash key is gone, its own expiry with it."""
+        k = (c.rec.db, key)
+        fields = self.hashes.get(k)
+        if fields is None:
+            return {}
+        for f in list(fields):
+            if self.live((key, f), c) is None:
+                del fields[f]
+        if not fields:
+            del self.hashes[k]
+            self.hash_expiry.pop(k, None)
+        return fields
+
+    def _effective(self, db: int, key: str, own: float | None) -> float | None:
+        whole = self.hash_expiry.get((db, key))
+        return whole if own is None else own if whole is None else min(own, whole)
+
+    def write_field(self, c, key: str, f: str, nx: bool = False) -> None:
+        """HSET / HSETNX of one field. HSET over a field clears that field's own expiry (Redis
+        does); the hash key's expiry stays. A string under `key` refuses it (WRONGTYPE)."""
+        db = c.rec.db
+        if (db, key) not in self.hashes and self.live(key, c) not in (None, UNKNOWN):
+            return
+        fields = self.fields(c, key)
+        if nx and f in fields and self.state.get((db, (key, f))) is not UNKNOWN:
+            return          # (a field whose state is lost: `write` asks whether the create was seen)
+        self.write(c, (key, f), nx=nx, expires=self._effective(db, key, None))
+        if self.state.get((db, (key, f))) is not None:
+            fields[f] = None
+            self.hashes[(db, key)] = fields
+
+    def delete_field(self, c, key: str, f: str, how: str = "deleted") -> None:
+        fields = self.fields(c, key)
+        self.delete(c, (key, f), how)
+        fields.pop(f, None)
+        if not fields:
+            self.hashes.pop((c.rec.db, key), None)
+            self.hash_expiry.pop((c.rec.db, key), None)
+
+    def drop_hash(self, c, key: str, how: str = "deleted") -> None:
+        """DEL of a hash key, or a string written over it: every field goes."""
+        for f in list(self.hashes.get((c.rec.db, key), ())):
+            self.delete(c, (key, f), how)
+        self.hashes.pop((c.rec.db, key), None)
+        self.hash_expiry.pop((c.rec.db, key), None)
+
+    def field_expiry(self, c, key: str, f: str, new: float | None, flag: str = "") -> None:
+        """HPEXPIRE and its relatives (`new` ms) and HPERSIST (None) on one field."""
+        fields = self.fields(c, key)
+        if f not in fields:
+            return
+        old = fields[f]
+        if ((flag == "NX" and old is not None) or (flag == "XX" and old is None)
+                or (flag == "GT" and (old is None or new is None or new <= old))
+                or (flag == "LT" and old is not None and (new is None or new >= old))):
+            return
+        if new is not None and new <= c.t_ms:
+            self.delete_field(c, key, f, "deleted (expiry set in the past)")
+            return
+        fields[f] = new
+        self._reexpire(c, key, f, self._effective(c.rec.db, key, new))
+
+    def hash_key_expiry(self, c, key: str, new: float | None, flag: str) -> None:
+        """EXPIRE-like change of a hash key: every field's expiry follows (its own, if earlier)."""
+        fields = self.fields(c, key)
+        if not fields:
+            return
+        old = self.hash_expiry.get((c.rec.db, key))
+        if ((flag == "NX" and old is not None) or (flag == "XX" and old is None)
+                or (flag == "GT" and (old is None or new is None or new <= old))
+                or (flag == "LT" and old is not None and (new is None or new >= old))):
+            return
+        if new is not None and new <= c.t_ms:
+            self.drop_hash(c, key, "deleted (expiry set in the past)")
+            return
+        if new is None:
+            self.hash_expiry.pop((c.rec.db, key), None)
+        else:
+            self.hash_expiry[(c.rec.db, key)] = new
+        for f, own in list(fields.items()):
+            self._reexpire(c, key, f, self._effective(c.rec.db, key, own))
+
+    def _reexpire(self, c, key: str, f: str, eff: float | None) -> None:
+        cur = self.live((key, f), c)
+        if cur is UNKNOWN:
+            self.events.touched_unknown(c)
+        elif cur is not None and cur.expires_ms != eff:
+            old = cur.expires_ms
+            cur.expires_ms = eff
+            self.events.expiry_changed(cur, c, old, eff)
+
     def flush(self, c) -> None:
         for (db, key), cur in list(self.state.items()):
             if c.rec.name == "FLUSHALL" or db == c.rec.db:
                 self.delete(c, key)
+        for db, key in list(self.hashes):
+            if c.rec.name == "FLUSHALL" or db == c.rec.db:
+                self.hashes.pop((db, key), None)
+                self.hash_expiry.pop((db, key), None)
         if c.rec.name == "FLUSHALL":
             self.default = None
 
@@ -200,6 +332,7 @@ class Store:
         for k in self.state:
             self.state[k] = UNKNOWN
         self.default = UNKNOWN
+        self.hash_expiry.clear()
 
     def restart(self, before: float) -> None:
         """The store restarted empty: every key is absent."""
@@ -207,6 +340,8 @@ class Store:
         for k in self.state:
             self.state[k] = None
         self.default = None
+        self.hashes.clear()
+        self.hash_expiry.clear()
 
     def evicting(self, on: bool) -> None:
         """An eviction window starts (every entry now in a key may vanish silently) or ends."""
@@ -222,9 +357,18 @@ class Store:
 
 
 def conditional_create(argv: list[str]) -> bool:
-    """SET ... NX or SETNX: a write that succeeds only when the key is absent."""
+    """SET ... NX, SETNX or HSETNX: a write that succeeds only when the key (field) is absent."""
     name = argv[0].upper() if argv else ""
-    return name == "SETNX" or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
+    return name in ("SETNX", "HSETNX") or (name == "SET" and any(a.upper() == "NX" for a in argv[3:]))
+
+
+def unconditional_write(argv: list[str]) -> bool:
+    """A write that succeeds whatever the key holds: SET without NX/XX/IFEQ, SETEX, PSETEX, GETSET,
+    HSET, HMSET."""
+    name = argv[0].upper() if argv else ""
+    if name == "SET":
+        return not any(a.upper() in ("NX", "XX", "IFEQ") for a in argv[3:])
+    return name in ("SETEX", "PSETEX", "GETSET", "HSET", "HMSET")
 
 
 def first_key(rec) -> str | None:
@@ -288,7 +432,7 @@ def _expire(store: Store, c) -> None:
 
 def _getex(store: Store, c) -> None:
     argv, t = c.rec.argv, c.t_ms
-    if len(argv) < 3:
+    if len(argv) < 3 or (c.rec.db, argv[1]) in store.hashes:
         return
     a = argv[2].upper()
     if a == "PERSIST":
@@ -301,8 +445,79 @@ def _getex(store: Store, c) -> None:
 def _delete(store: Store, c) -> None:
     keys = c.rec.argv[1:] if c.rec.name in ("DEL", "UNLINK") else c.rec.argv[1:2]
     for key in keys:
+        if c.rec.name == "GETDEL" and (c.rec.db, key) in store.hashes:
+            continue            # WRONGTYPE
         if store.follows(c, key):
             store.delete(c, key)
+
+
+def _fields_arg(argv: list[str], at: int) -> list[str]:
+    """`FIELDS numfields field ...` starting at argv[at] (HPEXPIRE, HGETDEL, ...)."""
+    if at >= len(argv) or argv[at].upper() != "FIELDS":
+        raise ValueError("FIELDS expected")
+    n = _int(argv[at + 1])
+    if n <= 0 or len(argv) != at + 2 + n:
+        raise ValueError("wrong number of fields")
+    return argv[at + 2:]
+
+
+def hash_fields(rec) -> list[str]:
+    """The fields a hash command names (HSET h f v ..., HDEL h f ..., HPEXPIRE h ms FIELDS n f ...)."""
+    argv, name = rec.argv, rec.name
+    try:
+        if name in ("HSET", "HMSET"):
+            return argv[2::2]
+        if name in ("HSETNX", "HDEL", "HGET", "HEXISTS", "HMGET", "HSTRLEN"):
+            return argv[2:3] if name in ("HSETNX", "HGET", "HEXISTS", "HSTRLEN") else argv[2:]
+        if name in ("HGETDEL", "HPERSIST", "HTTL", "HPTTL"):
+            return _fields_arg(argv, 2)
+        if name in _FIELD_EXPIRY:
+            at = 3 + (len(argv) > 3 and argv[3].upper() in ("NX", "XX", "GT", "LT"))
+            return _fields_arg(argv, at)
+    except ValueError:
+        return []
+    return []
+
+
+def _hset(store: Store, c) -> None:
+    argv = c.rec.argv
+    if len(argv) < 4 or len(argv) % 2:
+        raise ValueError("wrong number of arguments")
+    for f in argv[2::2]:
+        store.write_field(c, argv[1], f)
+
+
+def _hsetnx(store: Store, c) -> None:
+    if len(c.rec.argv) != 4:
+        raise ValueError("wrong number of arguments")
+    store.write_field(c, c.rec.argv[1], c.rec.argv[2], nx=True)
+
+
+def _hdel(store: Store, c) -> None:
+    argv = c.rec.argv
+    fields = argv[2:] if c.rec.name == "HDEL" else _fields_arg(argv, 2)
+    if not fields:
+        raise ValueError("wrong number of arguments")
+    for f in fields:
+        store.delete_field(c, argv[1], f)
+
+
+_FIELD_EXPIRY = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPIREAT": (1000, True),
+                 "HPEXPIREAT": (1, True)}
+
+
+def _hexpire(store: Store, c) -> None:
+    argv = c.rec.argv
+    unit, absolute = _FIELD_EXPIRY[c.rec.name]
+    n = _int(argv[2]) * unit
+    flag = argv[3].upper() if len(argv) > 3 and argv[3].upper() in ("NX", "XX", "GT", "LT") else ""
+    for f in _fields_arg(argv, 4 if flag else 3):
+        store.field_expiry(c, argv[1], f, n if absolute else c.t_ms + n, flag)
+
+
+def _hpersist(store: Store, c) -> None:
+    for f in _fields_arg(c.rec.argv, 2):
+        store.field_expiry(c, c.rec.argv[1], f, None)
 
 
 _HANDLERS = {
@@ -315,9 +530,14 @@ _HANDLERS = {
     "PERSIST": lambda store, c: store.set_expiry(c, c.rec.argv[1], None),
     "GETEX": _getex,
     "FLUSHDB": lambda store, c: store.flush(c), "FLUSHALL": lambda store, c: store.flush(c),
+    "HSET": _hset, "HMSET": _hset, "HSETNX": _hsetnx, "HDEL": _hdel, "HGETDEL": _hdel,
+    "HEXPIRE": _hexpire, "HPEXPIRE": _hexpire, "HEXPIREAT": _hexpire, "HPEXPIREAT": _hexpire,
+    "HPERSIST": _hpersist,
 }
 SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 _ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
 READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
              "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",
-             "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY"}
+             "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY",
+             "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HSTRLEN", "HSCAN",
+             "HRANDFIELD", "HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME"}

@@ -51,7 +51,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
         return None
     fr = result.foreign[which]
     victim, a, b = fr.victim, fr.remover, fr.victim.owner
-    same_key = [c for c in result.claims if (c.db, c.key) == (victim.db, victim.key)]
+    same_key = [c for c in result.claims if (c.db, c.obj) == (victim.db, victim.obj)]
     mine = [c for c in same_key if c.owner == a and c.line < fr.line]
     a_claim = mine[-1] if mine else None
     c_claim = _walk_in(result, fr, jobs, clock)
@@ -83,7 +83,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
     if len(rows[0][1]) > len(actors) + 1:
         columns.append("Nemesis")
     summary = (f"Attempt {a}'s {fr.command} ({audit} line {fr.line}) {fr.how} the claim of attempt "
-               f"{b} on `{victim.key}` at {_ns(clock, fr.time) / 1e9:.3f} s")
+               f"{b} on `{victim.name}` at {_ns(clock, fr.time) / 1e9:.3f} s")
     summary += f"; then {c_claim.owner} claimed the key while {b}'s job was still running." if c_claim else "."
     if faults and a_claim is not None and a_claim.fate == "expired_while_held" and a_claim.ended is not None:
         pause = faults.pause_of(a, _ns(clock, a_claim.ended))
@@ -91,7 +91,7 @@ def build_witness(result: ClaimsResult, jobs: dict[str, JobRun], clock: StoreClo
             summary += (f" A's claim ran out at {_ns(clock, a_claim.ended) / 1e9:.3f} s while a fault held A "
                         f"stopped (SIGSTOP, {pause.start / 1e9:.3f}–{pause.end / 1e9:.3f} s): A was paused "
                         "past its deadline.")
-    return Witness(victim.key, columns, rows, summary)
+    return Witness(victim.name, columns, rows, summary)
 
 
 def _walk_in(result: ClaimsResult, fr, jobs: dict[str, JobRun], clock: StoreClock) -> Claim | None:
@@ -101,7 +101,7 @@ def _walk_in(result: ClaimsResult, fr, jobs: dict[str, JobRun], clock: StoreCloc
     if b_job is None:
         return None
     return next((c for c in result.claims
-                 if (c.db, c.key) == (victim.db, victim.key) and c.line > fr.line
+                 if (c.db, c.obj) == (victim.db, victim.obj) and c.line > fr.line
                  and c.owner not in (fr.remover, victim.owner)
                  and b_job.running_at(_ns(clock, c.created))), None)
 

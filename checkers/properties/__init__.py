@@ -6,6 +6,8 @@ A property is a module of this package that declares
     FIELDS = {"overlap": {...}} # the fields of results.json it owns, with the value each has
                                 # when the run could not be checked (`result.OMITTED`: left out)
     CERTAINTY = ("overlap",)    # optional: the certainty entries it sets ("unknown" by default)
+    SCHEMAS = {"overlap": {...}}  # optional: a field's JSON Schema, where its default value
+                                # (FIELDS) does not say enough (e.g. the items of a list)
 
     def check(m: measure.Measured, found: Mapping[str, object]) -> result.Part
 
@@ -52,6 +54,10 @@ class Properties:
     def certainty(self) -> dict[str, str]:
         """The certainty entries of a run that could not be checked: all unknown."""
         return {k: "unknown" for p in self.modules for k in getattr(p, "CERTAINTY", ())}
+
+    def schema(self, field: str) -> dict | None:
+        """The JSON Schema its owner declares for `field` (`SCHEMAS`), if any."""
+        return next((p.SCHEMAS[field] for p in self.modules if field in getattr(p, "SCHEMAS", {})), None)
 
     def owner(self, field: str) -> str | None:
         return next((name(p) for p in self.modules if field in p.FIELDS), None)

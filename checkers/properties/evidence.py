@@ -27,8 +27,9 @@ def check(m: Measured, found) -> Part:
 
 
 def claims_seen(claims) -> dict:
-    """How many claims the audit showed, on how many keys, and a few of those keys."""
+    """How many claims the audit showed, on how many keys (a hash field counts as a key of its
+    own, shown as `key[field]`), and a few of those keys."""
     keys: dict[str, None] = {}
     for c in claims:
-        keys.setdefault(c.key, None)
+        keys.setdefault(c.name, None)
     return {"count": len(claims), "keys": len(keys), "examples": list(keys)[:3]}

@@ -22,6 +22,20 @@ FIELDS = {"foreign_releases": 0, "walk_ins": 0, "witnesses": OMITTED,
           # each foreign release (the first FOREIGN_LISTED): who removed whose claim, when (the report's lanes)
           "foreign_releases_first": []}
 CERTAINTY = ("foreign_releases",)
+SCHEMAS = {"foreign_releases_first": {"type": "array", "items": {
+    "type": "object",
+    "required": ["attempt", "victim", "key", "field", "command", "time_s", "line", "victim_job_running"],
+    "properties": {
+        "attempt": {"type": ["string", "null"], "description": "the remover's attempt"},
+        "victim": {"type": ["string", "null"], "description": "the attempt whose live claim it ended"},
+        "key": {"type": "string", "description": "the claim's key (a hash's key for a field claim)"},
+        "field": {"type": ["string", "null"], "description": "the hash field of a field claim, else null"},
+        "command": {"type": "string", "description": "DEL, or EVAL: del for a script's command"},
+        "time_s": {"type": "number", "description": "when, on the history clock"},
+        "line": {"type": "integer", "description": "its line in the audit (the node's, with node)"},
+        "victim_job_running": {"type": "boolean",
+                               "description": "the victim's job had started and not ended at that moment"},
+        "node": {"type": "string", "description": "the node, in a replicated run"}}}}}
 
 
 def check(m: Measured, found) -> Part:
@@ -30,28 +44,42 @@ def check(m: Measured, found) -> Part:
     if m.model is None:
         return _history_only(m)
     sim, jobs, clock = m.model, m.jobs, m.clock
-    listed = [{"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "command": fr.command,
-               "time_s": round(clock.to_history_ns(fr.time) / 1e9, 3), "line": fr.line}
-              for fr in sim.foreign[:FOREIGN_LISTED]]
+    running = [victim_job_running(fr, jobs, clock) for fr in sim.foreign]
+    listed = [{"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "field": fr.victim.field,
+               "command": fr.command, "time_s": round(clock.to_history_ns(fr.time) / 1e9, 3), "line": fr.line,
+               "victim_job_running": r}
+              for fr, r in zip(sim.foreign[:FOREIGN_LISTED], running)]
+    # The first witness: the first foreign release that freed a claim whose job was still running
+    # (the one that let a job run twice), or, when none did, the first.
+    first = next((i for i, r in enumerate(running) if r), 0)
     part = Part({"foreign_releases": len(sim.foreign), "foreign_releases_first": listed,
                  "walk_ins": walk_ins(sim, jobs, clock)},
                 certainty={"foreign_releases": "certain (store audit)"})
     windows = m.windows()
-    witness = build_witness(sim, jobs, clock, faults=windows)
+    witness = build_witness(sim, jobs, clock, which=first, faults=windows)
     if witness is not None:
         part.witness.append(witness.to_dict() | {"markdown": witness.to_markdown()})
     if m.all_witnesses and len(sim.foreign) > 1:
-        more = [build_witness(sim, jobs, clock, which=i, faults=windows) for i in range(1, len(sim.foreign))]
+        more = [build_witness(sim, jobs, clock, which=i, faults=windows) for i in range(len(sim.foreign))
+                if i != first]
         part.fields["witnesses"] = [w.to_dict() | {"markdown": w.to_markdown()} for w in more if w]
     if sim.foreign:
-        fr = sim.foreign[0]
+        fr = sim.foreign[first]
+        n_running = sum(bool(r) for r in running)
         part.failures.append(
-            f"{len(sim.foreign)} foreign release(s): the first is attempt {fr.remover}'s "
+            f"{len(sim.foreign)} foreign release(s), {n_running} of a claim whose job was still running: "
+            f"the first{' such' if running[first] else ''} is attempt {fr.remover}'s "
             f"{fr.command} ({AUDIT} line {fr.line}, {clock.to_history_ns(fr.time) / 1e9:.3f} s), "
-            f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.key}")
+            f"which {fr.how} the claim of attempt {fr.victim.owner} on {fr.victim.name}")
     part.doubts += _uncovered(m)
     part.notes.append(f"no foreign release among {sum(sim.counts().values())} claim(s) in a complete audit")
     return part
+
+
+def victim_job_running(fr, jobs, clock) -> bool:
+    """Was the victim's job running (started, not ended) when the command took its claim away?"""
+    job = jobs.get(fr.victim.owner) if fr.victim.owner else None
+    return job is not None and job.running_at(clock.to_history_ns(fr.time))
 
 
 def _uncovered(m: Measured) -> list[str]:
@@ -86,8 +114,9 @@ def _per_node(m: Measured) -> Part:
     found = sorted(((node.clock.to_history_ns(fr.time), node, fr) for node in m.nodes for fr in node.foreign),
                    key=lambda x: x[0])
     part.fields["foreign_releases_first"] = [
-        {"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "command": fr.command,
-         "time_s": round(t / 1e9, 3), "line": fr.line, "node": node.name} for t, node, fr in found[:FOREIGN_LISTED]]
+        {"attempt": fr.remover, "victim": fr.victim.owner, "key": fr.victim.key, "field": fr.victim.field,
+         "command": fr.command, "time_s": round(t / 1e9, 3), "line": fr.line, "node": node.name,
+         "victim_job_running": victim_job_running(fr, m.jobs, node.clock)} for t, node, fr in found[:FOREIGN_LISTED]]
     part.fields["walk_ins"] = sum(walk_ins(node.model, m.jobs, node.clock) for node in m.nodes if node.model)
     if not found:
         return part
@@ -96,7 +125,7 @@ def _per_node(m: Measured) -> Part:
     part.failures.append(
         f"{n} foreign release(s): the first is attempt {fr.remover}'s {fr.command} on {node.name} "
         f"({audit} line {fr.line}, {t / 1e9:.3f} s), which {fr.how} the claim of attempt "
-        f"{fr.victim.owner} on {fr.victim.key}" + (" (its copy there, replicated from the primary)"
+        f"{fr.victim.owner} on {fr.victim.name}" + (" (its copy there, replicated from the primary)"
                                                      if fr.victim.copy else ""))
     if node.model is not None:
         witness = build_witness(node.model, m.jobs, node.clock, which=node.foreign.index(fr), faults=m.windows(),

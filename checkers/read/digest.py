@@ -29,10 +29,11 @@ _SPAN = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
 
 
 class Digest:
-    """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs."""
+    """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs;
+    each `late_sent` event, as a call of its own whose outcome is unknown, to `on_late` (the join)."""
 
-    def __init__(self, on_done=None) -> None:
-        self.pairer = Pairer(self._done, keep=False)
+    def __init__(self, on_done=None, on_late=None) -> None:
+        self.pairer = Pairer(self._done, keep=False, on_late=on_late)
         self.on_done = on_done
         self.releases = Releases()
         self.completed = 0                 # completed lease calls (sink writes aside)

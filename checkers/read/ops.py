@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from leasecheck.events import CALLS, COMPLETIONS, FAIL, INVOKE, OK, TYPE
+from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern = sys.intern
@@ -94,11 +94,11 @@ class Pairer:
     `keep`, every call is also kept in `ops` (invocation order). `open` holds the calls invoked
     and not (yet) completed; `problems` grows as events come."""
 
-    def __init__(self, on_done=None, keep: bool = True) -> None:
+    def __init__(self, on_done=None, keep: bool = True, on_late=None) -> None:
         self.ops: list[Op] = []
         self.problems: list[str] = []
         self.open: dict[str, Op] = {}
-        self.on_done, self.keep = on_done, keep
+        self.on_done, self.keep, self.on_late = on_done, keep, on_late
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
@@ -125,6 +125,10 @@ class Pairer:
                 self.ops.append(op)
             open_[attempt] = op
             return
+        if kind == LATE_SENT:
+            if self.on_late is not None:
+                self.on_late(self._late(e))
+            return
         if kind not in COMPLETIONS:
             return
         op = open_.pop(attempt, None)
@@ -137,6 +141,19 @@ class Pairer:
         op.complete(e)
         if self.on_done is not None:
             self.on_done(op)
+
+
+    def _late(self, e: dict) -> Op:
+        """A ``late_sent`` event as a call of its own: the commands the call named by attempt,
+        ``f`` and ``invoked`` sent after it returned, or that its attempt's own threads sent
+        after its last call (docs/history.md, "Commands between calls"). Outcome unknown
+        (``info``), counted as no call; only the join and the claims see it."""
+        key = e.get("key")
+        op = Op(self.count, e.get("attempt"), _intern(e.get("f")), _intern(key) if type(key) is str else key,
+                e.get("invoked") if isinstance(e.get("invoked"), int) else e["time"])
+        self.count += 1
+        op.complete({TYPE: INFO, "time": e["time"], "sent": e.get("sent") or []})
+        return op
 
 
 def pair_ops(events) -> tuple[list[Op], list[str]]:

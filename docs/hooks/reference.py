@@ -17,6 +17,7 @@ import ast
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import re
 
 PLACEHOLDER = re.compile(r"^<!-- reference:([a-z_-]+) -->$", re.MULTILINE)
@@ -54,6 +55,9 @@ def lease_rows() -> list[dict]:
     from leasecheck.workloads.leases import BUILTIN
     rows = []
     for name, target in BUILTIN.items():
+        if target.startswith("exec:"):     # a child process per slot: its script's opening comment
+            rows.append(_exec_row(name, target))
+            continue
         module_name, _, cls_name = target.partition(":")
         cls, note = None, ""
         try:
@@ -67,9 +71,31 @@ def lease_rows() -> list[dict]:
             ("check_ttl", callable(getattr(cls, "check_ttl", None))),
             ("check_server", callable(getattr(cls, "check_server", None))),
         ) if ok]
+        if cls is not None and inspect.iscoroutinefunction(getattr(cls, "acquire", None)):
+            has.insert(0, "async")
+        if cls is not None and getattr(cls, "connect", None) == "url":
+            has.insert(0, 'connect = "url"')
         rows.append({"name": name, "target": target, "doc": _rst_to_md(doc) + (" " + note if note else ""),
                      "nodes": getattr(cls, "nodes", None) or "one", "has": has})
     return rows
+
+
+def _exec_row(name: str, target: str) -> dict:
+    """A built-in ``exec:`` lease: what its script's opening ``//`` comment says, its first paragraph."""
+    from leasecheck.workloads.leases import ROOT
+    script = next((w for w in target[5:].split()[1:] if not w.startswith("-")), "")
+    path = ROOT / script
+    lines = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("//"):
+                lines.append(line[2:].strip())
+            elif lines:
+                break
+    doc = " ".join(_first_paragraph("\n".join(lines)).split())
+    renews = path.is_file() and "renew: true" in path.read_text(encoding="utf-8")
+    return {"name": name, "target": target, "doc": doc, "nodes": "one",
+            "has": ["exec: a child process per slot"] + (["renew"] if renews else [])}
 
 
 def leases() -> str:

@@ -18,7 +18,9 @@ paused — sampled every 20 ms (100 ms for a container) until just before SIGCON
 measures ``in_call``: whether the slot it aimed at was still inside that very call when the pause
 ended (it had not reported leaving it before it was stopped), i.e. whether the pause landed while
 the call was in flight; ``slot`` names it, ``waited_s`` is how long it waited for one (false and
-null when none came and a random worker was paused instead).
+null when none came and a random worker was paused instead). A paused worker's child processes
+(an ``exec:`` lease's, one per slot) are stopped and continued with it, each with an undo entry of
+its own, and counted among the processes that must be seen stopped.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
 from leasecheck.harness.faults.watch import Watch
 from leasecheck.harness.run.holders import worker_index
 from leasecheck.harness.run.host import proc_started
-from leasecheck.harness.run.procfs import is_stopped
+from leasecheck.harness.run.procfs import descendants, is_stopped
 
 
 AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # target -> lease call
@@ -62,6 +64,7 @@ class Pause(Fault):
             aimed, pids, names = self._pick_caller(ctx, AIMED[step.target])
         else:
             pids, names = self._pick(ctx, step.target)
+        pids = [p for w in pids for p in (w, *descendants(w))]   # an exec: lease's children too
         ids = []
         for pid in pids:
             ids.append(ctx.ledger.add({"kind": "sigcont", "pid": pid, "started": proc_started(pid)}))

@@ -49,13 +49,17 @@ class ProxyPath:
             self.api_url = self.embedded.start()
         u = urlparse(self.api_url)
         APIConsumer.host, APIConsumer.port = u.hostname, u.port
-        self.listen_port = free_port()
-        try:
-            Toxiproxy().create(upstream=f"127.0.0.1:{self.upstream_port}", name=self.name,
-                               listen=f"127.0.0.1:{self.listen_port}")
-        except Exception as e:
-            self.stop()
-            raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
+        for attempt in range(3):    # a free port may be taken before the proxy binds it (runs at once)
+            self.listen_port = free_port()
+            try:
+                Toxiproxy().create(upstream=f"127.0.0.1:{self.upstream_port}", name=self.name,
+                                   listen=f"127.0.0.1:{self.listen_port}")
+                return
+            except Exception as e:
+                if attempt < 2 and "address already in use" in str(e).lower():
+                    continue
+                self.stop()
+                raise StoreError(f"could not create the proxy {self.name} at {self.api_url}: {e}") from None
 
     def add_toxic(self, name: str, type_: str, stream: str, attributes: dict) -> None:
         """Add a toxic to this node's proxy. Plain HTTP to this proxy's own API address: faults

@@ -75,6 +75,12 @@ def _rejected(e: ResponseError) -> bool:
     return code in _REJECTED_CODES or any(t in str(e) for t in _REJECTED_TEXT)
 
 
+def refused(message: str) -> bool:
+    """An error reply's text (``ERR unknown command ...``, ``OOM ...``) says the store refused the
+    command before running it: MONITOR does not show it (the wire path's test, on raw replies)."""
+    return message.split(" ", 1)[0] in _REJECTED_CODES or any(t in message for t in _REJECTED_TEXT)
+
+
 @dataclass
 class Call:
     """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
@@ -171,6 +177,12 @@ class AuditedConnection(Connection):
 
     tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
     node: str | None = None  # the node's name when the run has several (named in the marker)
+    direct_port: int | None = None  # connect here, not to the port the client shows (``make_client``)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.direct_port is not None:
+            self.port = self.direct_port
 
     def on_connect_check_health(self, check_health: bool = True):
         self._lc_armed = False
@@ -265,12 +277,17 @@ def _client_kwargs(socket_timeout: float | None, retries: int | None) -> dict:
 
 def make_client(tracker: SendTracker, host: str, port: int, db: int = 0,
                 socket_timeout: float | None = None, retries: int | None = None,
-                node: str | None = None) -> redis.Redis:
+                node: str | None = None, shown_port: int | None = None) -> redis.Redis:
     """A redis-py client with the library's own defaults, on audited connections (named after
-    ``node`` when the run has several)."""
+    ``node`` when the run has several). With ``shown_port`` (the slot's port on the wire path)
+    the client's own address — ``connection_pool.connection_kwargs``, what a lease reads to build
+    a client of another library — is that port, while its audited connections still go to
+    ``port`` directly, numbered as always: so a client built from that address reaches the store
+    through the wire path and is attributed too."""
     kwargs = _client_kwargs(socket_timeout, retries)
-    client = redis.Redis(host=host, port=port, db=db, **kwargs)
-    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node})
+    client = redis.Redis(host=host, port=shown_port or port, db=db, **kwargs)
+    cls = type("SlotConnection", (AuditedConnection,), {"tracker": tracker, "node": node,
+                                                         "direct_port": port if shown_port else None})
     client.connection_pool.connection_class = cls
     return client
 

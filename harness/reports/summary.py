@@ -94,7 +94,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     if claims or seen:
         fates = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in claims.items() if v)
         where = (f"{seen['count']} seen in the store on {seen['keys']} key(s), e.g. "
-                 f"{', '.join(seen['examples'])}" if seen and seen.get("count") else
+                 f"{escape(', '.join(seen['examples']))}" if seen and seen.get("count") else
                  "[yellow]none seen in the store[/]" if seen is not None else "")
         table.add_row("claims", "; ".join(x for x in (where, fates) if x))
     if result.get("exceptions") is not None:
@@ -111,7 +111,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
                      "store audit present but cut short" if audit.get("present") else "no store audit"))
     console.print(table)
     for line in result.get("disagreements", [])[:5]:
-        console.print(f"[yellow]disagreement:[/] {line}")
+        console.print(f"[yellow]disagreement:[/] {escape(line)}")
     for f in result.get("faults", []):
         if f.get("took_effect") is not True:
             said = "did not take effect" if f.get("took_effect") is False else "not shown to have taken effect"
@@ -120,7 +120,7 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
         console.print(f"[red]fault {f['n']} {f['fault']}:{f['target']} did not fire:[/] {f['why']}")
     problems = result.get("problems", [])
     for line in problems[:3]:
-        console.print(f"[yellow]note:[/] {line}")
+        console.print(f"[yellow]note:[/] {escape(line)}")
     if len(problems) > 3:
         console.print(f"[yellow]note:[/] {len(problems) - 3} more in {RESULTS}")
     witness = result.get("witness") or {}

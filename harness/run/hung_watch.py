@@ -9,6 +9,9 @@ whole process spent stopped (a ``pause`` fault's SIGSTOP) is not the lease's: wh
 sleep overran by more than ``FROZEN_SLACK_S``, the overrun is counted as frozen and taken off the
 running time of every call open across it. The stack shows the call's frames only: from the
 lease method the claim loop called (its caller, ``stop_code``, is left out) to the innermost line.
+A call of an asynchronous lease is a task on the worker's event loop (``enter(..., task=)``): its
+stack is the task's chain of awaits from the lease's coroutine inward, or, when the task is the one
+running on the loop's thread at that moment (a blocking call inside ``async def``), that thread's.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ class _Open:
     entered: int          # CLOCK_MONOTONIC ns
     frozen: int           # the watch's frozen ns when it entered
     reported: bool = False
+    task: object = None   # the asyncio task making the call (an asynchronous lease), else None
 
 
 class HungWatch:
@@ -59,9 +63,9 @@ class HungWatch:
         self._done.set()
 
     # -- the slots' side -----------------------------------------------------------------------
-    def enter(self, process: str, attempt: str, f: str, key: str, invoked: int) -> None:
+    def enter(self, process: str, attempt: str, f: str, key: str, invoked: int, task=None) -> None:
         self._open[process] = _Open(threading.get_ident(), attempt, f, key, invoked,
-                                    time.monotonic_ns(), self._frozen)
+                                    time.monotonic_ns(), self._frozen, task=task)
 
     def leave(self, process: str) -> None:
         self._open.pop(process, None)
@@ -94,15 +98,37 @@ class HungWatch:
             call.reported = True
             self.history.record(process, CALL_HUNG, f=call.f, attempt=call.attempt, key=call.key,
                                 invoked=call.invoked, running_s=round(running / 1e9, 3),
-                                bound_s=self.bound_s, stack=self.stack(call.thread))
+                                bound_s=self.bound_s, stack=self.stack(call.thread, call.task))
 
-    def stack(self, thread: int) -> str:
-        """The stack of ``thread`` from the lease's frame inward, most recent call last (all of
-        it when the wrapper is not on it)."""
+    def stack(self, thread: int, task=None) -> str:
+        """The stack of ``thread`` (or of ``task``, a coroutine's chain of awaits) from the lease's
+        frame inward, most recent call last (all of it when the wrapper is not on it)."""
         frame = sys._current_frames().get(thread)
-        frames = []
-        while frame is not None and frame.f_code is not self.stop_code:
-            frames.append((frame, frame.f_lineno))
+        frames, on_thread = [], []
+        while frame is not None:
+            on_thread.append(frame)
             frame = frame.f_back
-        text = "".join(traceback.StackSummary.extract(reversed(frames)).format())
+        for frame in on_thread:
+            if frame.f_code is self.stop_code:
+                break
+            frames.append(frame)
+        if task is not None:
+            awaits = _awaits(task)
+            if not any(a is f for a in awaits[-1:] for f in on_thread):  # suspended: its awaits are its stack
+                cut = [i for i, fr in enumerate(awaits) if fr.f_code is self.stop_code]
+                frames = list(reversed(awaits[cut[-1] + 1:] if cut else awaits))
+        text = "".join(traceback.StackSummary.extract((fr, fr.f_lineno) for fr in reversed(frames)).format())
         return text[-STACK_CHARS:] if text else "(no stack: the thread had ended)"
+
+
+def _awaits(task) -> list:
+    """The frames of a task's coroutine and of each coroutine it awaits, outermost first."""
+    frames = []
+    coro = task.get_coro() if hasattr(task, "get_coro") else None
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append(frame)
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return frames

@@ -57,10 +57,17 @@ def make_run_dir(cfg: RunConfig) -> Path:
     processes (the store's ``--dir`` and log, libfaketime's timestamp files, the workers'
     history files, docker bind mounts), and a relative one would be resolved against *their*
     working directory — a store started with ``--dir`` would never find its timestamp file."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     base = Path(cfg.results_dir).resolve()
-    run_dir = base / cfg.scenario / stamp
-    (run_dir / HISTORY_PARTS).mkdir(parents=True)
+    (base / cfg.scenario).mkdir(parents=True, exist_ok=True)
+    while True:     # runs started at once (hunt --parallel) never share a directory: the first to make it owns it
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        run_dir = base / cfg.scenario / stamp
+        try:
+            run_dir.mkdir()
+            break
+        except FileExistsError:
+            time.sleep(0.000_001)
+    (run_dir / HISTORY_PARTS).mkdir()
     latest = base / LATEST
     try:
         if latest.is_symlink() or latest.exists():
@@ -264,6 +271,7 @@ class Run:
                 os.kill(w.pid, signal.SIGCONT)
                 w.kill()
                 w.wait()
+            _end_group(w.pid)
             for stream in (w.stdin, w.stdout):
                 try:
                     stream.close()
@@ -300,6 +308,17 @@ class Run:
             self.log(f"removed {n} key(s) this run left in the store")
         except redis.RedisError as e:
             self.log(f"[yellow]could not remove this run's keys from the store:[/] {e}")
+
+
+def _end_group(pid: int) -> None:
+    """Kill what is left of a worker's process group once the worker has exited: the child
+    processes of an ``exec:`` lease (a worker closes them as it ends; one that was killed cannot).
+    The group's id stays reserved while any member lives, so it names no other process."""
+    try:
+        os.killpg(pid, signal.SIGCONT)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _grace_s(cfg: RunConfig) -> float:

@@ -13,6 +13,12 @@ finish: a run cut short by the budget would prove nothing.
 The loop knows nothing of processes or terminals: ``run_once(cfg)`` carries out one run and
 returns its ``Outcome``, ``on_run`` hears about each one (the CLI draws the progress line). So it
 is tested with a fake ``run_once``.
+
+``hunt_parallel`` is the same hunt with several runs at once (``--parallel N``, ``--cluster``): the
+seeds are drawn in the same order and the tally is what the sequential hunt would have recorded
+for them — the runs of the seeds before the first failing one, then that one. A run of a later
+seed, started while an earlier one was still going, is stopped when the earlier one fails and is
+not counted (the sequential hunt would never have started it); its directory stays.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.errors import UsageError
@@ -45,13 +51,14 @@ def nemesis_for(nemesis, scenario, replay):
 class Outcome:
     """One run of the hunt."""
     seed: int
-    run_dir: Path
+    run_dir: Path | None    # None: the run never produced a directory here (its host was lost)
     exit_code: int          # as ``leasecheck run``: 0 valid, 1 invalid, 2 inconclusive
     near_misses: int = 0    # claims lost before their holder released them, overlaps: how close it came
     reason: str = ""        # the verdict's first reason, in one line
     elapsed_s: float = 0.0
     interrupted: bool = False   # Ctrl-C or SIGTERM ended this run: the hunt ends with it
     result: Result | None = None   # its checked result (None in the loop's own tests)
+    parts: list | None = None      # (name, Part) per property, when asked for (JUnit): from the one check
 
 
 @dataclass
@@ -59,6 +66,7 @@ class Tally:
     """What the hunt has done so far (the progress line and the final report read it)."""
     started: float = field(default_factory=lambda: time.monotonic())
     runs: list[Outcome] = field(default_factory=list)
+    ended: float | None = None      # when the hunt's last run ended (what came after is not the hunt's)
     until_hazards: int | None = None     # --until-hazards N: stop once each relevant hazard reached N times
 
     @property
@@ -85,7 +93,7 @@ class Tally:
 
     @property
     def elapsed_s(self) -> float:
-        return time.monotonic() - self.started
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
 
     @property
     def failing(self) -> Outcome | None:
@@ -149,6 +157,79 @@ def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcom
         on_run(tally)
         if outcome.exit_code == EXIT_INVALID or outcome.interrupted or tally.covered:
             break
+    tally.ended = time.monotonic()
+    return tally
+
+
+class Runs(Protocol):
+    """Several runs at once, for `hunt_parallel` (the API adapts a `pool.Pool` to it)."""
+    def free(self) -> int: ...                                   # runs that could start now
+    def running(self) -> int: ...
+    def start(self, index: int, cfg: RunConfig) -> None: ...     # the index-th seed's run
+    def next(self) -> tuple[int, Outcome]: ...                   # the next run to end (blocks)
+    def stop(self, index: int) -> None: ...                      # stop as on Ctrl-C; it still ends
+
+
+def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
+                  on_run: Callable[[Tally], None] = lambda tally: None, tally: Tally | None = None) -> Tally:
+    """`hunt`, with up to ``runs.free()`` runs at once. A run starts only while the budget can hold
+    it (judged, as `hunt` does, by the longest run so far); ``tally.runs`` grows in seed order, so
+    ``on_run`` hears a run only once every earlier seed's run has ended. Ctrl-C stops every run
+    still going (each keeps its history) and ends the hunt at the first of them."""
+    tally = tally if tally is not None else Tally()
+    longest = cfg.time_limit_s
+    draw = seeds(cfg.seed)
+    going: set[int] = set()
+    ended: dict[int, Outcome] = {}
+    stop_at: int | None = None      # the first run (in seed order) that ends the hunt
+    stopped: set[int] = set()
+    started = 0
+
+    def stop(indices) -> None:
+        for i in sorted(set(indices) - stopped):
+            stopped.add(i)
+            runs.stop(i)
+
+    def ends(index: int) -> None:
+        nonlocal stop_at
+        if stop_at is None or index < stop_at:
+            stop_at = index
+            stop(i for i in going if i > index)
+    try:
+        while True:
+            try:
+                while (stop_at is None and runs.free() > 0
+                       and tally.elapsed_s + longest <= budget_s):
+                    runs.start(started, cfg.with_(seed=next(draw)))
+                    going.add(started)
+                    started += 1
+                if not going:
+                    break
+                index, outcome = runs.next()
+            except KeyboardInterrupt:
+                if not going:
+                    raise
+                ends(min(going))
+                stop(going)
+                continue
+            going.discard(index)
+            longest = max(longest, outcome.elapsed_s)
+            if stop_at is not None and index > stop_at:
+                continue            # started before an earlier seed failed: not part of the hunt
+            ended[index] = outcome
+            if outcome.exit_code == EXIT_INVALID or outcome.interrupted:
+                ends(index)
+            while len(tally.runs) in ended and (stop_at is None or len(tally.runs) <= stop_at):
+                tally.runs.append(ended.pop(len(tally.runs)))
+                on_run(tally)
+                if tally.covered:    # --until-hazards: the runs so far did what the lease needs tested
+                    ends(len(tally.runs) - 1)
+    except BaseException:
+        stop(going)                  # a harness failure: nothing is left running behind the caller
+        while going:
+            going.discard(runs.next()[0])
+        raise
+    tally.ended = time.monotonic()
     return tally
 
 

@@ -29,7 +29,8 @@ NO_FAULTS = "none"
 # `libs` extra): the default rows, so `leasecheck matrix` works on a plain install.
 NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock", "pottery-redlock-n")
 NEEDS_SERVER = ("token-cas-ifeq",)   # renews with Valkey's SET ... IFEQ: refused on the default Redis
-DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER)
+NEEDS_NODE = tuple(name for name, target in BUILTIN.items() if target.startswith("exec:node "))  # + npm install
+DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER + NEEDS_NODE)
 # Without faults (a release by key name fails here: the jobs outlive the TTL), the default mix (aimed
 # pauses and late replies: a check-then-act release fails), and a store clock jump (every lease's
 # promise broken by the store: its cells read INVALID (store)). docs/how-to/validate-a-lock-library.md

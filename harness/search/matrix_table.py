@@ -50,7 +50,7 @@ def what(cell: Cell) -> str:
         missed = f"; but {', '.join(missed)}" if missed else ""
         return f"overlap {n.get('overlap', 0)}, {n.get('found_nothing', 0)} release(s) found nothing{missed}"
     if cell.verdict == NOT_RUN:
-        return "the matrix stopped first"
+        return _short(cell.reason) if cell.reason else "the matrix stopped first"
     return _short(cell.reason)
 
 

@@ -70,7 +70,8 @@ class RunConfig:
     """Every field declared with ``_setting`` is a user setting; the rest are filled in by the
     preflight and the runner. The order of the settings is the order of ``run --help``."""
     lease: str = _setting(
-        "token-cas", "--lease", "Lease under test: {leases}, or FILE.py:Class / package.module:Class.",
+        "token-cas", "--lease", "Lease under test: {leases}, or FILE.py:Class / package.module:Class, or "
+        "exec:COMMAND ARGS (a lease in any language, a child process per slot: docs/how-to/other-languages.md).",
         scenario=True)
     workers: int = _setting(8, "--workers", "Worker processes.", int, scenario=True, shrink="reduce")
     slots: int = _setting(1, "--slots", "Concurrent claim loops per worker, each with its own connection.", int,
@@ -214,6 +215,10 @@ class RunConfig:
 def short_lease_name(lease: str) -> str:
     """A short, readable directory name for a lease: a built-in keeps its name; a plugin
     ``path/to/my_lease.py:MyLease`` or ``pkg.my_lease:MyLease`` becomes ``my_lease-MyLease``."""
+    if lease.startswith("exec:"):    # exec:node path/to/my_lease.js -> exec-my_lease
+        words = lease[5:].split()
+        scripts = [w for w in words[1:] if Path(w).suffix in (".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".sh")]
+        return _safe("exec-" + Path(scripts[0] if scripts else words[0] if words else "lease").stem)
     where, sep, cls = lease.rpartition(":")
     if not sep:
         return _safe(lease)

@@ -18,6 +18,7 @@ is refused, because a single-endpoint lease would silently test one master of fi
 from __future__ import annotations
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.workloads.leases import wants_url
 
 TOPOLOGIES = ("single", "replicated", "redlock")
 DEFAULT_REDLOCK_NODES = 5
@@ -53,6 +54,9 @@ def check(cfg, lease_cls, say):
             if value is not None:
                 raise UsageError(f"{say(option, str(value))}: replicas and Sentinels belong to a primary with "
                                  "replicas; add --topology replicated or drop this setting")
+    if cfg.topology != "single" and wants_url(lease_cls):
+        raise UsageError(f"--lease {cfg.lease} declares connect = \"url\" (its own client through its slot's port), "
+                         f"which serves one store; use --topology single, or a lease handed the harness's clients")
     if cfg.topology == "replicated":
         return _check_replicated(cfg, lease_cls, say)
     if cfg.topology == "single":

@@ -176,3 +176,41 @@ def test_the_stream_does_not_wait_for_the_history_on_a_hello():
     joiner.feed(records[0])
     assert joiner.ready(records[1])          # a HELLO never takes a number: nothing to wait for
     assert not joiner.ready(records[2])      # seq 0 of w0.s0.c0: its call is not in yet
+
+
+WATCHED_RELEASE = [("w0.s0.c0", 1, "WATCH"), ("w0.s0.c0", 2, "GET"), ("w0.s0.c0", 3, "MULTI"),
+                   ("w0.s0.c0", 4, "DEL"), ("w0.s0.c0", 5, "EXEC")]
+
+
+def _watched_release_lines(addr):
+    return [line(1.0, addr, "ECHO", "leasecheck:conn:w0.s0.c0"), line(1.1, addr, "SET", "k", "t", "NX"),
+            line(1.2, addr, "WATCH", "k"), line(1.3, addr, "GET", "k"), line(1.4, addr, "MULTI"),
+            line(1.5, addr, "EXEC")]
+
+
+def test_an_aborted_exec_that_is_its_connections_last_ran_nothing():
+    # The WATCHed key changed: the store lists MULTI and EXEC, never the DEL; the connection
+    # then closed (a lease's client per attempt), so no line after the EXEC shows the DEL.
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+              + call(20, "w0.s0.0", "release", "ok", False, WATCHED_RELEASE))
+    records, ops, j = joined(audit(*_watched_release_lines("a:1")), events)
+    assert j.disagreements == [] and not j.missing and j.not_run == 1
+    assert j.attempt[4] == j.attempt[5] == "w0.s0.0"   # MULTI, EXEC
+
+
+def test_an_aborted_exec_before_its_address_is_rebound_ran_nothing():
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+              + call(20, "w0.s0.0", "release", "ok", False, WATCHED_RELEASE)
+              + call(30, "w0.s0.1", "acquire", "ok", True, [("w0.s0.c1", 0, "SET")]))
+    lines = _watched_release_lines("a:1") + [line(1.6, "a:1", "ECHO", "leasecheck:conn:w0.s0.c1"),
+                                             line(1.7, "a:1", "SET", "k", "u", "NX")]
+    records, ops, j = joined(audit(*lines), events)
+    assert j.disagreements == [] and not j.missing and j.not_run == 1
+    assert j.attempt[7] == "w0.s0.1"
+
+
+def test_an_exec_whose_queued_commands_may_still_come_is_not_settled_in_an_incomplete_audit():
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+              + call(20, "w0.s0.0", "release", "ok", True, WATCHED_RELEASE))
+    records, ops, j = joined(audit(*_watched_release_lines("a:1"), end=False), events)
+    assert j.not_run == 0 and 1 in j.missing

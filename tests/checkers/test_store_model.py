@@ -161,3 +161,50 @@ def test_set_ifeq_writes_only_while_the_key_holds_the_value(store):
 def test_set_ifeq_on_a_key_whose_value_is_unknown_is_an_unknown_outcome(store):
     store.state[(0, "k")] = UNKNOWN
     assert run(store, (0, "SET", "k", "a", "IFEQ", "a", "PX", "100")) == [("unknown", "SET")]
+
+
+# -- hash fields: each field an object of its own, under (key, field) ----------------------------
+
+def test_hsetnx_creates_a_field_and_a_second_fails_until_the_hash_key_expires(store):
+    seen = run(store, (0, "HSETNX", "h", "f", "a"), (1, "PEXPIRE", "h", "100"), (50, "HSETNX", "h", "f", "b"),
+               (60, "HSETNX", "h", "g", "c"), (150, "HSETNX", "h", "f", "d"))
+    assert seen[0] == ("create", ("h", "f"), None)
+    assert seen[1] == ("expiry", ("h", "f"), None, 1000_001 + 100)          # the hash's expiry reaches the field
+    assert ("create", ("h", "g"), 1000_101.0) in seen                       # a new field gets the hash's expiry
+    assert seen[-3:] == [("expired", ("h", "f")), ("expired", ("h", "g")), ("create", ("h", "f"), None)]
+    assert store.hash_expiry == {}                                          # the whole hash went, its expiry with it
+
+
+def test_hdel_removes_one_field_and_del_of_the_hash_every_field(store):
+    seen = run(store, (0, "HSET", "h", "f", "a", "g", "b"), (5, "HDEL", "h", "f", "x"), (9, "DEL", "h"))
+    assert [s for s in seen if s[0] == "create"] == [("create", ("h", "f"), None), ("create", ("h", "g"), None)]
+    assert seen[2:] == [("removed", ("h", "f"), "deleted"), ("removed", ("h", "g"), "deleted")]
+    assert store.peek(0, ("h", "g")) is None and (0, "h") not in store.hashes
+
+
+def test_field_expiry_is_the_earlier_of_its_own_and_the_hash_keys(store):
+    seen = run(store, (0, "HSETNX", "h", "f", "a"), (1, "HPEXPIRE", "h", "500", "FIELDS", "1", "f"),
+               (2, "HPEXPIRE", "h", "100", "GT", "FIELDS", "1", "f"), (3, "PEXPIRE", "h", "200"),
+               (4, "HPERSIST", "h", "FIELDS", "1", "f"), (5, "HPEXPIRE", "h", "1", "NX", "FIELDS", "1", "f"))
+    assert seen[1] == ("expiry", ("h", "f"), None, 1000_001 + 500)
+    assert seen[2] == ("expiry", ("h", "f"), 1000_501.0, 1000_003 + 200)   # GT refused; the hash's is earlier
+    # HPERSIST drops the field's own expiry (the hash's still rules: no change); NX then sets one
+    assert seen[3:] == [("expiry", ("h", "f"), 1000_203.0, 1000_005 + 1)]
+    store.apply(cmd(5.5, "HPEXPIRE", "h", "0", "FIELDS", "1", "f"))         # an expiry in the past removes it
+    assert store.events.seen[-1] == ("removed", ("h", "f"), "deleted (expiry set in the past)")
+
+
+def test_hgetdel_and_set_over_a_hash(store):
+    seen = run(store, (0, "HSET", "h", "f", "a", "g", "b"), (1, "HGETDEL", "h", "FIELDS", "1", "f"),
+               (2, "SETNX", "h", "x"), (3, "SET", "h", "s"), (4, "HSETNX", "h", "f", "c"))
+    assert seen[2] == ("removed", ("h", "f"), "deleted")
+    assert seen[3:] == [("removed", ("h", "g"), "deleted"), ("create", "h", None)]   # SETNX refused, SET replaced it
+    assert store.peek(0, ("h", "f")) is None                                        # HSETNX on a string: WRONGTYPE
+
+
+def test_after_a_gap_a_fields_state_is_lost_and_a_create_on_it_is_not_decided(store):
+    run(store, (0, "HSETNX", "h", "f", "a"))
+    store.gap(0.001)
+    seen = run(store, (5, "HSETNX", "h", "f", "b"), (6, "HSETNX", "h", "g", "c"))
+    assert seen[-2:] == [("unknown", "HSETNX"), ("unknown", "HSETNX")]   # nobody's result says (Recorder)
+    assert store.peek(0, ("h", "f")) is UNKNOWN

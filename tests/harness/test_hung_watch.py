@@ -63,3 +63,74 @@ def test_a_call_that_returned_and_time_spent_stopped_are_not_hung():
     watch.leave("w0.s0")
     watch.check(time.monotonic_ns() + int(60e9))
     assert rec.events == []
+
+
+async def async_wrapper(fn):      # stands for the asyncio claim loop's `AsyncSlot._call`
+    return await fn()
+
+
+async def awaiting_lease_call(never):
+    await never                   # the stuck await
+
+
+async def blocking_lease_call(release: threading.Event, entered: threading.Event):
+    entered.set()
+    release.wait(10)              # a blocking call inside async def: the loop's thread is stuck here
+
+
+def _watched_task(watch, coro_fn, *args):
+    """Run ``coro_fn`` as a call of slot w0.s0 on a loop in a thread of its own; returns
+    (thread, loop-started event, a future to end it)."""
+    import asyncio
+    state = {}
+    started = threading.Event()
+
+    async def slot():
+        loop = asyncio.get_running_loop()
+        state["never"] = loop.create_future()
+        state["loop"] = loop
+        task = asyncio.current_task()
+        watch.enter("w0.s0", "w0.s0.5", "release", "job:1", 77, task=task)
+        started.set()
+        try:
+            await async_wrapper(lambda: coro_fn(state["never"], *args) if coro_fn is awaiting_lease_call
+                                else coro_fn(*args))
+        except asyncio.CancelledError:
+            pass
+        watch.leave("w0.s0")
+
+    t = threading.Thread(target=lambda: asyncio.run(slot()))
+    t.start()
+    started.wait(5)
+    return t, state
+
+
+def test_an_asynchronous_call_suspended_in_an_await_is_reported_with_the_tasks_stack():
+    rec = Recorder()
+    watch = HungWatch(rec, 0.05, async_wrapper.__code__)
+    t, state = _watched_task(watch, awaiting_lease_call)
+    time.sleep(0.1)
+    watch.check(time.monotonic_ns())
+    state["loop"].call_soon_threadsafe(state["never"].cancel)
+    t.join(5)
+    (process, kind, fields), = rec.events
+    assert kind == CALL_HUNG and fields["attempt"] == "w0.s0.5" and fields["f"] == "release"
+    stack = fields["stack"]
+    assert "in awaiting_lease_call" in stack and "await never" in stack
+    assert "in async_wrapper" not in stack and "in slot" not in stack
+
+
+def test_an_asynchronous_call_blocking_the_loop_is_reported_with_the_threads_stack():
+    rec = Recorder()
+    watch = HungWatch(rec, 0.05, async_wrapper.__code__)
+    release, entered = threading.Event(), threading.Event()
+    t, _ = _watched_task(watch, blocking_lease_call, release, entered)
+    entered.wait(5)
+    time.sleep(0.1)
+    watch.check(time.monotonic_ns())
+    release.set()
+    t.join(5)
+    (process, kind, fields), = rec.events
+    stack = fields["stack"]
+    assert "in blocking_lease_call" in stack and "release.wait(10)" in stack
+    assert "in async_wrapper" not in stack and "in slot" not in stack

@@ -1,6 +1,7 @@
 """Hung calls (liveness): a lease whose acquire wins and then blocks forever must not pass as
 VALID, nor keep the run from ending: the worker reports the call with its stack once it has run
 past ``--call-timeout``, leaves that slot behind at the time limit, and the run fails naming it."""
+import json
 import time
 
 import pytest
@@ -36,3 +37,24 @@ def test_the_default_scenario_has_no_hung_call(leasecheck):
     assert r.code == 0, r.out + r.err
     assert r.results["hung_calls"] == {"count": 0, "first": []}
     assert "hung calls" in r.out
+
+
+def test_an_asynchronous_call_that_never_returns_is_reported_with_its_tasks_stack(leasecheck):
+    """Slot 0's task hangs in its first acquire; slot 1, a task on the same loop, goes on claiming
+    (the loop is not blocked); the worker leaves slot 0 behind at the time limit."""
+    started = time.monotonic()
+    r = leasecheck("run", "--lease", "tests/integration/async_hung_lease.py:HangsInAnAwait", "--time-limit", "4",
+                   "--call-timeout", "2s", "--workers", "1", "--slots", "2", timeout=120)
+    took = time.monotonic() - started
+    assert r.code == 1, r.out + r.err
+    hung = r.results["hung_calls"]
+    assert hung["count"] == 1
+    first = hung["first"][0]
+    assert first["attempt"] == "w0.s0.0" and first["f"] == "acquire" and first["process"] == "w0.s0"
+    assert "async_hung_lease.py" in first["stack"] and "await asyncio.Event().wait()" in first["stack"]
+    assert "async_claim_loop.py" not in first["stack"]
+    events = [json.loads(line) for line in (r.run_dir / "history.jsonl").read_text().splitlines()]
+    assert [e["reason"] for e in events if e["type"] == "worker_end"] == ["left hung: w0.s0"]
+    # the other task on the loop kept claiming and releasing while slot 0 hung
+    assert sum(e["type"] == "ok" and e["f"] == "release" and e["process"] == "w0.s1" for e in events) >= 3
+    assert took < 4 + 2 + 15, f"the run took {took:.1f} s"

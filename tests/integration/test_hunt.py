@@ -1,9 +1,11 @@
 """`leasecheck hunt` stops at the first failing seed and prints the command that replays it; that
-command fails again."""
+command fails again; the failing run gets an incident report with its reproduction rate over 3
+replays."""
 import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +39,22 @@ def test_hunt_stops_at_the_first_failing_seed_and_its_replay_fails_again(leasech
     dirs = sorted(p for p in (tmp_path / "results" / "naive-del").iterdir() if p.is_dir())
     assert len(dirs) == n and str(dirs[-1]) == run_dir          # no run after the failing one
     command = re.search(r"replay: (leasecheck run --replay .+)", r.out).group(1)
+    # the incident report, next to the run: what ran, what failed, how to see it again, how often it does
+    incident = Path(re.search(r"incident report: (\S+)", r.out).group(1))
+    assert incident == Path(run_dir) / "incident.md"
+    text = incident.read_text()
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    assert f"| Commit | `{commit}" in text
+    assert f"(seed {seed})" in text and f"| Seed | {seed} |" in text and "| `lease` | `\"naive-del\"` |" in text
+    assert re.search(r"\| Time to failure \| \d+\.\d{3} s into the run \(its first foreign release\)", text)
+    assert "| pause | holder |" in text                        # the fault mix it drew
+    assert "## Foreign release on `" in text                    # the first witness
+    assert f"```\n{command}\n```" in text
+    rate = re.search(r"\| Reproduced \| (\d) of 3 replays", text)
+    replays = re.findall(r"^\| \d \| (INVALID \(reproduced\)|\w+[^|]*) \| `(replays/[^`]+)` \|$", text, re.M)
+    assert rate and len(replays) == 3
+    assert int(rate.group(1)) == sum(v == "INVALID (reproduced)" for v, _ in replays) >= 1
+    assert all((Path(run_dir) / d / "results.json").is_file() for _, d in replays)
     args = shlex.split(command)[1:]
     again = subprocess.run([sys.executable, "-m", "leasecheck", *args, "--results-dir", str(tmp_path / "again")],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)

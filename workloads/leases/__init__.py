@@ -16,6 +16,41 @@ The contract every lease follows (built-in or plugin)::
 ``client`` is a redis-py client the harness built; an exception from any call means that
 call's outcome is unknown.
 
+A lease that brings its own client — another Python client library, a client configured its own
+way — declares ``connect = "url"`` and is then built with its slot's URL instead of a client::
+
+    lease = Name(url, key, ttl_ms)      # url: "redis://127.0.0.1:<the slot's port>/<db>"
+
+For example, a complete lease on valkey-py::
+
+    import secrets
+    import valkey
+
+    class MyValkeyLease:
+        connect = "url"
+
+        def __init__(self, url, key, ttl_ms):
+            self.client = valkey.Valkey.from_url(url)
+            self.key, self.ttl_ms = key, ttl_ms
+            self.token = secrets.token_urlsafe(16)
+
+        def acquire(self) -> bool:
+            return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+        def release(self) -> bool:
+            return self.client.eval("if redis.call('get', KEYS[1]) == ARGV[1] then "
+                                    "return redis.call('del', KEYS[1]) end return 0",
+                                    1, self.key, self.token) == 1
+
+The port is the slot's own on the wire path (``leasecheck.harness.record.wire``): the worker
+forwards every connection made to it to the store and numbers each command on the way, so any
+library is attributed as the harness's own client is (docs/history.md, "The wire path"). The
+handed client shows that port as its own address too (``connection_pool.connection_kwargs``),
+so a lease handed a client that builds a second library's client from its host and port is
+attributed as well. ``connect = "url"`` serves one store (``--topology single``); the URL comes
+from ``leasecheck.harness.run.slot_url.slot_url``. ``examples/own_client.py`` has such leases on
+redis-py and valkey-py. A lease without ``connect`` (or ``connect = "client"``) is built as before.
+
 A lease that needs every store node (``--topology redlock``) declares it with a class attribute
 and then receives a list of clients, one per node in node order, instead of one::
 
@@ -31,6 +66,22 @@ A lease whose library sends a call's commands from threads of its own, and may r
 they are all out, runs those threads' work in a copy of the calling thread's context
 (``contextvars.copy_context().run``): the harness then credits a command sent after the call
 returned to that call (``late_sent``; ``pottery_redlock.py`` shows how).
+
+A lease may build its own client of any library: it declares ``connect = "url"`` and is handed
+its slot's URL (``redis://127.0.0.1:<port>/<db>``) instead of a client. It may be asynchronous
+(``async def acquire/release/renew``, with ``connect = "url"``): it then runs as one asyncio task
+per slot, all of a worker's slots on one event loop (``contract``; built in:
+``redis-asyncio-lock``)::
+
+    class MyAsyncLease:
+        connect = "url"
+        def __init__(self, url, key, ttl_ms): self.r = redis.asyncio.from_url(url) ...
+        async def acquire(self) -> bool: ...
+        async def release(self) -> bool: ...
+
+A lease in another language is ``exec:COMMAND ARGS...``: a child process per slot speaking a line
+protocol on stdin/stdout (``exec_lease``; built in: the Node.js examples ``node-ioredis-del`` and
+``node-redlock``, from ``examples/node/`` of a source checkout).
 """
 from __future__ import annotations
 
@@ -41,6 +92,7 @@ import traceback
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.workloads.leases import contract, exec_lease
 
 BUILTIN = {
     "naive-del": "leasecheck.workloads.leases.naive_del:NaiveDel",
@@ -56,7 +108,16 @@ BUILTIN = {
     "pottery-redlock": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlock",
     "pottery-redlock-n": "leasecheck.workloads.leases.pottery_redlock:PotteryRedlockN",
     "redlock": "leasecheck.workloads.leases.redlock:Redlock",
+    "redis-asyncio-lock": "leasecheck.workloads.leases.redis_asyncio_lock:RedisAsyncioLock",
+    # Node.js, from the repository's examples/node (npm install there first)
+    "node-ioredis-del": "exec:node examples/node/ioredis_del.js",
+    "node-redlock": "exec:node examples/node/redlock_lease.js",
 }
+# The folder a built-in exec: lease's script paths are relative to (a source checkout's root).
+ROOT = Path(__file__).resolve().parents[2]
+
+
+wants_url = contract.wants_url   # the lease declares connect = "url": built with its slot's URL
 
 
 def _users_frames(e: BaseException) -> str:
@@ -70,11 +131,15 @@ def _users_frames(e: BaseException) -> str:
 
 
 def load_lease(spec: str):
-    """The lease class for a built-in name, ``path/to/file.py:Name`` or ``package.module:Name``."""
+    """The lease class for a built-in name, ``path/to/file.py:Name``, ``package.module:Name`` or
+    ``exec:COMMAND ARGS...``."""
     target = BUILTIN.get(spec, spec)
+    if target.startswith(exec_lease.PREFIX):
+        return exec_lease.lease_class(target, base=ROOT, name=spec) if spec in BUILTIN else \
+            exec_lease.lease_class(target)
     if ":" not in target:
         raise UsageError(f"--lease {spec!r} is not a known lease; pick one of "
-                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class")
+                         f"{', '.join(BUILTIN)} or give FILE.py:Class / package.module:Class / 'exec:COMMAND ARGS'")
     where, _, name = target.rpartition(":")
     try:
         if where.endswith(".py"):
@@ -104,4 +169,5 @@ def load_lease(spec: str):
         if not callable(getattr(cls, method, None)):
             raise UsageError(f"--lease {spec}: {name} has no {method}() method; a lease needs "
                              "acquire() -> bool and release() -> bool")
+    contract.check(cls, spec)
     return cls

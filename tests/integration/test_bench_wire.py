@@ -1,0 +1,27 @@
+"""``bench/throughput.py --wire`` prints the wire path's lease operations per second as a ratio
+to the redis-py path's, both measured in the same invocation (the numbers themselves are the
+benchmark's to report, in bench/RESULTS.md; this checks that it reports them)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_throughput_bench_prints_the_wire_ratio():
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "1", "--seconds", "3", "--wire"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    runs = {line["what"]: line for line in lines if "what" in line}
+    py = runs["leasecheck run (token-cas, history + audit)"]
+    wire = runs["leasecheck run (token-cas on the wire path, TokenCasUrl, history + audit)"]
+    summary = next(line for line in lines if "wire_ratio_to_redis_py" in line)
+    assert py["valid"] is True and wire["valid"] is True and summary["wire_valid"] is True
+    assert py["window_ops_per_s"] > 0 and wire["window_ops_per_s"] > 0
+    assert summary["wire_ratio_to_redis_py"] == round(wire["window_ops_per_s"] / py["window_ops_per_s"], 3)
+    assert summary["wire_cpu_ratio"] == round(py["cpu_ms_per_kop"] / wire["cpu_ms_per_kop"], 3)

@@ -1,0 +1,69 @@
+"""Fresh short runs checked twice: by the project's checker and by the one written from
+docs/history.md alone (tests/checkers/independent/). They must give the same foreign releases
+(each with its victim and whether the victim's job was running), claims seen, overlap and
+releases that found nothing — for the built-in leases, the two leases whose release writes the
+key, and the hash-field leases."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "checkers"))
+from independent.checker import check  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+OWN = "tests/integration/ownership_leases.py"
+HASH = "examples/hash_field_lease.py"
+OUTLIVE = ("--job-duration", "1.1s..1.5s")   # every job outlives the default 1 s lease
+
+
+def counts(res: dict) -> dict:
+    return {"foreign": [(f["attempt"], f["victim"], f["line"], f["victim_job_running"])
+                        for f in res["foreign_releases_first"]],
+            "claims": res["claims_seen"]["count"], "fates": {k: v for k, v in res["claims"].items() if v},
+            "objects": res["claims_seen"]["keys"],
+            "overlap": res["overlap"]["count"], "found_nothing": res["releases_found_nothing"]}
+
+
+@pytest.mark.parametrize("lease", ["naive-del", "token-cas", "get-compare-del", f"{OWN}:CounterZero",
+                                   f"{OWN}:GetdelWriteback", f"{HASH}:HashFieldCas", f"{HASH}:HashFieldDel"])
+def test_both_checkers_give_the_same_counts_on_a_fresh_run(leasecheck, lease):
+    r = leasecheck("run", "--lease", lease, "--time-limit", "6s")
+    assert r.code in (0, 1), r.out + r.err
+    assert r.results["claims_seen"]["count"] > 0
+    assert check(r.run_dir) == counts(r.results)
+
+
+def test_a_hash_field_lease_is_judged_on_its_fields(leasecheck):
+    # HSETNX of the field `holder` (with the hash key's expiry: the bundled Redis 6.2 has no field
+    # expiry), released by a compare-and-HDEL script: claims seen, none inconclusive for want of one
+    r = leasecheck("run", "--lease", f"{HASH}:HashFieldCas", "--time-limit", "6s")
+    assert r.code == 0, r.out + r.err
+    res = r.results
+    assert res["valid"] is True and res["claims_seen"]["count"] > 0
+    assert all(x.endswith("[holder]") for x in res["claims_seen"]["examples"])
+    assert res["problems"] == [] and res["disagreements"] == []
+    # the same claims released by a plain HDEL, given the chance: every job outlives the 1 s lease,
+    # so a late HDEL frees another attempt's field, and that is found
+    r = leasecheck("run", "--lease", f"{HASH}:HashFieldDel", "--time-limit", "6s", *OUTLIVE)
+    assert r.code == 1, r.out + r.err
+    res = r.results
+    assert res["foreign_releases"] > 0 and res["witness"]["key"].endswith("[holder]")
+    first = res["foreign_releases_first"]
+    assert {f["field"] for f in first} == {"holder"} and all(f["command"] == "HDEL" for f in first)
+
+
+def test_a_release_that_writes_the_key_counts_only_live_claims_it_freed(leasecheck):
+    # the counter set back to "0": every foreign release took a live claim from another attempt;
+    # the "0" values are nobody's claims, so they are not among the claims seen
+    r = leasecheck("run", "--lease", f"{OWN}:CounterZero", "--time-limit", "6s", *OUTLIVE)
+    res = r.results
+    assert r.code == 1 and res["foreign_releases"] > 0, r.out + r.err
+    ended = sum(v for k, v in res["claims"].items())
+    assert ended == res["claims_seen"]["count"]
+    assert res["claims"]["foreign_release"] == res["foreign_releases"]
+    first = res["foreign_releases_first"]
+    if any(f["victim_job_running"] for f in first):
+        lead = next(f for f in first if f["victim_job_running"])
+        assert f"attempt {lead['attempt']}'s {lead['command']} ({'audit.log'} line {lead['line']}" in res["reasons"][0]
