@@ -37,7 +37,8 @@ from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import cluster as cluster_pool
 from leasecheck.harness.search import incident
 from leasecheck.harness.search import matrix_table
-from leasecheck.harness.search.hunt import EXIT_UNKNOWN, Outcome, Tally, check_budget, hunt_parallel, nemesis_for
+from leasecheck.harness.search.hunt import (EXIT_UNKNOWN, Outcome, Tally, check_budget, hunt_parallel, nemesis_for,
+                                            short_for_default)
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.pool import Done, LocalPool, Pool
 from leasecheck.harness.search.task import Job
@@ -137,6 +138,7 @@ def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budge
     """
     if lease is not None:
         options["lease"] = lease
+    defaulted = not nemesis and scenario is None and replay is None
     nemesis = nemesis_for(nemesis if isinstance(nemesis, str) or nemesis is None else list(nemesis), scenario, replay)
     if nemesis is not None:
         options["nemesis"] = nemesis
@@ -144,6 +146,10 @@ def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budge
         raise UsageError(f"until_hazards={until_hazards!r}: give a count of at least 1, e.g. until_hazards=3")
     budget_s = _seconds(budget, "budget")
     cfg, given = config_from(options, scenario=scenario, replay=replay)
+    if defaulted:
+        cfg, short = short_for_default(cfg)
+        if short:
+            log.info("note: %s", short)
     origin = str(scenario) if scenario else f"replay={replay}" if replay else "the schedule"
     first = preflight(cfg, schedule_from=origin, given=given)     # bad input stops here, once
     for note in first.notes:

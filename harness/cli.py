@@ -36,7 +36,7 @@ from leasecheck.harness.settings.keywords import replayed
 from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
 from leasecheck.harness.nemesis.heal import heal_leftovers
-from leasecheck.harness.search.hunt import Tally, check_budget, nemesis_for
+from leasecheck.harness.search.hunt import Tally, check_budget, nemesis_for, short_for_default
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.hunt_progress import HuntProgress
 from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
@@ -170,6 +170,7 @@ def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, inciden
     replay it (--incident-replays) and write its incident report, incident.md. Without --nemesis (or
     a scenario, or --replay) the runs use the default fault mix; --nemesis none runs them without faults."""
     quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
+    defaulted = not opts.get("nemesis") and scenario is None and replay is None
     opts["nemesis"] = nemesis_for(opts.get("nemesis"), scenario, replay)
     if until_hazards is not None and until_hazards < 1:
         _usage_exit(UsageError(f"--until-hazards {until_hazards}: give a count of at least 1, e.g. --until-hazards 3"))
@@ -177,6 +178,9 @@ def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, inciden
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
         cfg = _build_config(ctx, scenario, replay, opts, given)
+        cfg, short = short_for_default(cfg) if defaulted else (cfg, None)
+        if short:
+            console.print(f"[yellow]note:[/] {short}")
         check_budget(budget_s, cfg, said_as(_param(ctx, "budget_s"), ctx))
         first = preflight(cfg, schedule_from=origin, given=given)   # bad input stops here, once
         check_parallel(parallel, cluster, first.cfg, said_as(_param(ctx, "parallel"), ctx),

@@ -91,3 +91,8 @@ def schedule(drawn: dict, cfg, rng: random.Random) -> list[Step]:
         steps.append(Step(round(t, 3), "pause", target, round(length, 3)))
         t += max(drawn["gap_ttls"] * ttl * rng.uniform(0.9, 1.1), length + 0.1)
     return steps
+
+
+def fits(cfg) -> bool:
+    """Whether a run of ``cfg``'s time limit and TTL has room for one of the default mix's pauses."""
+    return any(s.fault == "pause" for s in draw(DEFAULT, cfg, renews=False)[0])

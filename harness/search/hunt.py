@@ -37,6 +37,17 @@ DEFAULT_NEMESIS = "default"   # hunt's faults when neither --nemesis nor a scena
 NO_FAULTS = "none"
 
 
+def short_for_default(cfg: RunConfig) -> tuple[RunConfig, str | None]:
+    """A hunt given no faults draws the default mix; runs too short for one of its pauses hunt
+    without faults instead, with a note saying so (a mix the user never named is no reason to refuse)."""
+    from leasecheck.harness.nemesis import mixes
+    if cfg.nemesis != DEFAULT_NEMESIS or cfg.schedule is not None or mixes.fits(cfg):
+        return cfg, None
+    return cfg.with_(nemesis=None), (f"runs of {cfg.time_limit_s:g} s with --ttl {cfg.ttl_s:g}s leave no room for a pause "
+                                     "of the default fault mix: hunting without faults (raise --time-limit, or name "
+                                     "--nemesis)")
+
+
 def nemesis_for(nemesis, scenario, replay):
     """The hunt's ``--nemesis``: as given; the ``default`` mix when nothing names faults (no
     ``--nemesis``, no scenario, no ``--replay``); None (no faults) for ``none``."""

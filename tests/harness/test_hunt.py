@@ -118,3 +118,11 @@ def test_nemesis_for_the_hunt():
     assert nemesis_for("none", None, None) is None
     assert nemesis_for("pause:holder", None, None) == "pause:holder"
     assert nemesis_for(None, Path("s.toml"), None) is None and nemesis_for(None, None, Path("r")) is None
+
+
+def test_runs_too_short_for_the_default_mix_hunt_without_faults():
+    from leasecheck.harness.search.hunt import short_for_default
+    cfg, note = short_for_default(RunConfig(nemesis="default", time_limit_s=2.0, ttl_s=1.0))
+    assert cfg.nemesis is None and "leave no room for a pause of the default fault mix" in note
+    cfg, note = short_for_default(RunConfig(nemesis="default", time_limit_s=6.0, ttl_s=1.0))
+    assert cfg.nemesis == "default" and note is None
