@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
+from leasecheck.harness.nemesis import mixes
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.errors import UsageError
 from leasecheck.result import Result
@@ -40,7 +41,6 @@ NO_FAULTS = "none"
 def short_for_default(cfg: RunConfig) -> tuple[RunConfig, str | None]:
     """A hunt given no faults draws the default mix; runs too short for one of its pauses hunt
     without faults instead, with a note saying so (a mix the user never named is no reason to refuse)."""
-    from leasecheck.harness.nemesis import mixes
     if cfg.nemesis != DEFAULT_NEMESIS or cfg.schedule is not None or mixes.fits(cfg):
         return cfg, None
     return cfg.with_(nemesis=None), (f"runs of {cfg.time_limit_s:g} s with --ttl {cfg.ttl_s:g}s leave no room for a pause "
