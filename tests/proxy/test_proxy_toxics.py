@@ -65,10 +65,13 @@ def test_jitter_stays_in_bounds(proxy):
 
 def test_removing_a_toxic_restores_an_open_connection(proxy):
     with connect(proxy) as sock:
+        base = median_rtt(sock)
         proxy.add_toxic(type="latency", attributes={"latency": 150})
         assert rtt_ms(sock) >= 140
         proxy.destroy_toxic("latency_downstream")
-        assert median_rtt(sock) < 50
+        # Back to the round trip measured before the toxic, give or take a third of the toxic's
+        # 150 ms (a fixed 50 ms once failed at 55 ms on a machine under a load of 36).
+        assert median_rtt(sock) < base + 50
 
 
 def test_update_applies_to_open_connections(api, proxy):
