@@ -53,13 +53,15 @@ def test_latency_keeps_order_and_stacks(proxy):
 
 
 def test_jitter_stays_in_bounds(proxy):
-    proxy.add_toxic(type="latency", attributes={"latency": 50, "jitter": 20})
     with connect(proxy) as sock:
+        base = median_rtt(sock)                  # what the machine adds without the toxic
+        proxy.add_toxic(type="latency", attributes={"latency": 50, "jitter": 20})
         samples = [rtt_ms(sock) for _ in range(12)]
-    # 50 +- 20 ms: no sample below the lower bound (a sleep is not cut short); the upper bound
-    # holds for most samples — a loaded machine delays a few round trips by tens of ms.
+    # 50 +- 20 ms: no sample below the lower bound (a sleep is not cut short); the upper bound,
+    # on top of the round trip measured before the toxic, holds for most samples — a loaded
+    # machine delays a few round trips by tens of ms (under a load of 20, most of them).
     assert all(s >= 28 for s in samples), samples
-    assert sum(s <= 75 for s in samples) >= 9, samples
+    assert sum(s <= 75 + base for s in samples) >= 9, (base, samples)
     assert max(samples) - min(samples) > 3, samples
 
 
