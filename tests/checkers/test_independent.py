@@ -1,8 +1,13 @@
 """The project's checker against a second one written from docs/history.md alone
-(tests/checkers/independent/checker.py, which imports nothing of leasecheck): foreign releases
-(who removed whose claim, on which audit line, and whether the victim's job was running), claims
-seen (claims and objects), overlap and releases that found nothing must be the same on every
-saved run directory. `tests/integration/test_independent_runs.py` does the same on fresh runs."""
+(tests/checkers/independent/, which imports nothing of leasecheck): foreign releases (who removed
+whose claim, on which audit line, and whether the victim's job was running), claims seen (claims
+and objects), overlap and releases that found nothing must be the same on every saved run
+directory of the tests — and on a run of several nodes the several-node counts too: per node
+its claims (and a replica's copies) and foreign releases, Redlock's holds and mutual-exclusion
+violations, a replicated run's claims followed across failovers (lost in failover), early
+losses in failover and split brains. `tests/integration/test_independent_runs.py` does the same
+on fresh runs."""
+import json
 from pathlib import Path
 
 import pytest
@@ -10,23 +15,51 @@ import pytest
 from leasecheck.checkers import check_run
 from independent.checker import check
 
+TESTS = Path(__file__).parents[1]
 DATA = Path(__file__).parent / "data"
+# every saved run directory under tests/ (one store, Redlock masters, replicated with failover)
+SAVED = sorted(p.parent for p in TESTS.rglob("config.json") if (p.parent / "history.jsonl").exists()
+               or (p.parent / "history.d").is_dir())
 
 
 def project_counts(run_dir) -> dict:
+    """The project's counts, in the independent checker's shape (`independent.checker.check`)."""
     r = check_run(run_dir)
+    config = json.loads((Path(run_dir) / "config.json").read_text())
+    common = {"overlap": r["overlap"]["count"], "found_nothing": r["releases_found_nothing"]}
+    assert len(r["foreign_releases_first"]) == (r["foreign_releases"] if config.get("topology") != "redlock" else 0)
+    if config.get("topology") == "replicated":
+        fates = {k: v for k, v in r["claims"].items() if v}
+        return {"foreign": [(f["attempt"], f["victim"], f["node"], f["line"], f["victim_job_running"])
+                            for f in r["foreign_releases_first"]],
+                "claims": sum(fates.values()), "fates": fates,
+                "nodes": {k: (v["claims"], v["copies"]) for k, v in r["audit"]["nodes"].items() if v["recorded"]},
+                "lost_in_failover": r["claims"]["lost_in_failover"],
+                "early_loss_failover": r["early_loss"]["by_cause"]["failover"],
+                "split_brain": r["split_brain"]["count"], "off_primary": r["split_brain"]["off_primary"], **common}
+    if config.get("store_nodes"):
+        me = r["mutual_exclusion"]
+        return {"foreign": r["foreign_releases"], "foreign_per_node": me["foreign_releases_per_node"],
+                "claims_per_node": me["claims_per_node"], "holds": me["holds"], "violations": me["violations"],
+                **common}
     seen = r["claims_seen"] or {"count": None, "keys": None}
-    assert len(r["foreign_releases_first"]) == r["foreign_releases"]      # every one listed (few here)
     return {"foreign": [(f["attempt"], f["victim"], f["line"], f["victim_job_running"])
                         for f in r["foreign_releases_first"]],
             "claims": seen["count"], "fates": {k: v for k, v in (r["claims"] or {}).items() if v},
-            "objects": seen["keys"], "overlap": r["overlap"]["count"],
-            "found_nothing": r["releases_found_nothing"]}
+            "objects": seen["keys"], **common}
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
-def test_the_independent_checker_agrees_on_every_saved_run(name):
-    assert check(DATA / name) == project_counts(DATA / name)
+def test_every_saved_run_directory_is_compared_several_node_ones_included():
+    names = {str(p.relative_to(TESTS)) for p in SAVED}
+    assert {p.name for p in DATA.iterdir()} <= {Path(n).name for n in names}
+    assert {"checkers/replicated/failover-lost-bad", "checkers/replicated/failover-naive-del-foreign-bad",
+            "checkers/replicated/failover-nolag-ok", "checkers/redlock/clock-jump-bad",
+            "harness/data/fuzz-run"} <= names
+
+
+@pytest.mark.parametrize("run_dir", SAVED, ids=[str(p.relative_to(TESTS)) for p in SAVED])
+def test_the_independent_checker_agrees_on_every_saved_run(run_dir):
+    assert check(run_dir) == project_counts(run_dir)
 
 
 def test_the_independent_checker_gives_the_hand_counts():
@@ -38,3 +71,23 @@ def test_the_independent_checker_gives_the_hand_counts():
         "foreign": None, "claims": 4, "objects": 2, "overlap": 2, "found_nothing": 0,
         "fates": {"expired_while_held": 1, "foreign_release": 2, "still_held": 1}}
     assert check(DATA / "incident-plain-del-bad")["foreign"] == [("w0.s0.0", "w1.s0.0", 7, True)]
+
+
+def test_the_several_node_counts_are_the_stories_the_fixtures_tell():
+    rep = TESTS / "checkers" / "replicated"
+    # the holder's claim, acknowledged by node1 during the replication cut, never reached node2:
+    # lost in the failover, and another attempt then won the key there (an early loss)
+    lost = check(rep / "failover-lost-bad")
+    assert (lost["lost_in_failover"], lost["early_loss_failover"], lost["foreign"]) == (1, 1, [])
+    assert lost["nodes"] == {"node1": (2, 0), "node2": (2, 1)}     # node2: one copy of node1's claims
+    # naive-del: the first holder's late DEL reaches the promoted node2 and removes the other's copy
+    naive = check(rep / "failover-naive-del-foreign-bad")
+    assert [(r, v, node) for r, v, node, _, _ in naive["foreign"]] == [("w0.s0.0", "w1.s0.99", "node2"),
+                                                                      ("w1.s0.99", "w0.s0.1", "node2")]
+    assert naive["fates"] == {"expired_while_held": 1, "foreign_release": 2}
+    # no cut: nothing lost; one claim made on node1 after its stop, never acknowledged (no split brain)
+    ok = check(rep / "failover-nolag-ok")
+    assert (ok["lost_in_failover"], ok["split_brain"], ok["off_primary"], ok["foreign"]) == (0, 0, 1, [])
+    # Redlock: node3's clock jumps past the TTL; another attempt wins node3-5 while the first holds
+    rl = check(TESTS / "checkers" / "redlock" / "clock-jump-bad")
+    assert (rl["holds"], rl["violations"], rl["foreign"]) == (3, 1, 0)
