@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from leasecheck.checkers import check_run
+from independent import compare
 from independent.checker import check
 
 TESTS = Path(__file__).parents[1]
@@ -26,27 +27,9 @@ def project_counts(run_dir) -> dict:
     """The project's counts, in the independent checker's shape (`independent.checker.check`)."""
     r = check_run(run_dir)
     config = json.loads((Path(run_dir) / "config.json").read_text())
-    common = {"overlap": r["overlap"]["count"], "found_nothing": r["releases_found_nothing"]}
-    assert len(r["foreign_releases_first"]) == (r["foreign_releases"] if config.get("topology") != "redlock" else 0)
-    if config.get("topology") == "replicated":
-        fates = {k: v for k, v in r["claims"].items() if v}
-        return {"foreign": [(f["attempt"], f["victim"], f["node"], f["line"], f["victim_job_running"])
-                            for f in r["foreign_releases_first"]],
-                "claims": sum(fates.values()), "fates": fates,
-                "nodes": {k: (v["claims"], v["copies"]) for k, v in r["audit"]["nodes"].items() if v["recorded"]},
-                "lost_in_failover": r["claims"]["lost_in_failover"],
-                "early_loss_failover": r["early_loss"]["by_cause"]["failover"],
-                "split_brain": r["split_brain"]["count"], "off_primary": r["split_brain"]["off_primary"], **common}
-    if config.get("store_nodes"):
-        me = r["mutual_exclusion"]
-        return {"foreign": r["foreign_releases"], "foreign_per_node": me["foreign_releases_per_node"],
-                "claims_per_node": me["claims_per_node"], "holds": me["holds"], "violations": me["violations"],
-                **common}
-    seen = r["claims_seen"] or {"count": None, "keys": None}
-    return {"foreign": [(f["attempt"], f["victim"], f["line"], f["victim_job_running"])
-                        for f in r["foreign_releases_first"]],
-            "claims": seen["count"], "fates": {k: v for k, v in (r["claims"] or {}).items() if v},
-            "objects": seen["keys"], **common}
+    listed = r["foreign_releases"] if config.get("topology") != "redlock" else 0   # redlock: counted, not listed
+    assert len(r["foreign_releases_first"]) == listed
+    return compare.project_counts(r, config)
 
 
 def test_every_saved_run_directory_is_compared_several_node_ones_included():
