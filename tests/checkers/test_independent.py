@@ -74,3 +74,22 @@ def test_the_several_node_counts_are_the_stories_the_fixtures_tell():
     # Redlock: node3's clock jumps past the TTL; another attempt wins node3-5 while the first holds
     rl = check(TESTS / "checkers" / "redlock" / "clock-jump-bad")
     assert (rl["holds"], rl["violations"], rl["foreign"]) == (3, 1, 0)
+
+
+@pytest.mark.parametrize("b_wins", [True, False])
+def test_the_hand_made_redlock_run_written_as_a_run_directory(tmp_path, b_wins):
+    # tests/checkers/test_mutual_exclusion.py's three masters (node2's clock jumps +10 s, so A's
+    # key there expires and B wins node2 and node3), saved as a run directory and read by both
+    import test_mutual_exclusion as hand
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(hand.CONFIG))
+    (run / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in hand._history(b_wins)))
+    for name, (audit, samples) in hand._nodes(jump_s=10.0 if b_wins else 0.0).items():
+        (run / f"audit-{name}.log").write_text(audit.text)
+        (run / f"store-clock-{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in samples))
+    mine = check(run)
+    assert mine == project_counts(run)
+    assert (mine["holds"], mine["violations"]) == ((2, 1) if b_wins else (1, 0))
+    assert mine["claims_per_node"] == ({"node1": 1, "node2": 2, "node3": 1} if b_wins
+                                       else {"node1": 1, "node2": 1, "node3": 1})
