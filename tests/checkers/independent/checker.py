@@ -63,11 +63,13 @@ def _history(run: Path) -> list[dict]:
 
 
 class Clock:
-    """Store seconds -> history ns, from the sample nearest in store time."""
+    """Store seconds -> history ns, from the sample nearest in store time; a sample whose round
+    trip took more than 250 ms is left out when there are others."""
 
     def __init__(self, run: Path, name: str = "store-clock.jsonl"):
         path = run / name
-        self.samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+        samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+        self.samples = [x for x in samples if (x.get("rtt_ns") or 0) <= 250_000_000] or samples
 
     def to_ns(self, store_s: float) -> float:
         if not self.samples:
