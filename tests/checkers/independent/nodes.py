@@ -134,8 +134,10 @@ def check_nodes(run: Path) -> dict:
     lost, early = lost_in_failover(nodes, fos, hs)
     fates = resolved_fates(nodes, fos, lost)
     split, off = split_brain(nodes, fos, {h["attempt"] for h in hs})
-    foreign = sorted((at, (r, v, n.name, line, running))
-                     for n in nodes for at, (r, v, line, running) in zip(n.checker.foreign_at, n.result["foreign"]))
+    # in history-time order across the nodes (equal times: in node order, then audit order)
+    foreign = sorted(((at, (r, v, n.name, line, running))
+                      for n in nodes for at, (r, v, line, running) in zip(n.checker.foreign_at, n.result["foreign"])),
+                     key=lambda x: x[0])
     return {"foreign": [x for _, x in foreign], "claims": sum(fates.values()),
             "fates": {k: v for k, v in fates.items() if v},
             "nodes": {n.name: (n.result["claims"], sum(c["copy"] for c in n.claims)) for n in nodes},
