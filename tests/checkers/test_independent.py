@@ -36,7 +36,8 @@ def test_every_saved_run_directory_is_compared_several_node_ones_included():
     names = {str(p.relative_to(TESTS)) for p in SAVED}
     assert {p.name for p in DATA.iterdir()} <= {Path(n).name for n in names}
     assert {"checkers/replicated/failover-lost-bad", "checkers/replicated/failover-naive-del-foreign-bad",
-            "checkers/replicated/failover-nolag-ok", "checkers/redlock/clock-jump-bad",
+            "checkers/replicated/failover-nolag-ok", "checkers/replicated/failover-counter-split-brain-bad",
+            "checkers/redlock/clock-jump-bad",
             "harness/data/fuzz-run"} <= names
 
 
@@ -71,6 +72,11 @@ def test_the_several_node_counts_are_the_stories_the_fixtures_tell():
     # no cut: nothing lost; one claim made on node1 after its stop, never acknowledged (no split brain)
     ok = check(rep / "failover-nolag-ok")
     assert (ok["lost_in_failover"], ok["split_brain"], ok["off_primary"], ok["foreign"]) == (0, 0, 1, [])
+    # continued at the heal, node1 still takes writes: a release's "0" over a copy there, then a
+    # claim on node1 while another attempt's is live on node2, the primary
+    split = check(rep / "failover-counter-split-brain-bad")
+    assert (split["split_brain"], split["off_primary"]) == (1, 1)
+    assert [(r, v, node) for r, v, node, _, _ in split["foreign"]] == [("w0.s0.0", "w1.s0.102", "node1")]
     # Redlock: node3's clock jumps past the TTL; another attempt wins node3-5 while the first holds
     rl = check(TESTS / "checkers" / "redlock" / "clock-jump-bad")
     assert (rl["holds"], rl["violations"], rl["foreign"]) == (3, 1, 0)
