@@ -37,7 +37,7 @@ def test_every_saved_run_directory_is_compared_several_node_ones_included():
     assert {p.name for p in DATA.iterdir()} <= {Path(n).name for n in names}
     assert {"checkers/replicated/failover-lost-bad", "checkers/replicated/failover-naive-del-foreign-bad",
             "checkers/replicated/failover-nolag-ok", "checkers/replicated/failover-counter-split-brain-bad",
-            "checkers/redlock/clock-jump-bad",
+            "checkers/redlock/clock-jump-bad", "checkers/replicated/killed-mid-failover",
             "harness/data/fuzz-run"} <= names
 
 
@@ -77,6 +77,10 @@ def test_the_several_node_counts_are_the_stories_the_fixtures_tell():
     split = check(rep / "failover-counter-split-brain-bad")
     assert (split["split_brain"], split["off_primary"]) == (1, 1)
     assert [(r, v, node) for r, v, node, _, _ in split["foreign"]] == [("w0.s0.0", "w1.s0.102", "node1")]
+    # the harness SIGKILLed mid-failover (scenarios/failover-loses-claim.toml): history.d/ merged as
+    # it is read, both audits cut short, no fault_end (so no failover to follow claims across)
+    killed = check(rep / "killed-mid-failover")
+    assert killed["nodes"] == {"node1": (2, 0), "node2": (1, 1)} and killed["lost_in_failover"] == 0
     # Redlock: node3's clock jumps past the TTL; another attempt wins node3-5 while the first holds
     rl = check(TESTS / "checkers" / "redlock" / "clock-jump-bad")
     assert (rl["holds"], rl["violations"], rl["foreign"]) == (3, 1, 0)
