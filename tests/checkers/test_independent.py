@@ -103,3 +103,12 @@ def test_the_hand_made_redlock_run_written_as_a_run_directory(tmp_path, b_wins):
     assert (mine["holds"], mine["violations"]) == ((2, 1) if b_wins else (1, 0))
     assert mine["claims_per_node"] == ({"node1": 1, "node2": 2, "node3": 1} if b_wins
                                        else {"node1": 1, "node2": 1, "node3": 1})
+
+
+def test_the_independent_checker_imports_nothing_of_the_project():
+    import ast
+    for path in (Path(__file__).parent / "independent").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            assert not [n for n in names if n.split(".")[0] in ("leasecheck", "checkers", "harness", "workloads")], path
