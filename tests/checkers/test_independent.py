@@ -112,3 +112,25 @@ def test_the_independent_checker_imports_nothing_of_the_project():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
             assert not [n for n in names if n.split(".")[0] in ("leasecheck", "checkers", "harness", "workloads")], path
+
+
+@pytest.mark.parametrize("won_ms, overlap", [(1087, 1), (1089, 0)])
+def test_a_second_win_just_inside_or_past_the_first_holds_promise(tmp_path, won_ms, overlap):
+    # A (acquire invoked at 100 ms, TTL 1000 ms) never releases: its hold ends at 100 + 1000 − 12
+    # (drift: 1 % of the TTL + 2 ms) = 1088 ms; B's win at 1087 ms overlaps it, at 1089 ms it does not
+    import test_mutual_exclusion as hand
+    ev = [e for e in hand._history(True) if not (e.get("attempt") == "a.s0.0" and e.get("f") == "release")]
+    for e in ev:
+        if e.get("attempt") == "b.s0.0":
+            e["time"] = (won_ms - 5 if e["type"] == "invoke" else won_ms) * hand.MS
+    ev.sort(key=lambda e: e["time"])
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(hand.CONFIG))
+    (run / "history.jsonl").write_text("".join(json.dumps(dict(e, index=i)) + "\n" for i, e in enumerate(ev)))
+    for name, (audit, samples) in hand._nodes(jump_s=10.0).items():
+        (run / f"audit-{name}.log").write_text(audit.text)
+        (run / f"store-clock-{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in samples))
+    mine = check(run)
+    assert mine == project_counts(run)
+    assert (mine["holds"], mine["violations"]) == (2, overlap)
