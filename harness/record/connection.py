@@ -81,7 +81,7 @@ def refused(message: str) -> bool:
     return message.split(" ", 1)[0] in _REJECTED_CODES or any(t in message for t in _REJECTED_TEXT)
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
     attempt: str
