@@ -3,8 +3,8 @@ measured in the same run: a bare redis-py loop sending the same commands (SET NX
 compare-and-delete when it wins) from as many processes, against the same kind of store, with a
 MONITOR reader attached — the audit's unavoidable cost is in the floor.
 
-    python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64] [--repeat 3]
-    python bench/throughput.py --workers 4,16,64
+    python bench/throughput.py [--workers 4,16,64] [--seconds 10] [--keys 64] [--repeat 3]
+    python bench/throughput.py --workers 4
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
     python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
 
@@ -28,12 +28,14 @@ involved (floor: loop processes + MONITOR reader process + redis-server; harness
 process, its workers and redis-server), over a steady-state window with operations counted by the
 store. On a shared machine wall-clock throughput swings 2-3x with others' load; CPU per operation
 much less. With ``--repeat N`` floor and harness alternate N times; the summary gives the best
-and the range. Not a test: absolute numbers depend on the machine (machines of one kind differ
+of each side (``ratio_to_floor``: best harness over best floor), the range of the pairs' ratios
+and their median (``ratio_median``, ``cpu_ratio_median``). Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import glob
 import json
 import multiprocessing as mp
@@ -177,8 +179,10 @@ def summarize(workers: int, floors: list[dict], harnesses: list[dict]) -> dict:
     return {"workers": workers, "repeat": len(floors),
             "floor_ops_per_s": best_floor, "harness_ops_per_s": best_harness,
             "ratio_to_floor": round(best_harness / best_floor, 3), "ratio_range": _span(wall),
+            "ratio_median": round(statistics.median(wall), 3),
             "floor_cpu_ms_per_kop": floor_cpu, "harness_cpu_ms_per_kop": harness_cpu,
             "cpu_ratio": round(floor_cpu / harness_cpu, 3), "cpu_ratio_range": _span(cpu),
+            "cpu_ratio_median": round(statistics.median(cpu), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
@@ -201,7 +205,7 @@ def summarize_wire(workers: int, harnesses: list[dict], wires: list[dict]) -> di
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", default="4", help="one count or several, comma-separated")
+    ap.add_argument("--workers", default="4,16,64", help="one count or several, comma-separated")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="floor and harness alternate this many times")
