@@ -6,6 +6,8 @@ check-then-act release (`bench/check_then_act.py`), and the repair `token-cas` a
 each way of running it:
 
 - ``none``: `leasecheck run` with no faults;
+- ``default``: `leasecheck run --nemesis default`, the default fault mix of `hunt` and `matrix`
+  (replies late all run, a pause past the deadline every 2 TTLs aimed at lease calls);
 - ``random``: the random nemesis a user reaches for first, ``--nemesis pause,latency,partition``
   at the default interval (clock jumps, kills and evictions are left out: they make even a
   correct lease lose claims early, which is not the mistake under test);
@@ -21,8 +23,9 @@ the time to the first violation is `first_violation.time_s` of its `results.json
 the first double run). One JSON line per cell: seeds, how many were found, the median and the
 maximum time (null when the seeds not found decide them: then it is "more than the limit").
 
-    python bench/detection.py                       # 5 leases x 4 modes x 10 seeds x 60 s: ~3.5 h
+    python bench/detection.py                       # 5 leases x 5 modes x 10 seeds x 60 s: ~4.5 h
     python bench/detection.py --seeds 3 --time-limit 20 --modes aimed,loop --leases get-compare-del
+    python bench/detection.py --leases get-compare-del --modes default --time-limit 30   # issue 21
 
 Not a test; it prints numbers. The loop's double runs happen for every lease whose jobs can
 outlive the lease, the repair included: that is what it cannot tell apart.
@@ -53,7 +56,7 @@ from leasecheck.workloads.leases import load_lease  # noqa: E402
 
 LEASES = ("naive-del", "get-compare-del", "fixed-token", "check-then-act", "token-cas")
 PLUGINS = {"check-then-act": f"{ROOT / 'bench' / 'check_then_act.py'}:CheckThenAct"}
-MODES = ("none", "random", "aimed", "loop")
+MODES = ("none", "default", "random", "aimed", "loop")
 WORKERS, TTL_S, JOBS = 8, 1.0, ((0.9, 0.4), (0.1, 1.6))   # leasecheck run's defaults
 
 
@@ -71,7 +74,9 @@ def harness_run(lease: str, mode: str, seed: int, seconds: float, tmp: Path) -> 
     """One `leasecheck run`; the time of its first violation, or None."""
     cmd = [sys.executable, "-m", "leasecheck", "run", "--lease", PLUGINS.get(lease, lease), "--seed", str(seed),
            "--time-limit", f"{seconds:g}s", "--results-dir", str(tmp / "results")]
-    if mode == "random":
+    if mode == "default":
+        cmd += ["--nemesis", "default"]
+    elif mode == "random":
         cmd += ["--nemesis", "pause,latency,partition"]
     elif mode == "aimed":
         cmd += ["--scenario", str(aimed_scenario(tmp / "aimed.toml", seconds))]

@@ -77,6 +77,8 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     witness: dict | None = None
     certainty: dict[str, str] = field(default_factory=dict)
+    # whose finding a failed run is: "store" (only the store broke the lease's promise), "lease", or null
+    failure_of: str | None = None
 
     def to_dict(self) -> dict:
         head = {"schema_version": self.schema_version, "valid": self.valid, "reasons": self.reasons,

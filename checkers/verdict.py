@@ -32,9 +32,12 @@ from leasecheck.checkers.read.audit import open_audit
 from leasecheck.checkers.measures.measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
 from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_names, open_node_audits
 from leasecheck.checkers.properties import PROPERTIES, Properties, name
-from leasecheck.checkers.result import SAFETY, WARN, Part, Result
+from leasecheck.checkers.result import LIVENESS, SAFETY, WARN, Part, Result
 from leasecheck.checkers.read.rundir import load_config, load_store_clock
 from leasecheck.events import RUN_START
+
+# Early losses no lease can prevent: the store's clock jumped, it evicted, restarted or failed over.
+STORE_CAUSES = frozenset({"clock_jump", "eviction", "store_restart", "failover"})
 
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
@@ -58,7 +61,7 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     if nodes is not None:
         m.nodes = measure_nodes(events, nodes, config)
     found = _measured(m)
-    judged = []
+    judged, failing = [], []
     for prop in properties:
         applies = getattr(prop, "applies", None)
         if applies is not None and not applies(m):
@@ -70,11 +73,25 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
             owners = ", ".join(f"{f} belongs to {properties.owner(f) or 'no property'}" for f in strays)
             raise KeyError(f"property {name(prop)} wrote fields it does not own ({owners})")
         judged.append(part)
+        if part.failures and not (part.kind == LIVENESS and liveness_mode(config) == WARN):
+            failing.append(name(prop))   # a liveness warning is nobody's failure
         found.update(part.fields)
         if parts is not None:
             parts.append((name(prop), part))
     return Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
-                         liveness=liveness_mode(config), **_measured(m)).to_dict()
+                         liveness=liveness_mode(config), failure_of=failure_of(failing, found),
+                         **_measured(m)).to_dict()
+
+
+def failure_of(failing: list[str], found: dict) -> str | None:
+    """Whose finding a failed run is: ``"store"`` when its only failing property is early loss and
+    every early loss has a cause of the store's (`STORE_CAUSES`: the promise every lease makes,
+    broken by the store's configuration or its faults), ``"lease"`` for any other failure, None
+    when nothing failed."""
+    if not failing:
+        return None
+    causes = {c for c, n in ((found.get("early_loss") or {}).get("by_cause") or {}).items() if n}
+    return "store" if failing == ["early_loss"] and causes and causes <= STORE_CAUSES else "lease"
 
 
 def liveness_mode(config: dict | None) -> str:

@@ -37,7 +37,8 @@ from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import cluster as cluster_pool
 from leasecheck.harness.search import incident
 from leasecheck.harness.search import matrix_table
-from leasecheck.harness.search.hunt import EXIT_UNKNOWN, Outcome, Tally, check_budget, hunt_parallel
+from leasecheck.harness.search.hunt import (EXIT_UNKNOWN, Outcome, Tally, check_budget, hunt_parallel, nemesis_for,
+                                            short_for_default)
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.pool import Done, LocalPool, Pool
 from leasecheck.harness.search.task import Job
@@ -118,14 +119,16 @@ def check(run_dir: Path | str, *, all_witnesses: bool = False) -> Result:
 def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budget: float | str = "10m",
          scenario: Path | str | None = None, replay: Path | str | None = None,
          on_run: Callable[[Tally], None] = lambda tally: None, parallel: int = 1, cluster: str | None = None,
-         incident_replays: int = 3, **options) -> Tally:
+         incident_replays: int = 3, until_hazards: int | None = None, **options) -> Tally:
     """Run the same configuration with fresh seeds (from ``seed=`` up, if given) until a run is
     INVALID or the ``budget`` (seconds or ``"10m"``) could not hold another run. Returns the
     `Tally`: ``failing`` (the first INVALID run's `Outcome`, with its ``result``), ``runs``,
     ``exit_code`` (1 when one failed, 2 when some run was inconclusive, else 0).
     ``parallel``: runs at once on this machine; ``cluster``: ``"local:N"`` or a Dask scheduler's
     address (`leasecheck.harness.search.cluster`). A failing run is replayed ``incident_replays``
-    times and gets an ``incident.md`` (0: neither).
+    times and gets an ``incident.md`` (0: neither). Without ``nemesis``, ``scenario`` or ``replay``
+    the runs use the ``default`` fault mix (``nemesis="none"``: no faults); ``until_hazards=N`` also
+    stops once every hazard relevant to the lease was reached N times.
 
     For example::
 
@@ -135,10 +138,18 @@ def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budge
     """
     if lease is not None:
         options["lease"] = lease
+    defaulted = not nemesis and scenario is None and replay is None
+    nemesis = nemesis_for(nemesis if isinstance(nemesis, str) or nemesis is None else list(nemesis), scenario, replay)
     if nemesis is not None:
-        options["nemesis"] = list(nemesis) if not isinstance(nemesis, str) else nemesis
+        options["nemesis"] = nemesis
+    if until_hazards is not None and not (isinstance(until_hazards, int) and until_hazards >= 1):
+        raise UsageError(f"until_hazards={until_hazards!r}: give a count of at least 1, e.g. until_hazards=3")
     budget_s = _seconds(budget, "budget")
     cfg, given = config_from(options, scenario=scenario, replay=replay)
+    if defaulted:
+        cfg, short = short_for_default(cfg)
+        if short:
+            log.info("note: %s", short)
     origin = str(scenario) if scenario else f"replay={replay}" if replay else "the schedule"
     first = preflight(cfg, schedule_from=origin, given=given)     # bad input stops here, once
     for note in first.notes:
@@ -148,10 +159,12 @@ def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budge
     check_incident_replays(incident_replays, "incident_replays=")
     with open_pool(parallel, cluster) as pool:
         if pool is None:
-            tally = hunt_loop(first.cfg, budget_s, hunt_runner(first.cfg, replay or scenario), on_run=on_run)
+            tally = hunt_loop(first.cfg, budget_s, hunt_runner(first.cfg, replay or scenario), on_run=on_run,
+                              tally=Tally(until_hazards=until_hazards))
         else:
             tally = hunt_parallel(cfg.with_(seed=first.cfg.seed), budget_s,
-                                  PoolRuns(pool, origin, import_path()), on_run=on_run)
+                                  PoolRuns(pool, origin, import_path()), on_run=on_run,
+                                  tally=Tally(until_hazards=until_hazards))
         if tally.failing is not None and incident_replays:
             incident_report(tally, "leasecheck.hunt(...)", incident_replays, pool)
     return tally

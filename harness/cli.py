@@ -38,13 +38,13 @@ from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
 from leasecheck.harness.nemesis.heal import heal_leftovers
 from leasecheck.harness.record.writes import Unwritable, unwritable
-from leasecheck.harness.search.hunt import Tally, check_budget
+from leasecheck.harness.search.hunt import Tally, check_budget, nemesis_for, short_for_default
 from leasecheck.harness.search.hunt import hunt as hunt_loop
 from leasecheck.harness.search.hunt_progress import HuntProgress
 from leasecheck.harness.reports.html import refresh_index, results_dir_of, write_index, write_pages
 from leasecheck.harness.reports.junit import write_junit
 from leasecheck.harness.run.preflight import preflight
-from leasecheck.harness.reports.summary import print_summary
+from leasecheck.harness.reports.summary import STORE_VERDICT, print_summary
 from leasecheck.harness.search import matrix as matrix_cells
 from leasecheck.harness.search import matrix_table
 from leasecheck.harness.run.progress import RunProgress
@@ -178,22 +178,33 @@ def _parallel_options(command):
 
 
 @cli.command()
+@click.option("--until-hazards", "until_hazards", default=None, type=int,
+              help="Stop once every hazard relevant to the lease (results.json hazards.relevant) was reached "
+                   "this many times over the hunt's runs (N).")
 @click.option("--budget", "budget_s", default="10m", type=DURATION,
               help="How long to hunt: no run starts that could not finish within it.")
 @click.option("--incident-replays", "incident_replays", default=3, type=int,
               help="Replays of a failing run for its incident report (incident.md in its directory; 0: none).")
 @_parallel_options
 @click.pass_context
-def hunt(ctx: click.Context, budget_s: float, incident_replays: int, parallel: int, cluster: str | None,
-         scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
+def hunt(ctx: click.Context, budget_s: float, until_hazards: int | None, incident_replays: int, parallel: int,
+         cluster: str | None, scenario: Path | None, replay: Path | None, junit: Path | None, **opts):
     """Run the configured scenario again and again with fresh seeds (from --seed up, if given)
     until the first violation or the budget; print the failing run and the command that replays it,
-    replay it (--incident-replays) and write its incident report, incident.md."""
+    replay it (--incident-replays) and write its incident report, incident.md. Without --nemesis (or
+    a scenario, or --replay) the runs use the default fault mix; --nemesis none runs them without faults."""
     quiet = opts.pop("quiet")   # runs of a hunt are silent; its own line says how far it got, unless --quiet
+    defaulted = not opts.get("nemesis") and scenario is None and replay is None
+    opts["nemesis"] = nemesis_for(opts.get("nemesis"), scenario, replay)
+    if until_hazards is not None and until_hazards < 1:
+        _usage_exit(UsageError(f"--until-hazards {until_hazards}: give a count of at least 1, e.g. --until-hazards 3"))
     try:
         origin = str(scenario) if scenario else f"--replay {replay}" if replay else "the schedule"
         given: dict[str, str] = {}
         cfg = _build_config(ctx, scenario, replay, opts, given)
+        cfg, short = short_for_default(cfg) if defaulted else (cfg, None)
+        if short:
+            console.print(f"[yellow]note:[/] {short}")
         check_budget(budget_s, cfg, said_as(_param(ctx, "budget_s"), ctx))
         first = preflight(cfg, schedule_from=origin, given=given)   # bad input stops here, once
         check_parallel(parallel, cluster, first.cfg, said_as(_param(ctx, "parallel"), ctx),
@@ -207,7 +218,7 @@ def hunt(ctx: click.Context, budget_s: float, incident_replays: int, parallel: i
     console.print(f"hunting with lease [bold]{cfg.lease}[/] for up to {budget_s:g} s, runs of {cfg.time_limit_s:g} s"
                   + escape(where))
 
-    tally = Tally()
+    tally = Tally(until_hazards=until_hazards)
     try:
         with open_pool(parallel, cluster) as pool:
             try:
@@ -261,12 +272,18 @@ def _hunt_report(tally: Tally) -> int:
     if bad is None:
         if tally.runs and tally.runs[-1].interrupted:
             console.print("[yellow]hunt interrupted[/]")
+        if tally.until_hazards is not None:
+            reached = ", ".join(f"{h.replace('_', ' ')} {tally.hazards.get(h, 0)}" for h in tally.relevant)
+            console.print(("every relevant hazard reached " if tally.covered else "[yellow]not every relevant hazard "
+                           "reached [/]") + f"{tally.until_hazards} time(s) or more: {reached or 'none relevant'}")
         console.print(f"no violation in {len(tally.runs)} run(s) ({tally.elapsed_s:.0f} s): "
                       f"{tally.inconclusive} inconclusive; seeds {', '.join(str(o.seed) for o in tally.runs)}")
         return tally.exit_code
-    print_summary(console, (bad.result or Result.load(bad.run_dir)).data, bad.run_dir)
+    data = (bad.result or Result.load(bad.run_dir)).data
+    print_summary(console, data, bad.run_dir)
     shown = _shown(bad.run_dir)
-    console.print(f"[bold red]INVALID[/] at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
+    word = STORE_VERDICT if data.get("failure_of") == "store" else "[bold red]INVALID[/]"
+    console.print(f"{word} at run {len(tally.runs)} of the hunt ({tally.elapsed_s:.0f} s), "
                   f"seed {bad.seed}", soft_wrap=True)
     console.print(f"run directory: {shown}", markup=False, soft_wrap=True, highlight=False)
     console.print(f"replay: leasecheck run --replay {shlex.quote(str(shown))}", markup=False,
@@ -282,7 +299,7 @@ def _shown(path: Path) -> Path:
         return path
 
 
-hunt.params[:0] = list(run.params)   # every option of `run`, then --budget
+hunt.params[:0] = list(run.params)   # every option of `run`, then --until-hazards and --budget
 env_vars(hunt)
 
 

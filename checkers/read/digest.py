@@ -14,6 +14,7 @@ from leasecheck.checkers.measures.exceptions import Exceptions
 from leasecheck.checkers.errors import CheckError, HistoryError
 from leasecheck.checkers.read.faults import FaultTracker
 from leasecheck.checkers.measures.history_only import ForeignProof
+from leasecheck.checkers.measures.hazards import Hazards
 from leasecheck.checkers.measures.hung_calls import HungCalls
 from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
@@ -47,6 +48,7 @@ class Digest:
         self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
         self.exceptions = Exceptions()     # what the lease raised, by type
         self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
+        self.hazards = Hazards()           # the dangerous moments the run reached
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -60,6 +62,7 @@ class Digest:
             self.end = t
         self.count += 1
         kind = e.get(TYPE)
+        self.hazards.feed(e)
         if kind == CALL_HUNG:    # names its call (`f`), but is no part of its invoke/completion pair
             self.hung.feed(e)
             return

@@ -50,7 +50,9 @@ def nemesis_help() -> str:
     kinds = "; ".join(f"{f.name} ({f.summary}; targets {targets(f)})" for f in FAULTS.values())
     return (f"Faults to inject on a random schedule, comma-separated NAME[:TARGET], e.g. pause:holder. {kinds}. "
             "The first target is the default. Store clock jumps go forward unless clock:store:both or "
-            "clock:store:backward.")
+            "clock:store:backward. Or a named mix, drawn from the seed: default (replies late all run, a pause past "
+            "the deadline every 2 TTLs aimed at a releaser, holder, acquirer, renewer or any worker) or swarm (per "
+            "seed a subset of those, with drawn sizes).")
 
 
 def parse_nemesis(spec: str, cfg) -> list[tuple[str, str]]:

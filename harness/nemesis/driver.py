@@ -102,8 +102,9 @@ class Nemesis:
     def _play(self, n: int) -> None:
         step = self.steps[n]
         try:
-            if self.in_turn and n > 0:      # after the previous fault's heal (or its miss)
-                while not self._done[n - 1].wait(0.05) and not self._stop.is_set():
+            before = self._previous_in_turn(n)
+            if before is not None:          # after the previous fault's heal (or its miss)
+                while not self._done[before].wait(0.05) and not self._stop.is_set():
                     pass
             if self._stop.wait(max(0.0, step.at - self._now_s())):
                 self._not_fired(n, step)
@@ -119,6 +120,14 @@ class Nemesis:
             self._end(n, step, act)
         finally:
             self._done[n].set()
+
+    def _previous_in_turn(self, n: int) -> int | None:
+        """The step ``n`` waits for when faults play in turn: the last earlier step that is not
+        in the background (``params["background"]``: a named mix's late replies, in place the
+        whole run while the other faults take turns); None when it waits for none."""
+        if not self.in_turn or self.steps[n].params.get("background"):
+            return None
+        return next((k for k in range(n - 1, -1, -1) if not self.steps[k].params.get("background")), None)
 
     def _in_place_s(self, act) -> float:
         """Run seconds when the fault took hold (``Active.started``), or now."""

@@ -11,12 +11,16 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
+from leasecheck.checkers.measures.hazards import hazard_words, missed_sentence, verdict_suffix
 from leasecheck.checkers.present import fault_report, node_report
 from leasecheck.checkers.present.diagnosis import diagnose
 from leasecheck.harness.reports import liveness
 from leasecheck.rundir import RESULTS
 
 _VERDICT = {True: "[bold green]VALID[/]", False: "[bold red]INVALID[/]"}
+STORE_VERDICT = "[bold magenta]INVALID (store)[/]"
+STORE_WORDS = ("the store broke the promise every lease makes — a finding about the store's configuration "
+               "or its faults, not about the lease")
 
 
 def _causes(causes: dict) -> str:
@@ -95,6 +99,8 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
         table.add_row("exceptions", _exceptions(result["exceptions"]))
     table.add_row("faults", _faults(result))
     liveness.rows(table, result)
+    if isinstance(result.get("hazards"), dict):
+        table.add_row("hazards", escape(hazard_words(result["hazards"])))
     per_node = node_report.lines(result)
     if per_node:
         table.add_row("nodes", "\n".join(escape(x) for x in per_node))
@@ -124,13 +130,28 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
             console.print(witness["markdown"].rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     for line in result.get("warnings") or []:
         console.print(f"[yellow]warning (liveness, --liveness warn):[/] {escape(line)}")
-    verdict = _VERDICT.get(result.get("valid"), "[bold yellow]INCONCLUSIVE[/]")
-    reasons = escape("; ".join(result.get("reasons", [])))   # a hash field is shown key[field]
     both = liveness.verdicts(result, _VERDICT)
     if both:
         console.print(both)
-    console.print(f"{verdict} {reasons}".rstrip())
+    console.print(verdict_line(result), soft_wrap=True)   # one line, to read or grep in a log
     console.print(f"results: {run_dir / RESULTS}")
+
+
+def verdict_line(result: dict) -> str:
+    """``VALID ...``, ``VALID — but no release was in flight at an expiry: ...`` (a relevant
+    hazard the run never reached, said first), ``INVALID ...``, or ``INVALID (store) ...`` (only
+    the store broke the lease's promise: a finding about its configuration, not the lease)."""
+    reasons = list(result.get("reasons", []))
+    valid = result.get("valid")
+    if valid is True:
+        suffix = verdict_suffix(result.get("hazards"))
+        missed = {missed_sentence(n) for n in (result.get("hazards") or {}).get("missed") or []}
+        rest = "; ".join(r for r in reasons if r not in missed)
+        return f"{_VERDICT[True]}{escape(suffix)}{'; ' if suffix and rest else ' ' if rest else ''}{escape(rest)}"
+    if valid is False and result.get("failure_of") == "store":
+        return (f"{STORE_VERDICT} {escape(STORE_WORDS)}: " + escape("; ".join(reasons))).rstrip()
+    verdict = _VERDICT.get(valid, "[bold yellow]INCONCLUSIVE[/]")
+    return f"{verdict} {escape('; '.join(reasons))}".rstrip()
 
 
 def _exceptions(seen: dict) -> str:

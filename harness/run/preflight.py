@@ -25,6 +25,7 @@ from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, Step, nemesis_entries, unknown_fault
 from leasecheck.harness.run.limits import check_limits
 from leasecheck.harness.run.host import SERVER_PACKAGES, SERVERS, default_store_bin, port_is_free
+from leasecheck.harness.nemesis import mixes
 from leasecheck.harness.nemesis.driver import random_schedule
 from leasecheck.harness.proxy.path import check_toxiproxy_url
 from leasecheck.harness.stores import BACKENDS
@@ -115,7 +116,7 @@ def preflight(cfg: RunConfig, schedule_from: str = "the schedule", given: dict[s
         cfg = cfg.with_(run_id=secrets.token_hex(4))
     if not cfg.key_prefix:
         cfg = cfg.with_(key_prefix=key_prefix(cfg.run_id))
-    plan = _plan_faults(cfg, schedule_from, say)
+    plan = _plan_faults(cfg, schedule_from, say, lease_cls)
     check_limits(plan.cfg, say, proxy=plan.needs_proxy)   # memory, processes, files, disk
     return plan
 
@@ -265,7 +266,7 @@ def _check_store_url(cfg: RunConfig, say: Say) -> RunConfig:
     return cfg.with_(store_host=u.hostname, store_port=u.port or 6379, store_db=db)
 
 
-def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
+def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say, lease_cls=None) -> Plan:
     """Parse --nemesis and the schedule once, validate each (fault, target) once, draw the
     random schedule (the run's own draw: same seed), and decide whether a proxy is needed."""
     if not cfg.nemesis_interval_s > 0:
@@ -276,7 +277,9 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
     for step in given:
         if step.fault not in FAULTS:
             raise UsageError(f"{schedule_from}: {unknown_fault(step.fault)}")
-    entries = nemesis_entries(cfg.nemesis, cfg, said=lambda text: say("nemesis", text)) if cfg.nemesis else []
+    named = mixes.is_named(cfg.nemesis)      # a --replay of its run keeps the name and plays the recorded steps
+    spec = mixes.pool(cfg.nemesis.strip()) if named else cfg.nemesis
+    entries = nemesis_entries(spec, cfg, said=lambda text: say("nemesis", text)) if spec else []
     validated = {(name, target) for name, target, _ in entries}
     for step in given:
         if (step.fault, step.target) not in validated:
@@ -287,6 +290,12 @@ def _plan_faults(cfg: RunConfig, schedule_from: str, say: Say) -> Plan:
             validated.add((step.fault, step.target))
     if cfg.schedule is not None:
         steps = given
+    elif named:   # (no schedule given) a named mix (`--nemesis default`, `swarm`): drawn from the seed, recorded
+        steps, drawn = mixes.draw(cfg.nemesis.strip(), cfg, renews=callable(getattr(lease_cls, "renew", None)))
+        cfg = cfg.with_(faults_in_turn=True, nemesis_drawn=drawn)
+        if not any(not s.params.get("background") for s in steps):     # late replies alone are no mix
+            raise UsageError(f"{say('nemesis', f'{cfg.nemesis}')}: no pause fits in --time-limit {cfg.time_limit_s:g}s "
+                             f"with --ttl {cfg.ttl_s:g}s; raise --time-limit to at least {3 * cfg.ttl_s:g}s")
     elif entries:
         steps = random_schedule(entries, cfg, random.Random(f"{cfg.seed}:nemesis"), cfg.nemesis_interval_s)
         cfg = cfg.with_(faults_in_turn=True)

@@ -1,5 +1,8 @@
 """``leasecheck hunt``: the same scenario again and again, a fresh seed each time, until the first
-violation or the time budget.
+violation or the time budget — or, with ``--until-hazards N``, until every hazard relevant to the
+lease (``results.json`` ``hazards.relevant``) was reached N times over the hunt's runs.
+Without ``--nemesis``, a scenario or ``--replay`` it hunts under the ``default`` fault mix
+(``leasecheck.harness.nemesis.mixes``); ``--nemesis none`` hunts without faults.
 
 A bug that needs one fault at one instant may not show in one run; many short runs with fresh
 seeds (new job durations, new fault times, new targets) try many instants. The loop stops at the
@@ -25,11 +28,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
+from leasecheck.harness.nemesis import mixes
 from leasecheck.harness.settings.config import RunConfig
 from leasecheck.harness.errors import UsageError
 from leasecheck.result import Result
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+DEFAULT_NEMESIS = "default"   # hunt's faults when neither --nemesis nor a scenario nor --replay says any
+NO_FAULTS = "none"
+
+
+def short_for_default(cfg: RunConfig) -> tuple[RunConfig, str | None]:
+    """A hunt given no faults draws the default mix; runs too short for one of its pauses hunt
+    without faults instead, with a note saying so (a mix the user never named is no reason to refuse)."""
+    if cfg.nemesis != DEFAULT_NEMESIS or cfg.schedule is not None or mixes.fits(cfg):
+        return cfg, None
+    return cfg.with_(nemesis=None), (f"runs of {cfg.time_limit_s:g} s with --ttl {cfg.ttl_s:g}s leave no room for a pause "
+                                     "of the default fault mix: hunting without faults (raise --time-limit, or name "
+                                     "--nemesis)")
+
+
+def nemesis_for(nemesis, scenario, replay):
+    """The hunt's ``--nemesis``: as given; the ``default`` mix when nothing names faults (no
+    ``--nemesis``, no scenario, no ``--replay``); None (no faults) for ``none``."""
+    if isinstance(nemesis, str) and nemesis.strip() == NO_FAULTS:
+        return None
+    if not nemesis and scenario is None and replay is None:
+        return DEFAULT_NEMESIS
+    return nemesis
 
 
 @dataclass(frozen=True)
@@ -52,6 +78,29 @@ class Tally:
     started: float = field(default_factory=lambda: time.monotonic())
     runs: list[Outcome] = field(default_factory=list)
     ended: float | None = None      # when the hunt's last run ended (what came after is not the hunt's)
+    until_hazards: int | None = None     # --until-hazards N: stop once each relevant hazard reached N times
+
+    @property
+    def hazards(self) -> dict[str, int]:
+        """Each hazard's count summed over the runs (results.json ``hazards.counts``)."""
+        total: dict[str, int] = {}
+        for o in self.runs:
+            for name, n in _hazards(o).get("counts", {}).items():
+                total[name] = total.get(name, 0) + n
+        return total
+
+    @property
+    def relevant(self) -> list[str]:
+        """The hazards relevant to the lease in any run (``hazards.relevant``), in order."""
+        return list(dict.fromkeys(h for o in self.runs for h in _hazards(o).get("relevant", [])))
+
+    @property
+    def covered(self) -> bool:
+        """--until-hazards N: every relevant hazard reached at least N times over the hunt."""
+        if self.until_hazards is None or not self.runs:
+            return False
+        total = self.hazards
+        return bool(self.relevant) and all(total.get(h, 0) >= self.until_hazards for h in self.relevant)
 
     @property
     def elapsed_s(self) -> float:
@@ -103,7 +152,8 @@ def seeds(first: int | None) -> Iterator[int]:
 
 def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcome],
          on_run: Callable[[Tally], None] = lambda tally: None, tally: Tally | None = None) -> Tally:
-    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, or the next run would
+    """Run ``cfg`` with fresh seeds until a run is INVALID or interrupted, each relevant hazard
+    was reached ``tally.until_hazards`` times (when set), or the next run would
     not finish within ``budget_s`` (judged by the longest run so far, and at least ``--time-limit``).
     ``tally``: where to count (a progress line may be watching it)."""
     tally = tally if tally is not None else Tally()
@@ -116,7 +166,7 @@ def hunt(cfg: RunConfig, budget_s: float, run_once: Callable[[RunConfig], Outcom
         longest = max(longest, time.monotonic() - t)
         tally.runs.append(outcome)
         on_run(tally)
-        if outcome.exit_code == EXIT_INVALID or outcome.interrupted:
+        if outcome.exit_code == EXIT_INVALID or outcome.interrupted or tally.covered:
             break
     tally.ended = time.monotonic()
     return tally
@@ -183,6 +233,8 @@ def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
             while len(tally.runs) in ended and (stop_at is None or len(tally.runs) <= stop_at):
                 tally.runs.append(ended.pop(len(tally.runs)))
                 on_run(tally)
+                if tally.covered:    # --until-hazards: the runs so far did what the lease needs tested
+                    ends(len(tally.runs) - 1)
     except BaseException:
         stop(going)                  # a harness failure: nothing is left running behind the caller
         while going:
@@ -190,3 +242,7 @@ def hunt_parallel(cfg: RunConfig, budget_s: float, runs: Runs,
         raise
     tally.ended = time.monotonic()
     return tally
+
+
+def _hazards(o: Outcome) -> dict:
+    return ((o.result.data if o.result is not None else {}) or {}).get("hazards") or {}

@@ -7,7 +7,10 @@ the same drawn fault schedule. The cells then run one after another; each leaves
 directory (``results/<lease>/<time>/``, with its ``report.html``), and the matrix writes a table
 of their verdicts (``leasecheck.harness.search.matrix_table``).
 
-Exit code of the whole matrix: 1 when any cell is INVALID; else 2 when any cell is not VALID
+A cell whose only failure is the store breaking every lease's promise reads ``INVALID (store)``:
+a finding about the store's configuration, not the lease (still a failing exit code).
+
+Exit code of the whole matrix: 1 when any cell is INVALID (either kind); else 2 when any cell is not VALID
 (inconclusive, its harness failed, or it never ran because the matrix was interrupted); else 0.
 """
 from __future__ import annotations
@@ -28,9 +31,16 @@ NEEDS_EXTRA = ("python-redis-lock", "python-redis-lock-renew", "pottery-redlock"
 NEEDS_SERVER = ("token-cas-ifeq",)   # renews with Valkey's SET ... IFEQ: refused on the default Redis
 NEEDS_NODE = tuple(name for name, target in BUILTIN.items() if target.startswith("exec:node "))  # + npm install
 DEFAULT_LEASES = tuple(name for name in BUILTIN if name not in NEEDS_EXTRA + NEEDS_SERVER + NEEDS_NODE)
-DEFAULT_MIXES = (NO_FAULTS, "pause:holder", "clock:store")
+# Without faults (a release by key name fails here: the jobs outlive the TTL), the default mix (aimed
+# pauses and late replies: a check-then-act release fails), and a store clock jump (every lease's
+# promise broken by the store: its cells read INVALID (store)). docs/how-to/validate-a-lock-library.md
+DEFAULT_MIXES = (NO_FAULTS, "default", "clock:store")
 
 VALID, INVALID, INCONCLUSIVE, CRASHED, NOT_RUN = "VALID", "INVALID", "INCONCLUSIVE", "CRASHED", "NOT RUN"
+# INVALID, and only because the store broke the promise every lease makes (results.json
+# failure_of "store": early loss by a clock jump, an eviction, a restart, a failover).
+INVALID_STORE = "INVALID (store)"
+FAILING = (INVALID, INVALID_STORE)
 
 
 @dataclass(frozen=True)
@@ -78,16 +88,19 @@ def nemesis_of(mix: str) -> str | None:
 def cell_from_result(lease: str, mix: str, result: Result) -> Cell:
     """A checked cell, from its `Result`."""
     verdict = VALID if result.valid is True else INVALID if result.valid is False else INCONCLUSIVE
+    if verdict == INVALID and result.data.get("failure_of") == "store":
+        verdict = INVALID_STORE
     counts = {"foreign_releases": result.foreign_releases, "token_reuse": result.token_reuse,
               "early_loss": result.early_loss, "overlap": result.overlap.count,
               "found_nothing": result.releases_found_nothing}
     # A result lists its failures and doubts first, when it has any.
+    counts["hazards_missed"] = list((result.data.get("hazards") or {}).get("missed") or [])
     return Cell(lease, mix, verdict, result.run_dir, counts, result.reason if verdict != VALID else "")
 
 
 def exit_code(cells: list[Cell]) -> int:
-    """1 if any cell is INVALID; 2 if none is but some cell is not VALID; 0 otherwise."""
-    if any(c.verdict == INVALID for c in cells):
+    """1 if any cell is INVALID (its own or the store's); 2 if none is but some cell is not VALID; 0 otherwise."""
+    if any(c.verdict in FAILING for c in cells):
         return 1
     if any(c.verdict != VALID for c in cells):
         return 2

@@ -16,11 +16,12 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from leasecheck.harness.search.matrix import CRASHED, INCONCLUSIVE, INVALID, NOT_RUN, VALID, Cell
+from leasecheck.checkers.measures.hazards import MISSED
+from leasecheck.harness.search.matrix import CRASHED, INCONCLUSIVE, INVALID, INVALID_STORE, NOT_RUN, VALID, Cell
 from leasecheck.rundir import REPORT
 
 REASON_CHARS = 120
-_STYLE = {VALID: "green", INVALID: "bold red", INCONCLUSIVE: "yellow", CRASHED: "bold magenta", NOT_RUN: "dim"}
+_STYLE = {VALID: "green", INVALID: "bold red", INVALID_STORE: "magenta", INCONCLUSIVE: "yellow", CRASHED: "bold magenta", NOT_RUN: "dim"}
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,12 @@ def what(cell: Cell) -> str:
                                                     ("token_reuse", "attempt(s) sharing a token"),
                                                     ("early_loss", "early loss(es)")) if n.get(k)]
         return ", ".join(found) or _short(cell.reason)
+    if cell.verdict == INVALID_STORE:
+        return f"the store broke the lease's promise: {n.get('early_loss', 0)} early loss(es)"
     if cell.verdict == VALID:
-        return f"overlap {n.get('overlap', 0)}, {n.get('found_nothing', 0)} release(s) found nothing"
+        missed = [MISSED[h][0] for h in n.get("hazards_missed") or [] if h in MISSED]
+        missed = f"; but {', '.join(missed)}" if missed else ""
+        return f"overlap {n.get('overlap', 0)}, {n.get('found_nothing', 0)} release(s) found nothing{missed}"
     if cell.verdict == NOT_RUN:
         return _short(cell.reason) if cell.reason else "the matrix stopped first"
     return _short(cell.reason)
@@ -105,7 +110,7 @@ def markdown(cells: list[Cell], header: Header, base: Path) -> str:
 _CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left}
 th{background:#f4f4f4}code{font-size:13px}.v{font-weight:bold}.VALID{background:#e7f6e7}
-.INVALID{background:#fde2e2}.INCONCLUSIVE{background:#fff4d6}.CRASHED{background:#f3e1f7}
+.INVALID{background:#fde2e2}.STORE{background:#ece4f7;font-style:italic}.INCONCLUSIVE{background:#fff4d6}.CRASHED{background:#f3e1f7}
 .NOT{color:#888}td small{display:block;margin-top:.3em}"""
 
 
@@ -125,7 +130,7 @@ def html_page(cells: list[Cell], header: Header, base: Path) -> str:
             if cell.run_dir is not None:
                 rel = e(_rel(cell.run_dir, base))
                 links = f'<small><a href="{rel}/">run</a> · <a href="{rel}/{REPORT}">report</a></small>'
-            tds.append(f'<td class="{cell.verdict.split()[0]}"><span class="v">{e(cell.verdict)}</span> '
+            tds.append(f'<td class="{_css_class(cell.verdict)}"><span class="v">{e(cell.verdict)}</span> '
                        f"{e(what(cell))}{links}</td>")
         rows.append(f"<tr><th><code>{e(lease)}</code></th>{''.join(tds)}</tr>")
     head = "".join(f"<th><code>{e(m)}</code></th>" for m in mixes)
@@ -135,6 +140,10 @@ def html_page(cells: list[Cell], header: Header, base: Path) -> str:
             f"<p>Seed {header.seed} in every cell; machine: {e(header.machine)}. "
             f"Exit code {e(exit_words(header.exit_code))}.</p>\n"
             f"<table><tr><th>lease</th>{head}</tr>\n" + "\n".join(rows) + "\n</table>\n</body></html>\n")
+
+
+def _css_class(verdict: str) -> str:
+    return "STORE" if verdict == INVALID_STORE else verdict.split()[0]
 
 
 def rich_table(cells: list[Cell]) -> Table:

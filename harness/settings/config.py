@@ -157,6 +157,7 @@ class RunConfig:
     # candidates are explicit schedules, played as their scenario file will play them.
     faults_in_turn: bool = _setting(False, None, kind=bool, shrink="schedule")
     server_version: str = ""          # the binary's `--version` line, filled by the preflight
+    nemesis_drawn: dict | None = None  # a named mix (--nemesis default, swarm): what its seed drew
     schedule: list | None = None      # explicit fault steps (scenario file or --replay)
     # Filled in by the preflight (run id, key prefix, store address) and the runner (ports).
     run_id: str = ""

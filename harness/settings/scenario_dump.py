@@ -52,7 +52,9 @@ def _event(step: Step) -> list[tuple[str, str]]:
             out.append((p.key, _seconds(value)))
         else:
             out.append((p.key, _str(str(value))))
-    left = [k for k in step.params if k not in carried] + (["size"] if step.size is not None and
+    # `background` (a named mix's late replies) only tells a drawn schedule's turns apart; a scenario's
+    # events play at their own times, overlapping as they are written, so it needs no key.
+    left = [k for k in step.params if k not in carried and k != "background"] + (["size"] if step.size is not None and
                                                           "size" not in carried else [])
     if left:
         raise ValueError(f"a {step.fault} event has no key for its {left[0]} ({step.to_json()})")

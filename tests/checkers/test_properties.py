@@ -151,4 +151,4 @@ def test_the_failed_path_has_the_same_schema_as_the_checked_path(tmp_path):
     assert set(broken["overlap"]) == set(checked["overlap"])
     owned = [k for k, v in PROPERTIES.fields().items() if v is not OMITTED]
     assert list(checked) == ["schema_version", "valid", "reasons", "safety", "liveness", "warnings"] + owned + \
-        ["ops", "duration_s", "audit", "disagreements", "problems", "witness", "certainty"]
+        ["ops", "duration_s", "audit", "disagreements", "problems", "witness", "certainty", "failure_of"]

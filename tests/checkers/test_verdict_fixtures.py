@@ -12,7 +12,7 @@ KEYS = {"schema_version", "interrupted", "lost_while_held", "diagnosis", "token_
         "releases_found_nothing_rate", "releases_found_nothing_outcomes", "releases_found_nothing_first", "releases_unknown", "claims", "ops", "duration_s", "audit",
         "disagreements", "problems", "witness", "claims_seen", "early_loss", "first_violation", "hung_calls",
         "exceptions", "safety", "liveness", "warnings", "stuck_claims", "no_expiry", "kept_alive", "recovery",
-        "holds"}
+        "holds", "hazards", "failure_of"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))

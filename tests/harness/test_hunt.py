@@ -83,3 +83,46 @@ def test_the_progress_line_says_runs_seeds_elapsed_and_best():
     assert "best so far: seed 5, 2 near miss(es)" in text
     tally.runs.append(Outcome(9, Path("/r/9"), 1))
     assert "best so far: seed 9 INVALID" in line(tally, 600)
+
+
+def _covering(counts_per_run, relevant=("holder_past_deadline", "release_at_expiry")):
+    """A run_once whose runs are VALID and reach the given hazard counts, one dict per run."""
+    from leasecheck.result import Result
+    seen = []
+
+    def run_once(cfg):
+        counts = counts_per_run[len(seen)] if len(seen) < len(counts_per_run) else {}
+        seen.append(cfg.seed)
+        result = Result.from_json({"valid": True, "reasons": [],
+                                   "hazards": {"counts": counts, "relevant": list(relevant)}}, Path("/r"))
+        return Outcome(seed=cfg.seed, run_dir=Path(f"/r/{cfg.seed}"), exit_code=0, result=result)
+    return run_once, seen
+
+
+def test_until_hazards_stops_once_each_relevant_hazard_was_reached_n_times():
+    runs = [{"holder_past_deadline": 2, "release_at_expiry": 0}, {"holder_past_deadline": 1, "release_at_expiry": 2},
+            {"holder_past_deadline": 5, "release_at_expiry": 1}, {"holder_past_deadline": 9, "release_at_expiry": 9}]
+    run_once, seen = _covering(runs)
+    tally = hunt(RunConfig(seed=1, time_limit_s=0.001), 60, run_once, tally=Tally(until_hazards=3))
+    assert seen == [1, 2, 3]                      # after run 3: 8 holders past deadline, 3 releases at expiry
+    assert tally.covered and tally.exit_code == 0
+    assert tally.hazards == {"holder_past_deadline": 8, "release_at_expiry": 3}
+    # without --until-hazards the hunt goes on to the budget
+    run_once, seen = _covering(runs)
+    assert not hunt(RunConfig(seed=1, time_limit_s=0.001), 0.05, run_once, tally=Tally()).covered
+
+
+def test_nemesis_for_the_hunt():
+    from leasecheck.harness.search.hunt import nemesis_for
+    assert nemesis_for(None, None, None) == "default"
+    assert nemesis_for("none", None, None) is None
+    assert nemesis_for("pause:holder", None, None) == "pause:holder"
+    assert nemesis_for(None, Path("s.toml"), None) is None and nemesis_for(None, None, Path("r")) is None
+
+
+def test_runs_too_short_for_the_default_mix_hunt_without_faults():
+    from leasecheck.harness.search.hunt import short_for_default
+    cfg, note = short_for_default(RunConfig(nemesis="default", time_limit_s=2.0, ttl_s=1.0))
+    assert cfg.nemesis is None and "leave no room for a pause of the default fault mix" in note
+    cfg, note = short_for_default(RunConfig(nemesis="default", time_limit_s=6.0, ttl_s=1.0))
+    assert cfg.nemesis == "default" and note is None

@@ -11,6 +11,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from leasecheck.checkers.measures.hazards import hazard_words
 from leasecheck.checkers.present import node_report
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.checkers.read.rundir import load_config
@@ -57,6 +58,8 @@ def write_report(run_dir) -> Path:
 def _verdict(results: dict | None) -> str:
     if results is None:
         return "NOT CHECKED"
+    if results.get("valid") is False and results.get("failure_of") == "store":
+        return "INVALID (store)"      # only the store broke the lease's promise (results.json failure_of)
     return VERDICTS.get(results.get("valid"), "INCONCLUSIVE")
 
 
@@ -123,6 +126,13 @@ def _summary(results: dict | None) -> list[tuple[str, str, str]]:
             ("early loss", "measured", f"{early.get('count', 0)} claim(s) lost before their deadline"),
             ("stale effects", "measured", f"{stale.get('without_fence', 0) or 0} of {stale.get('effects', 0) or 0} "
              "effect(s) written without a live claim")]
+    hazards = r.get("hazards")
+    if isinstance(hazards, dict):
+        rows.append(("hazards", "not all reached" if hazards.get("missed") else "measured", hazard_words(hazards)))
+    if r.get("failure_of") == "store":
+        rows[rows.index(next(x for x in rows if x[0] == "early loss"))] = (
+            "early loss", "INVALID (store)", f"{early.get('count', 0)} claim(s) lost before their deadline: "
+            "the store broke the promise every lease makes (its configuration or its faults, not the lease)")
     failover = node_report.failover_line(r)
     if failover is not None:
         early_failover = ((early.get("by_cause") or {}).get("failover") or 0) > 0

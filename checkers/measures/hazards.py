@@ -1,0 +1,169 @@
+"""Hazard coverage: the dangerous moments a run actually reached, counted from the history in the
+checker's one pass (`Digest.feed` hands every event here).
+
+A VALID says the lease survived what the run did; this says what the run did. A run in which no
+release was in flight when its claim expired cannot have tested a check-then-act release, one in
+which no holder outlived its deadline cannot have tested a release by key name.
+
+Every rule is on the history's clock (docs/history.md, Hazard coverage). An attempt's *deadline*
+is the invocation of its last call that returned true among ``acquire`` and ``renew``, plus the
+TTL (the earliest the store may expire it; what `early_loss` calls the promise). It holds its
+claim from that acquire's completion until its release is invoked.
+
+- ``holder_past_deadline``: a job run that ended (``job_end``) after its attempt's deadline — the
+  holder was paused or slow past it. Once per attempt.
+- ``release_at_expiry``: a release whose call, from invocation to completion, spans its attempt's
+  deadline: the claim could expire, and be re-taken, while the release was in flight. (Another
+  attempt's win completing during the release is no sign by itself: it also follows the
+  release's own delete, before the releaser reads the reply.)
+- ``renew_at_expiry``: a renewal whose call, widened by ``EDGE_NS`` on each side, spans its
+  attempt's deadline.
+- ``acquire_at_expiry``: an acquire whose call, widened by ``EDGE_NS`` on each side, spans the
+  deadline of another attempt's claim on the same key that had not been released.
+- ``clock_jump_while_held``: a ``clock`` fault that began while some attempt held a claim before
+  its deadline.
+- ``failover_unreplicated``: a claim lost in a failover (``lost_in_failover``: the promoted replica
+  never had it) — set by the property from the failover measure, replicated runs only.
+- ``holder_killed``: a slot that died (``slot_crash``) while one of its attempts held a claim.
+
+Memory: one entry per attempt holding or releasing, and the latest winner of each key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from leasecheck.events import (ACQUIRE, COMPLETIONS, FAULT_START, INVOKE, JOB_END, OK, RELEASE, RENEW, RUN_START,
+                               SLOT_CRASH, TYPE)
+
+NAMES = ("holder_past_deadline", "release_at_expiry", "renew_at_expiry", "acquire_at_expiry",
+         "clock_jump_while_held", "failover_unreplicated", "holder_killed")
+EDGE_NS = 1_000_000        # "within a millisecond of an expiry"
+# What each hazard exercises, said when a VALID run reached none of it (the lease makes that call).
+MISSED = {
+    "holder_past_deadline": ("no holder outlived its deadline", "a release by key name was not exercised"),
+    "release_at_expiry": ("no release was in flight at an expiry", "a check-then-act release was not exercised"),
+    "renew_at_expiry": ("no renewal raced its claim's expiry", "a renewal's compare-and-extend was not exercised"),
+}
+
+
+@dataclass
+class _Held:
+    key: str
+    deadline: int            # history ns
+    process: str
+    released: int | None = None   # the release's invocation
+    past: bool = False       # counted as holder_past_deadline
+
+
+@dataclass
+class Hazards:
+    counts: dict = field(default_factory=lambda: {n: 0 for n in NAMES})
+    calls: dict = field(default_factory=lambda: {ACQUIRE: 0, RELEASE: 0, RENEW: 0})   # invocations by call
+    first: dict = field(default_factory=dict)          # hazard -> {attempt, time_s} of its first
+    ttl_ns: int | None = None
+    _held: dict = field(default_factory=dict)          # attempt -> _Held
+    _open: dict = field(default_factory=dict)          # attempt -> (f, invoke time, deadline then)
+    _last: dict = field(default_factory=dict)          # key -> attempt whose claim is the latest won
+    _start: int | None = None
+
+    def feed(self, e: dict) -> None:
+        kind, t = e.get(TYPE), e["time"]
+        if self._start is None:
+            self._start = t
+        if kind == RUN_START and self.ttl_ns is None:
+            ttl = (e.get("config") or {}).get("ttl_ms")
+            self.ttl_ns = round(ttl * 1e6) if isinstance(ttl, (int, float)) else None
+            return
+        f = e.get("f")
+        if f in self.calls and (kind == INVOKE or kind in COMPLETIONS):
+            self._call(e, kind, f, t)
+        elif kind == JOB_END:
+            held = self._held.get(e.get("attempt"))
+            if held is not None and not held.past and t > held.deadline:
+                held.past = True
+                self._hit("holder_past_deadline", e.get("attempt"), t)
+        elif kind == FAULT_START and e.get("fault") == "clock":
+            if any(h.released is None and h.deadline > t for h in self._held.values()):
+                self._hit("clock_jump_while_held", None, t)
+        elif kind == SLOT_CRASH:
+            slot = e.get("process")
+            if any(a.startswith(f"{slot}.") and h.released is None and h.deadline > t for a, h in self._held.items()):
+                self._hit("holder_killed", slot, t)
+
+    def _call(self, e: dict, kind: str, f: str, t: int) -> None:
+        attempt, key = e.get("attempt"), e.get("key")
+        held = self._held.get(attempt)
+        if kind == INVOKE:
+            self.calls[f] += 1
+            self._open[attempt] = (f, t, held.deadline if held is not None else None)
+            if f == RELEASE and held is not None:
+                held.released = t
+            return
+        f_, invoked, deadline = self._open.pop(attempt, (f, t, None))
+        won = kind == OK and e.get("value") is True
+        if f == ACQUIRE:
+            other = self._held.get(self._last.get(key))
+            if other is not None and self._last.get(key) != attempt and other.released is None \
+                    and invoked - EDGE_NS <= other.deadline <= t + EDGE_NS:
+                self._hit("acquire_at_expiry", attempt, t)
+            if won and self.ttl_ns is not None:
+                self._held[attempt] = _Held(key, invoked + self.ttl_ns, e.get("process", ""))
+                self._last[key] = attempt
+        elif f == RENEW:
+            if deadline is not None and invoked - EDGE_NS <= deadline <= t + EDGE_NS:
+                self._hit("renew_at_expiry", attempt, t)
+            if won and held is not None and self.ttl_ns is not None:
+                held.deadline = invoked + self.ttl_ns
+        elif f == RELEASE:
+            if deadline is not None and invoked <= deadline <= t:
+                self._hit("release_at_expiry", attempt, t)
+            self._held.pop(attempt, None)
+            if self._last.get(key) == attempt:
+                del self._last[key]
+
+    def _hit(self, name: str, who, t: int) -> None:
+        self.counts[name] += 1
+        if name not in self.first:
+            self.first[name] = {"who": who, "time_s": round((t - (self._start or 0)) / 1e9, 3)}
+
+    def relevant(self) -> list[str]:
+        """The hazards a VALID must have reached to have tested what this lease does: a release
+        past a deadline and at an expiry when it releases, a renewal race when it renews."""
+        out = []
+        if self.calls[RELEASE]:
+            out += ["holder_past_deadline", "release_at_expiry"]
+        if self.calls[RENEW]:
+            out.append("renew_at_expiry")
+        return out
+
+    def to_dict(self, failover_unreplicated: int | None = None) -> dict:
+        counts = dict(self.counts)
+        if failover_unreplicated is not None:
+            counts["failover_unreplicated"] = failover_unreplicated
+        relevant = self.relevant()
+        return {"counts": counts, "reached": sum(1 for n in NAMES if counts[n]),
+                "relevant": relevant, "missed": [n for n in relevant if not counts[n]],
+                "first": {n: self.first[n] for n in NAMES if n in self.first}}
+
+
+def missed_sentence(name: str) -> str:
+    """``no release was in flight at an expiry: a check-then-act release was not exercised``."""
+    what, so = MISSED[name]
+    return f"{what}: {so}"
+
+
+def verdict_suffix(hazards: dict | None) -> str:
+    """What a VALID's verdict line adds: `` — but no release was in flight at an expiry: a
+    check-then-act release was not exercised`` (every relevant hazard missed), or ``""``."""
+    missed = (hazards or {}).get("missed") or []
+    return (" — but " + "; ".join(missed_sentence(n) for n in missed if n in MISSED)) if missed else ""
+
+
+def hazard_words(hazards: dict) -> str:
+    """The summary's and the report's hazards row: each hazard reached and how often, then the
+    relevant ones not reached."""
+    counts = hazards.get("counts") or {}
+    reached = [f"{n.replace('_', ' ')} {c}" for n, c in counts.items() if c]
+    missed = [missed_sentence(n) for n in hazards.get("missed") or [] if n in MISSED]
+    text = ("reached: " + ", ".join(reached)) if reached else "none reached"
+    return text + ("; " + "; ".join(missed) if missed else "")

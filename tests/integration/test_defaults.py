@@ -1,0 +1,72 @@
+"""The defaults find it (issue 21): the default `leasecheck matrix` tells each broken lease from the
+sound ones, each for its own flaw, and marks the column where the store breaks every lease's
+promise as the store's; a check-then-act release run without faults says, in its verdict line,
+that its hazard was never reached; `run --nemesis default` finds it; hunt stops on coverage."""
+import json
+import re
+
+import pytest
+
+from leasecheck.harness.search.matrix import DEFAULT_LEASES, DEFAULT_MIXES
+
+pytestmark = pytest.mark.integration
+
+BROKEN = {"naive-del": "foreign release", "get-compare-del": "foreign release", "fixed-token": "sharing a token"}
+
+
+def test_a_check_then_act_release_without_faults_was_not_exercised(leasecheck):
+    r = leasecheck("run", "--lease", "get-compare-del", "--time-limit", "4s", "--seed", "3")
+    assert r.code == 0, r.out + r.err
+    verdict = [line for line in r.out.splitlines() if line.startswith("VALID")]
+    assert verdict and verdict[0].startswith("VALID — but "), r.out
+    assert "no release was in flight at an expiry: a check-then-act release was not exercised" in verdict[0]
+    hazards = json.loads((r.run_dir / "results.json").read_text())["hazards"]
+    assert hazards["counts"]["release_at_expiry"] == 0 and "release_at_expiry" in hazards["missed"]
+    assert "hazards" in r.out                       # the summary's row
+
+
+def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_path):
+    # Every built-in lease that needs no extra package (the default rows) under the default
+    # columns: none, default, clock:store. 8 s runs, seed 7 (its default mix pauses a releaser,
+    # a holder, a releaser); --nemesis-interval 3s keeps the clock jump's run short.
+    assert DEFAULT_MIXES == ("none", "default", "clock:store")
+    results = tmp_path / "results"
+    r = leasecheck("matrix", "--time-limit", "8s", "--nemesis-interval", "3s", "--seed", "7",
+                   "--results-dir", str(results), timeout=1800)
+    assert r.code == 1, r.out + r.err
+    table = next(results.glob("matrix-*.md")).read_text()
+    header = re.search(r"^\| lease \| (.*) \|$", table, re.M).group(1)
+    columns = [c.strip(" `") for c in header.split(" | ")]
+    assert columns == list(DEFAULT_MIXES)
+    rows = {m.group(1): dict(zip(columns, m.group(2).split(" | ")))
+            for m in re.finditer(r"^\| `([^`]+)` \| (.*) \|$", table, re.M)}
+    assert set(rows) == set(DEFAULT_LEASES)
+    for lease, flaw in BROKEN.items():      # each broken lease INVALID for its own flaw somewhere
+        own = [mix for mix, cell in rows[lease].items() if cell.startswith("**INVALID**: ") and flaw in cell]
+        assert own, (lease, rows[lease])
+    assert rows["get-compare-del"]["default"].startswith("**INVALID**: ")   # found by the default mix
+    for lease in set(DEFAULT_LEASES) - set(BROKEN):   # each sound lease VALID but where the store broke it
+        for mix, cell in rows[lease].items():
+            expected = "**INVALID (store)**: " if mix == "clock:store" else "**VALID**: "
+            assert cell.startswith(expected), (lease, mix, cell)
+
+
+def test_a_hunt_stops_once_each_relevant_hazard_was_reached(leasecheck):
+    # No --nemesis: the default mix. Seed 7 pauses a releaser at 1 s and a holder at 2.5 s, so one
+    # 6 s run of token-cas reaches both hazards a releasing lease needs: the hunt stops there, VALID.
+    r = leasecheck("hunt", "--lease", "token-cas", "--until-hazards", "1", "--time-limit", "6s", "--seed", "7",
+                   "--budget", "5m", "--quiet")
+    assert r.code == 0, r.out + r.err
+    assert "every relevant hazard reached 1 time(s) or more: holder past deadline " in r.out, r.out
+    assert "no violation in 1 run(s)" in r.out
+    config = json.loads((r.run_dir / "config.json").read_text())
+    assert config["nemesis"] == "default" and config["nemesis_drawn"]["mix"] == "default"
+
+
+@pytest.mark.parametrize("args, said", [
+    (("hunt", "--until-hazards", "0"), "--until-hazards 0: give a count of at least 1"),
+    (("run", "--nemesis", "swarm", "--time-limit", "1s"), "--nemesis swarm: no pause fits in --time-limit 1s"),
+])
+def test_bad_input_is_refused_before_anything_runs(leasecheck, args, said):
+    r = leasecheck(*args)
+    assert r.code == 64 and said in r.err and len(r.err.strip().splitlines()) == 1, r.err
