@@ -9,10 +9,12 @@ tracker, the history writer and its flusher, the slot board, the hung-call watch
 store of its own; then a bare loop sends the same commands (SET NX PX, and the Lua
 compare-and-delete when it wins) for as long. Each prints its CPU (``time.process_time``: every
 thread of this process) per 1,000 store operations (``SET`` + ``EVALSHA`` counted by the store),
-and the slot's run is repeated under ``cProfile``: its own time (``tottime``) summed per role, by
-the file each function is in (redis-py, the audited connection, the history writer, ...), per
-1,000 operations. The profiler's own overhead inflates every role alike: read the shares, not the
-absolute figures (the CPU lines are measured without it). Not a test.
+and both are repeated under ``cProfile`` with the thread's CPU clock (``time.thread_time``:
+the loop's own thread, not its waits, nor the history's flusher thread): their own time
+(``tottime``) summed per role, by the file each function is in (redis-py, the audited connection,
+the history writer, ...), per 1,000 operations, side by side. The profiler's own overhead grows
+with the number of Python calls, so it inflates the claim loop more than the bare loop: read the
+shares and the differences, not the absolute figures (the CPU lines are measured without it). Not a test.
 """
 from __future__ import annotations
 
