@@ -6,7 +6,7 @@ process: the profile behind ``bench/throughput.py``'s ``cpu_ms_per_kop_by_role``
 One claim loop (``workloads/claim_loop.Slot``, the ``token-cas`` lease, no job time, no back-off)
 runs in this process with everything a worker gives it — the audited connection, the send
 tracker, the history writer and its flusher, the slot board, the hung-call watch — against a
-store of its own; then a bare loop sends the same commands (SET NX PX, and the Lua
+store of its own, and a bare loop sends the same commands (SET NX PX, and the Lua
 compare-and-delete when it wins) for as long. Each prints its CPU (``time.process_time``: every
 thread of this process) per 1,000 store operations (``SET`` + ``EVALSHA`` counted by the store),
 and both are repeated under ``cProfile`` with the thread's CPU clock (``time.thread_time``:
