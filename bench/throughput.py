@@ -3,8 +3,8 @@ measured in the same run: a bare redis-py loop sending the same commands (SET NX
 compare-and-delete when it wins) from as many processes, against the same kind of store, with a
 MONITOR reader attached — the audit's unavoidable cost is in the floor.
 
-    python bench/throughput.py [--workers 4] [--seconds 10] [--keys 64] [--repeat 3]
-    python bench/throughput.py --workers 4,16,64
+    python bench/throughput.py [--workers 4,16,64] [--seconds 10] [--keys 64] [--repeat 3]
+    python bench/throughput.py --workers 4
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
     python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
 
@@ -14,6 +14,10 @@ slot's forwarding port; ``--wire TokenCasUrlPerAttempt``: a new client for every
 after each harness run, and prints ``wire_ratio_to_redis_py``: its
 lease operations per second over the redis-py path's (the store's count over the same steady
 window), and ``wire_cpu_ratio``: the redis-py path's CPU per operation over the wire path's.
+
+With ``--baseline DIR`` it also runs the harness from another checkout (``git archive main |
+tar -x -C DIR``) right after this one's, against the same floors, and prints a summary line for
+it (``"of"``): a before and after in one invocation.
 
 With ``--redlock N`` it also runs the ``redlock`` lease on ``--topology redlock --nodes N`` (one
 audit per master) and prints ``redlock_ratio_to_single``: its lease operations per second over
@@ -28,12 +32,14 @@ involved (floor: loop processes + MONITOR reader process + redis-server; harness
 process, its workers and redis-server), over a steady-state window with operations counted by the
 store. On a shared machine wall-clock throughput swings 2-3x with others' load; CPU per operation
 much less. With ``--repeat N`` floor and harness alternate N times; the summary gives the best
-and the range. Not a test: absolute numbers depend on the machine (machines of one kind differ
+of each side (``ratio_to_floor``: best harness over best floor), the range of the pairs' ratios
+and their median (``ratio_median``, ``cpu_ratio_median``). Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import glob
 import json
 import multiprocessing as mp
@@ -133,7 +139,8 @@ def _store_port(results_dir: str, timeout_s: float = 60.0) -> int:
 WIRE_LEASES = ("TokenCasUrl", "TokenCasUrlPerAttempt")   # bench/wire_lease.py
 
 
-def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "") -> dict:
+def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "",
+                    root: Path = ROOT) -> dict:
     lease = ["--lease", "redlock", "--topology", "redlock", "--nodes", str(redlock_nodes)] if redlock_nodes \
         else ["--lease", f"bench/wire_lease.py:{wire}" if wire else "token-cas"]
     with tempfile.TemporaryDirectory() as d:
@@ -142,9 +149,9 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
                "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
         win = {}
         if redlock_nodes:   # lease operations from results.json only: the store counts per master
-            subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 300)
+            subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=seconds + 300)
         else:
-            with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+            with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
                 try:
                     client = redis.Redis(port=_store_port(d))
                     win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
@@ -155,7 +162,7 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
         res = json.loads((Path(d) / "latest" / "results.json").read_text())
     what = (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
             else f"leasecheck run (token-cas on the wire path, {wire}, history + audit)" if wire
-            else "leasecheck run (token-cas, history + audit)")
+            else "leasecheck run (token-cas, history + audit)") + (f", from {root}" if root != ROOT else "")
     return {"what": what, "workers": workers, "keys": keys,
             "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
             "valid": res["valid"], **win}
@@ -177,8 +184,10 @@ def summarize(workers: int, floors: list[dict], harnesses: list[dict]) -> dict:
     return {"workers": workers, "repeat": len(floors),
             "floor_ops_per_s": best_floor, "harness_ops_per_s": best_harness,
             "ratio_to_floor": round(best_harness / best_floor, 3), "ratio_range": _span(wall),
+            "ratio_median": round(statistics.median(wall), 3),
             "floor_cpu_ms_per_kop": floor_cpu, "harness_cpu_ms_per_kop": harness_cpu,
             "cpu_ratio": round(floor_cpu / harness_cpu, 3), "cpu_ratio_range": _span(cpu),
+            "cpu_ratio_median": round(statistics.median(cpu), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
@@ -201,7 +210,7 @@ def summarize_wire(workers: int, harnesses: list[dict], wires: list[dict]) -> di
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", default="4", help="one count or several, comma-separated")
+    ap.add_argument("--workers", default="4,16,64", help="one count or several, comma-separated")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="floor and harness alternate this many times")
@@ -209,6 +218,9 @@ def main() -> None:
     ap.add_argument("--wire", nargs="?", const=WIRE_LEASES[0], default="", choices=WIRE_LEASES,
                     help="also run the lease on the wire path and compare it with the redis-py path "
                          "(bench/wire_lease.py's class: one client per slot, the default, or per attempt)")
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run the harness from another checkout (git archive of main, say), "
+                         "right after this one's, and print its ratios too")
     ap.add_argument("--redlock", type=int, default=0, metavar="N",
                     help="also run the redlock lease on N masters and compare it with the single-store run")
     a = ap.parse_args()
@@ -218,9 +230,12 @@ def main() -> None:
         ap.exit(64, f"error: --workers takes counts like 4 or 4,16,64, not {a.workers!r}\n")
     if a.repeat < 1 or a.seconds < 3 or min(counts) < 1:
         ap.exit(64, "error: give --repeat >= 1, --seconds >= 3 and worker counts >= 1\n")
+    if a.baseline is not None and not (a.baseline / "leasecheck" / "__main__.py").is_file():
+        ap.exit(64, f"error: --baseline takes a checkout of leasecheck (with leasecheck/__main__.py), "
+                    f"not {str(a.baseline)!r}\n")
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
     for workers in counts:
-        floors, harnesses, wires = [], [], []
+        floors, harnesses, wires, baselines = [], [], [], []
         for _ in range(a.repeat):
             if a.plain:
                 print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
@@ -228,10 +243,16 @@ def main() -> None:
             print(json.dumps({**floors[-1], **machine}), flush=True)
             harnesses.append(measure_harness(workers, a.keys, a.seconds))
             print(json.dumps({**harnesses[-1], **machine}), flush=True)
+            if a.baseline is not None:
+                baselines.append(measure_harness(workers, a.keys, a.seconds, root=a.baseline.resolve()))
+                print(json.dumps({**baselines[-1], **machine}), flush=True)
             if a.wire:
                 wires.append(measure_harness(workers, a.keys, a.seconds, wire=a.wire))
                 print(json.dumps({**wires[-1], **machine}), flush=True)
         print(json.dumps({**summarize(workers, floors, harnesses), **machine}), flush=True)
+        if baselines:
+            print(json.dumps({**summarize(workers, floors, baselines), "of": f"the harness from {a.baseline}",
+                              **machine}), flush=True)
         if wires:
             print(json.dumps({**summarize_wire(workers, harnesses, wires), **machine}), flush=True)
         if a.redlock:

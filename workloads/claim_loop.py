@@ -156,31 +156,28 @@ class Slot:
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        invoked = self.history.record(self.process, INVOKE, f=f, attempt=attempt, key=key)
-        self.tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
-        self.on_call(self.process, f)
-        watch = self.watch
+        record, process, tracker, watch = self.history.record, self.process, self.tracker, self.watch
+        invoked = record(process, INVOKE, f=f, attempt=attempt, key=key)
+        tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
+        self.on_call(process, f)
         if watch is not None:
-            watch.enter(self.process, attempt, f, key, invoked)
+            watch.enter(process, attempt, f, key, invoked)
         try:
             value = bool(fn())
         except Exception as e:
             if watch is not None:
-                watch.leave(self.process)
-            self.on_call(self.process, None)
-            self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
-                                error=_describe(e), sent=self.tracker.drain())
+                watch.leave(process)
+            self.on_call(process, None)
+            record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e), sent=tracker.drain())
             self._last = (f, attempt, key, invoked)
             return None
         if watch is not None:
-            watch.leave(self.process)
-        self.on_call(self.process, None)
-        kind = FAIL if (f == ACQUIRE and not value) else OK
-        self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
-                            sent=self.tracker.drain())
+            watch.leave(process)
+        self.on_call(process, None)
+        record(process, FAIL if (f == ACQUIRE and not value) else OK, f=f, attempt=attempt, key=key,
+               value=value, sent=tracker.drain())
         self._last = (f, attempt, key, invoked)
         return value
-
 
 def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:300]

@@ -238,10 +238,12 @@ class Replay:
                     and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
                 # The most common line by far: an acquire's SET NX that the live claim turns
                 # away. It changes nothing; only the cross-check notes what the call sent.
+                if rec.reply is None:
+                    self.calls.shows(op, "SET", rec.argv)   # `before`'s acquire case, without a _Cmd
+                    return
                 c = _Cmd(rec, rec.time, attempt, op, "SET")
                 self.calls.before(c)
-                if rec.reply is not None:
-                    self._check_reply(c, False)
+                self._check_reply(c, False)
                 return
             if rec.name == "ECHO" and len(rec.argv) == 2:
                 m = EVICT_MARK.match(rec.argv[1])

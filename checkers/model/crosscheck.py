@@ -49,11 +49,16 @@ class CallChecks:
             # (a script's line says nothing of what it meets: its first command does)
             self.saw[op.index] = self.seen_by(op, c)
         elif op.f == ACQUIRE:
-            shown = self.shown.get(op.index)
-            if shown is None:
-                self.shown[op.index] = [(c.label, c.rec.argv)]
-            elif len(shown) < 6:
-                shown.append((c.label, c.rec.argv))     # put into words only when reported
+            self.shows(op, c.label, c.rec.argv)
+
+    def shows(self, op: Op, label: str, argv: list[str]) -> None:
+        """Acquire `op` sent the command `label` (`argv`): keep its first few to put into words
+        when it is reported."""
+        shown = self.shown.get(op.index)
+        if shown is None:
+            self.shown[op.index] = [(label, argv)]
+        elif len(shown) < 6:
+            shown.append((label, argv))
 
     def seen_by(self, op: Op, c) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the

@@ -115,10 +115,17 @@ class Engine:
                         replicated_from=replicated_from, copy_owner=copy_owner)
         joiner, pull, settle, feed = self.joiner, self.pull, replay.settle, replay.feed
         ready, attribute = joiner.ready, joiner.feed
+        bound, wanted = joiner.bound, joiner.wanted
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
         for rec in self.audit:
             if rec.addr != "lua":
-                if not ready(rec):
+                # `ready`'s common case first, inline: the line's call is in.
+                binding = bound.get(rec.addr)
+                if binding is not None:
+                    by_seq = wanted.get(binding.conn)
+                    if (by_seq is None or binding.seq not in by_seq) and not ready(rec):
+                        self._read_until_ready(rec)
+                elif not ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:
                     for op in joiner.take_matched():

@@ -213,7 +213,7 @@ class Joiner:
             if op is not None:
                 first = op.sent[0]
                 if (type(first) is tuple and len(first) >= 3 and first[0] == binding.conn
-                        and first[1] == seq and str(first[2]).upper() == name):
+                        and first[1] == seq and (first[2] == name or str(first[2]).upper() == name)):
                     binding.seq = seq + 1
                     if len(first) == 4:
                         rec.reply = first[3]

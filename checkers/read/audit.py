@@ -169,7 +169,8 @@ class AuditStream:
                         problems.append(f"{name}:{lineno}: unreadable line skipped ({e})")
                         continue
                 self.lines += 1
-                yield Record(lineno, float(stamp), int(db), addr, argv, "cmd", "", argv[0].upper())
+                yield Record(lineno, float(stamp), 0 if db == "0" else int(db), addr, argv, "cmd", "",
+                             argv[0].upper())
                 continue
             if not raw.endswith("\n"):      # the last line, torn
                 if raw.strip() == "# end":

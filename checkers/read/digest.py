@@ -21,8 +21,8 @@ from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.events import (
-    CALL_HUNG, EFFECT, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
-    RELEASE, RENEW,
+    CALL_HUNG, EFFECT, FAIL, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
+    OK, RELEASE, RENEW,
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
@@ -68,7 +68,10 @@ class Digest:
             return
         if "f" in e:
             self.pairer.feed(e)
-            self.exceptions.feed(e)
+            if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline: a call that completed
+                self.exceptions.calls += 1
+            else:
+                self.exceptions.feed(e)
             return
         if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)

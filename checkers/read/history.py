@@ -95,18 +95,17 @@ class HistoryStream:
         name = path.relative_to(self.run).as_posix()
         problems = self.problems
         loads = _loads
-        last_time = None
+        last_time = -1 << 200   # before any time
         bad = None              # (line number, reason) of an unparsed line not yet reported
-        lineno = count = 0
+        count = 0
         with open(path, "rb") as f:
-            for line in f:
-                lineno += 1
+            for lineno, line in enumerate(f, 1):
                 self.bytes_read += len(line)
                 try:
                     event = loads(line)
                 except Exception:  # noqa: BLE001 - told apart below by _parse_event
                     event = None
-                if type(event) is not dict or type(event.get(TIME)) is not int \
+                if type(event) is not dict or type(t := event.get(TIME)) is not int \
                         or type(event.get(TYPE)) is not str:
                     if line == b"\n" or not line.strip():
                         continue
@@ -118,13 +117,13 @@ class HistoryStream:
                     except ValueError as e:
                         bad = (lineno, e)
                         continue
+                    t = event[TIME]
                 elif bad is not None:
                     problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                     bad = None
                 if line[-1:] != b"\n":
                     problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
-                t = event[TIME]
-                if last_time is not None and t < last_time:
+                if t < last_time:
                     problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
                 last_time = t
                 if number and INDEX not in event:

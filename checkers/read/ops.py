@@ -56,6 +56,12 @@ class Op:
         sent = e.get("sent")
         if sent:
             intern = _intern
+            if type(sent) is list and len(sent) == 1:     # the common case: one command
+                x = sent[0]
+                self.sent = (((intern(x[0]), x[1], intern(x[2]))
+                              if type(x) is list and len(x) == 3 and type(x[0]) is str and type(x[2]) is str
+                              else _entry(x)),)
+                return
             self.sent = tuple([(intern(x[0]), x[1], intern(x[2]))
                                if type(x) is list and len(x) == 3 and type(x[0]) is str and type(x[2]) is str
                                else _entry(x) for x in sent])

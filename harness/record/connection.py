@@ -81,7 +81,7 @@ def refused(message: str) -> bool:
     return message.split(" ", 1)[0] in _REJECTED_CODES or any(t in message for t in _REJECTED_TEXT)
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
     attempt: str
@@ -178,6 +178,11 @@ class AuditedConnection(Connection):
     tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
     node: str | None = None  # the node's name when the run has several (named in the marker)
     direct_port: int | None = None  # connect here, not to the port the client shows (``make_client``)
+    # Until its first connect (redis-py may read or send before it): not numbering yet. Class
+    # defaults, so the hot path reads plain attributes instead of ``getattr(..., default)``.
+    _lc_armed = False
+    _lc_last = None
+    _lc_packed = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -219,7 +224,7 @@ class AuditedConnection(Connection):
         self.tracker.add(entry)
 
     def send_command(self, *args, **kwargs):
-        if getattr(self, "_lc_armed", False) or not self.is_connected:
+        if self._lc_armed or not self.is_connected:
             self._number(args)
         return super().send_command(*args, **kwargs)
 
@@ -239,12 +244,12 @@ class AuditedConnection(Connection):
         return super().pack_commands(commands)
 
     def read_response(self, *args, **kwargs):
-        packed = getattr(self, "_lc_packed", None)
-        entry = packed.pop(0) if packed else getattr(self, "_lc_last", None)
+        packed = self._lc_packed
+        entry = packed.pop(0) if packed else self._lc_last
         try:
             reply = super().read_response(*args, **kwargs)
         except ResponseError as e:
-            if getattr(self, "_lc_armed", False) and entry is not None and entry[1] is not None and _rejected(e):
+            if self._lc_armed and entry is not None and entry[1] is not None and _rejected(e):
                 # Refused before running: it is not in the audit, so it takes no number, and
                 # the commands numbered after it on this connection move down by one.
                 for later in packed or ():

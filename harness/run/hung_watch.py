@@ -29,7 +29,7 @@ FROZEN_SLACK_S = 0.5
 STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     thread: int           # threading.get_ident() of the slot's thread
     attempt: str

@@ -26,13 +26,19 @@ class RunRow:
 
 def list_runs(results_dir: Path) -> list[RunRow]:
     """Every run directory (``<scenario>/<UTC stamp>``), newest first."""
+    return [row(run) for run in run_dirs(results_dir)]
+
+
+def run_dirs(results_dir: Path) -> list[Path]:
+    """The run directories (``<scenario>/<UTC stamp>``) under `results_dir`, newest first."""
     results_dir = Path(results_dir)
     runs = [run for scenario in results_dir.iterdir() if scenario.is_dir() and not scenario.is_symlink()
             for run in scenario.iterdir() if run.is_dir() and STAMP.match(run.name)]
-    return [_row(run) for run in sorted(runs, key=lambda p: p.name, reverse=True)]
+    return sorted(runs, key=lambda p: p.name, reverse=True)
 
 
-def _row(run: Path) -> RunRow:
+def row(run: Path) -> RunRow:
+    """One run's row, read from its ``config.json`` and ``results.json``."""
     files = RunFiles(run)
     config, results = read_object(files.config), read_object(files.results)
     when = datetime.strptime(run.name, "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=timezone.utc)

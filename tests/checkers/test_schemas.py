@@ -17,7 +17,7 @@ from leasecheck.checkers.verdict import check_run
 from leasecheck.events import EVENTS
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = [Path(__file__).parent / "data", Path(__file__).parent / "replicated"]
+DATA = [Path(__file__).parent / "data", Path(__file__).parent / "replicated", Path(__file__).parent / "redlock"]
 RUNS = sorted(p for d in DATA for p in d.iterdir() if p.is_dir())
 
 

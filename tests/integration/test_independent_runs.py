@@ -2,7 +2,10 @@
 docs/history.md alone (tests/checkers/independent/). They must give the same foreign releases
 (each with its victim and whether the victim's job was running), claims seen, overlap and
 releases that found nothing — for the built-in leases, the two leases whose release writes the
-key, and the hash-field leases."""
+key, and the hash-field leases; and on runs of several nodes the several-node counts too
+(Redlock masters: claims and foreign releases per node, holds, violations; replicated with a
+failover: claims followed across it, lost in failover, early losses in failover, split brains)."""
+import json
 import sys
 from pathlib import Path
 
@@ -10,11 +13,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "checkers"))
 from independent.checker import check  # noqa: E402
+from independent.compare import project_counts  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 OWN = "tests/integration/ownership_leases.py"
 HASH = "examples/hash_field_lease.py"
+NODES = "tests/integration/node_leases.py"
 OUTLIVE = ("--job-duration", "1.1s..1.5s")   # every job outlives the default 1 s lease
 
 
@@ -67,3 +72,30 @@ def test_a_release_that_writes_the_key_counts_only_live_claims_it_freed(leaseche
     if any(f["victim_job_running"] for f in first):
         lead = next(f for f in first if f["victim_job_running"])
         assert f"attempt {lead['attempt']}'s {lead['command']} ({'audit.log'} line {lead['line']}" in res["reasons"][0]
+
+
+@pytest.mark.parametrize("args", [
+    # the scenarios' stories: node3's clock jumps past the TTL (two holders); the replica promoted
+    # without the holder's claim (lost in failover, another attempt wins it)
+    ("--scenario", "scenarios/redlock-clock-jump.toml"),
+    ("--scenario", "scenarios/failover-loses-claim.toml"),
+    # Redlock on 3 masters with the plain lease, and one whose release deletes by key name on each
+    # master after jobs that outlive the lease: foreign releases on several nodes
+    ("--topology", "redlock", "--nodes", "3", "--lease", "redlock", "--time-limit", "5s"),
+    ("--topology", "redlock", "--nodes", "3", "--lease", f"{NODES}:RedlockDel", "--time-limit", "5s", *OUTLIVE),
+], ids=["redlock-clock-jump", "failover-loses-claim", "redlock", "redlock-del"])
+def test_both_checkers_give_the_same_counts_on_a_fresh_several_node_run(leasecheck, args):
+    r = leasecheck("run", *args, timeout=300)
+    assert r.code in (0, 1), r.out + r.err
+    config = json.loads((r.run_dir / "config.json").read_text())
+    assert len(config["store_nodes"]) >= 2
+    mine, theirs = check(r.run_dir), project_counts(r.results, config)
+    assert mine == theirs
+    if config["topology"] == "redlock":
+        assert mine["holds"] > 0 and sum(mine["claims_per_node"].values()) > 0
+        if "redlock-clock-jump" in args[-1]:
+            assert mine["violations"] > 0
+        if any("RedlockDel" in a for a in args):
+            assert sum(v > 0 for v in mine["foreign_per_node"].values()) >= 2   # on more than one master
+    else:
+        assert mine["lost_in_failover"] >= 1 and mine["early_loss_failover"] >= 1

@@ -84,5 +84,5 @@ def test_a_failing_lease_says_why_in_the_test_report(tmp_path):
     assert p.returncode == 1 and "1 failed" in out, out[-3000:] + p.stderr[-2000:]
     assert "AssertionError: <Result valid=False: " in out and "foreign release(s)" in out
     section = out[out.index("leasecheck run 1"):]
-    assert "valid=False exit_code=1" in section and "reason: " in section
+    assert "valid=False (safety=False liveness=True) exit_code=1" in section and "reason: " in section
     assert "witness:" in section and "## Foreign release on" in section

@@ -13,3 +13,18 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+
+
+def registered(client, source: str):
+    """``client.register_script(source)``, once per client: a lease is built for every attempt,
+    and a script object hashes its source when made (redis-py's ``Script`` keeps nothing else
+    per call: each call sends ``EVALSHA`` and loads the script when the store lacks it, so a kept
+    one sends exactly what a new one would)."""
+    try:
+        scripts = client.__dict__.setdefault("_leasecheck_scripts", {})
+    except AttributeError:     # no instance dict (a stand-in client): a new one each time
+        return client.register_script(source)
+    script = scripts.get(source)
+    if script is None:
+        script = scripts[source] = client.register_script(source)
+    return script

@@ -4,14 +4,14 @@ the delete in one server-side step. It makes the release safe; it does not stop 
 overlapping once a deadline passes, and a release that deletes nothing returns False."""
 import secrets
 
-from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE
+from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE, registered
 
 
 class TokenCas:
     def __init__(self, client, key: str, ttl_ms: int):
         self.client, self.key, self.ttl_ms = client, key, ttl_ms
         self.token = secrets.token_hex(16)
-        self._release = client.register_script(COMPARE_AND_DELETE)
+        self._release = registered(client, COMPARE_AND_DELETE)
 
     def acquire(self) -> bool:
         return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))

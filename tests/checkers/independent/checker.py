@@ -5,8 +5,10 @@ leasecheck: it reads a run directory's files itself and returns
     {"foreign": [(remover, victim, audit line, victim_job_running), ...], "claims": n,
      "fates": {fate: n, ...}, "objects": n, "overlap": n, "found_nothing": n}
 
-It models what the document says and no more (no replicas, no transactions that did not run, a
-gap forgets everything), which covers the saved run directories of the tests and plain runs.
+It models what the document says and no more (no transactions that did not run, a gap forgets
+everything), which covers the saved run directories of the tests and plain runs. A run of several
+nodes ("Mutual exclusion across masters", "Claims lost in failover", "Split brain") is checked by
+`nodes.py`, which runs this checker once per node (`Checker(run, node=...)`).
 """
 from __future__ import annotations
 
@@ -61,11 +63,13 @@ def _history(run: Path) -> list[dict]:
 
 
 class Clock:
-    """Store seconds -> history ns, from the sample nearest in store time."""
+    """Store seconds -> history ns, from the sample nearest in store time; a sample whose round
+    trip took more than 250 ms is left out when there are others."""
 
-    def __init__(self, run: Path):
-        path = run / "store-clock.jsonl"
-        self.samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    def __init__(self, run: Path, name: str = "store-clock.jsonl"):
+        path = run / name
+        samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+        self.samples = [x for x in samples if (x.get("rtt_ns") or 0) <= 250_000_000] or samples
 
     def to_ns(self, store_s: float) -> float:
         if not self.samples:
@@ -87,13 +91,26 @@ UNKNOWN = Entry(None, None, None, None)    # an object whose state is lost
 
 
 class Checker:
-    def __init__(self, run: Path):
+    """One store, or node `node` of a run of several ("Attribution: `sent`", last paragraph): its
+    audit joined with the `sent` entries of that node alone, every call's outcome unknown there
+    except, with `one_endpoint` (a replicated run), a call whose every command went to that node.
+    Lines from `replicated_from` (a replica's primary) store *copies*, whose owner `copy_owner`
+    names ("Claims lost in failover")."""
+
+    def __init__(self, run: Path, node: str | None = None, one_endpoint: bool = False,
+                 replicated_from: frozenset = frozenset(), copy_owner=None, events=None):
         self.config = json.loads((run / "config.json").read_text())
         self.prefix = self.config.get("key_prefix", "")
-        self.events = _history(run)
-        self.clock = Clock(run)
+        self.events = events if events is not None else _history(run)
+        self.node, self.replicated_from, self.copy_owner = node, replicated_from, copy_owner
+        self.audit_name = f"audit-{node}.log" if node else "audit.log"
+        self.clock = Clock(run, f"store-clock-{node}.jsonl" if node else "store-clock.jsonl")
         self.sent, self.calls, self.jobs, self.pending = {}, [], {}, {}
         opened = {}
+        last = {}        # (slot, attempt) -> its last completed call (a late_sent is credited to it)
+
+        def here(entry) -> bool:
+            return node is None or str(entry[0]).endswith(f"@{node}")
         for i, e in enumerate(self.events):
             t = e.get("type")
             if t == "invoke":
@@ -101,11 +118,20 @@ class Checker:
                                                                 "type": None, "value": None, "slot": e["process"]}
             elif t in ("ok", "fail", "info"):
                 call = opened.pop((e["process"], e["attempt"], e["f"]), None) or {"f": e["f"], "attempt": e["attempt"]}
-                call.update(type=t, value=e.get("value"))
+                sent = [x for x in e.get("sent") or [] if isinstance(x, list) and x]
+                mine = [x for x in sent if here(x)]
+                keeps = node is None or (one_endpoint and mine and len(mine) == len(sent))
+                call.update(type=t if keeps or t == "info" else "info", value=e.get("value") if keeps else None)
                 self.calls.append(call)
-                for entry in e.get("sent") or []:
+                for entry in mine:
                     if entry[1] is not None:
                         self.sent[(entry[0], entry[1])] = (call, entry[3] if len(entry) > 3 else None)
+            elif t == "late_sent":
+                # a call of its own whose outcome is unknown, of the same attempt (and `f`)
+                call = {"f": e["f"], "attempt": e["attempt"], "type": None, "value": None, "late": True}
+                for entry in e.get("sent") or []:
+                    if isinstance(entry, list) and entry and here(entry) and entry[1] is not None:
+                        self.sent[(entry[0], entry[1])] = (call, None)
             elif t == "job_start":
                 self.jobs[e["attempt"]] = [e["key"], e["time"], None]
             elif t == "job_end" and e["attempt"] in self.jobs:
@@ -119,7 +145,10 @@ class Checker:
         self.fields: dict = {}          # (db, key) -> set of fields
         self.followed: set = set()
         self.claims: list[dict] = []
+        self.value = None               # the value the command in hand writes
+        self.addr = None                # the address of the audit line in hand (its EVAL's for a script line)
         self.foreign: list[tuple] = []
+        self.foreign_at: list[float] = []   # each one's history time (ns)
         self.ended: set = set()
         self.evicting = False
         self.last_t = 0.0
@@ -130,7 +159,10 @@ class Checker:
     # -- the audit ------------------------------------------------------------------------
     def run(self, run: Path) -> dict:
         bound, seqs, script = {}, {}, (None, None, 0.0)
-        for n, raw in enumerate((run / "audit.log").read_text().splitlines(), start=1):
+        self.complete = False
+        for n, raw in enumerate((run / self.audit_name).read_text().splitlines(), start=1):
+            if raw.strip() == "# end":
+                self.complete = True
             if raw.startswith("# restart"):
                 self._restart()
                 continue
@@ -140,7 +172,7 @@ class Checker:
                         if e.expires is not None and e.expires < self.last_t * 1000:
                             self._expire(e)
                         else:
-                            self._seal(e.claim, "unknown")
+                            self._seal(e.claim, "unknown", self.last_t)
                 self.objects.clear()
                 bound.clear()
                 continue
@@ -150,6 +182,7 @@ class Checker:
             ts, db, addr, rest = float(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
             if addr != "lua":
                 self.last_t = ts
+                self.addr = addr
             argv = [_unquote(a) for a in ARG.findall(rest)]
             if not argv:
                 continue
@@ -191,7 +224,7 @@ class Checker:
                 if e.expires is not None and e.expires < self.last_t * 1000:
                     self._expire(e)
                 else:
-                    self._seal(e.claim, "lost_in_restart")
+                    self._seal(e.claim, "lost_in_restart", self.last_t)
         self.evicting = False
         self.objects.clear()
         self.fields.clear()
@@ -232,13 +265,13 @@ class Checker:
         job = self.jobs.get(e.claim["owner"]) if e.claim["owner"] else None
         at = self.clock.to_ns(e.expires / 1000)
         held = job is not None and (job[2] is None or at < job[2])
-        self._seal(e.claim, "expired_while_held" if held else "expired_after_job")
+        self._seal(e.claim, "expired_while_held" if held else "expired_after_job", e.expires / 1000)
 
     def _evicted(self, db, obj, e, call, reply, name):
         """An object live in an eviction window, which a client's result proves absent: evicted."""
         if e.evictable and self._client_says_present(e, call, reply, name) is False:
             if e.claim is not None and e.claim["fate"] is None:
-                self._seal(e.claim, "evicted")
+                self._seal(e.claim, "evicted", self.last_t)
             del self.objects[(db, obj)]
             return None
         return e
@@ -257,8 +290,8 @@ class Checker:
         return None
 
     # -- claims ---------------------------------------------------------------------------
-    def _seal(self, claim, fate):
-        claim["fate"] = fate
+    def _seal(self, claim, fate, t=None):
+        claim["fate"], claim["ended"] = fate, t
         if claim["owner"] is not None:
             self.ended.add((claim["owner"], claim["db"], claim["obj"]))
 
@@ -273,21 +306,22 @@ class Checker:
         if claim is None or claim["fate"] is not None:
             return
         if call is None or claim["owner"] is None:
-            self._seal(claim, "unknown")
+            self._seal(claim, "unknown", t)
         elif call["attempt"] == claim["owner"]:
-            self._seal(claim, "released_by_holder")
+            self._seal(claim, "released_by_holder", t)
         elif e.evictable and not (call["f"] in ("release", "renew") and call.get("type") == "ok"
                                   and call.get("value") is True):
             # it may have been evicted already: only a release or renewal answering true proves
             # the command removed it; one that answered otherwise shows the eviction
             known = call["f"] in ("release", "renew") and call.get("type") in ("ok", "fail")
-            self._seal(claim, "evicted" if known else "unknown")
+            self._seal(claim, "evicted" if known else "unknown", t)
         else:
             job = self.jobs.get(claim["owner"])
             at = self.clock.to_ns(t)
             running = job is not None and job[1] <= at and (job[2] is None or at < job[2])
             self.foreign.append((call["attempt"], claim["owner"], line, running))
-            self._seal(claim, "foreign_release")
+            self.foreign_at.append(at)
+            self._seal(claim, "foreign_release", t)
 
     def write(self, db, obj, call, reply, t, line, name, nx=False, xx=False, expires=None, keepttl=False):
         t_ms = t * 1000
@@ -303,7 +337,7 @@ class Checker:
         elif nx and cur is not None and cur.evictable and self._result_unknown(call, reply):
             # an eviction may have removed it: then this create happened; nobody's result says
             if cur.claim is not None and cur.claim["fate"] is None:
-                self._seal(cur.claim, "unknown")
+                self._seal(cur.claim, "unknown", t)
             self.objects[(db, obj)] = UNKNOWN
             return False
         if (nx and cur is not None) or (xx and cur is None):
@@ -319,7 +353,12 @@ class Checker:
         if self._frees(call, db, obj):
             self.objects[(db, obj)] = Entry(obj, None, expires, None, self.evicting)
             return True
-        claim = {"owner": attempt, "db": db, "obj": obj, "fate": None}
+        copy = call is None and self.addr in self.replicated_from
+        token = self.value
+        if copy and self.copy_owner is not None and token is not None:
+            attempt = self.copy_owner(db, obj, token, self.clock.to_ns(t))
+        claim = {"owner": attempt, "db": db, "obj": obj, "fate": None, "created": t, "ended": None,
+                 "token": token, "copy": copy, "acquire": call is not None and call["f"] == "acquire"}
         self.claims.append(claim)
         self.objects[(db, obj)] = Entry(obj, attempt, expires, claim, self.evicting)
         return True
@@ -374,6 +413,10 @@ class Checker:
 
     # -- commands -------------------------------------------------------------------------
     def apply(self, db, argv, name, call, reply, t, line):
+        # the value a write stores (a copy's owner is found by it): SET's and the like's, a field's
+        self.value = argv[3] if name in ("SETEX", "PSETEX") and len(argv) > 3 else \
+            argv[2] if len(argv) > 2 and name in ("SET", "SETNX", "GETSET") else \
+            argv[3] if len(argv) > 3 and name in ("HSET", "HMSET", "HSETNX") else None
         if name == "FLUSHDB" or name == "FLUSHALL":
             for (d, obj) in list(self.objects):
                 if name == "FLUSHALL" or d == db:
@@ -516,6 +559,12 @@ class Checker:
         fates: dict = {}
         for c in self.claims:
             fates[c["fate"]] = fates.get(c["fate"], 0) + 1
+        return {"foreign": self.foreign, "claims": len(self.claims), "fates": fates,
+                "objects": len({(c["db"], c["obj"]) for c in self.claims}),
+                "overlap": self.overlap(), "found_nothing": self.found_nothing()}
+
+    def overlap(self) -> int:
+        """From the history alone: per job key, the runs that started while another was running."""
         by_key: dict = {}
         for key, start, end in self.jobs.values():
             by_key.setdefault(key, []).append((start, end if end is not None else self.end_ns))
@@ -524,13 +573,18 @@ class Checker:
             spans.sort()
             for i, (start, _) in enumerate(spans):
                 overlap += any(s <= start < e for s, e in spans[:i])
-        found_nothing = sum(c["f"] == "release" and c.get("type") == "ok" and c.get("value") is False
-                            for c in self.calls)
-        return {"foreign": self.foreign, "claims": len(self.claims), "fates": fates,
-                "objects": len({(c["db"], c["obj"]) for c in self.claims}),
-                "overlap": overlap, "found_nothing": found_nothing}
+        return overlap
+
+    def found_nothing(self) -> int:
+        """From the history alone (a node's view makes every call's outcome unknown: call it on
+        a checker of the whole history)."""
+        return sum(c["f"] == "release" and c.get("type") == "ok" and c.get("value") is False for c in self.calls)
 
 
 def check(run_dir) -> dict:
     run = Path(run_dir)
+    config = json.loads((run / "config.json").read_text())
+    if config.get("store_nodes"):
+        from .nodes import check_nodes
+        return check_nodes(run)
     return Checker(run).run(run)

@@ -1,0 +1,69 @@
+"""How often a check reads its input: every history line is parsed once and the audit is read once,
+whatever properties run. (The history is opened one more time for a raw look-ahead at its
+``fault_start`` lines — the store clock's steps size the model's trust window from the first
+audit line on — which parses only the lines that hold that word.)"""
+import importlib.util
+from pathlib import Path
+
+import leasecheck.checkers.read.audit as audit_mod
+import leasecheck.checkers.read.history as history_mod
+from leasecheck.checkers import check_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generate():
+    spec = importlib.util.spec_from_file_location("checker_speed", ROOT / "bench" / "checker_speed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate
+
+
+def _count(monkeypatch):
+    opened, parsed = {}, [0]
+    real_open, real_loads = open, history_mod._loads
+
+    def counted_open(path, *args, **kw):
+        name = Path(path).name
+        opened[name] = opened.get(name, 0) + 1
+        return real_open(path, *args, **kw)
+
+    def counted_loads(line):
+        parsed[0] += 1
+        return real_loads(line)
+    for mod in (history_mod, audit_mod):
+        monkeypatch.setattr(mod, "open", counted_open, raising=False)
+    monkeypatch.setattr(history_mod, "_loads", counted_loads)
+    return opened, parsed
+
+
+def test_every_history_line_is_parsed_once_and_the_audit_read_once(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _generate()(run, 20_000)
+    lines = sum(1 for _ in open(run / "history.jsonl", "rb"))
+    opened, parsed = _count(monkeypatch)
+    parts = []
+    result = check_run(run, parts=parts)
+    assert len(parts) > 10                 # every property judged, from the one measured run
+    assert result["valid"] is True and result["ops"] > 5_000, result["reasons"]
+    assert parsed[0] == lines
+    assert opened.get("audit.log") == 1
+    assert opened.get("history.jsonl") == 2          # the stream, and the raw look-ahead
+
+
+def test_a_run_with_faults_still_parses_its_history_once(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _generate()(run, 5_000)
+    hist = run / "history.jsonl"
+    text = hist.read_text().splitlines(keepends=True)
+    # A clock step on the store in the middle of the run: the look-ahead finds it, the stream
+    # parses its line once more, like every other line.
+    t = int(text[len(text) // 2].split('"time":')[1].split(",")[0])
+    step = ('{"time":%d,"process":"harness","type":"fault_start","index":0,"fault":"clock",'
+            '"target":"store","requested":{"size":0.2}}\n' % t)
+    hist.write_text("".join(text[:len(text) // 2] + [step] + text[len(text) // 2:]))
+    opened, parsed = _count(monkeypatch)
+    result = check_run(run)
+    assert "could not check" not in " ".join(result["reasons"])
+    assert parsed[0] == len(text) + 1
+    assert opened.get("audit.log") == 1 and opened.get("history.jsonl") == 2

@@ -1,0 +1,38 @@
+"""``bench/worker_profile.py`` prints a claim loop's and a bare loop's CPU per 1,000 store
+operations and the claim loop's own time per role; ``bench/throughput.py --baseline`` refuses a
+directory that is no checkout before anything starts (the numbers are the benchmarks' to report,
+in bench/RESULTS.md; this checks that they report them)."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_worker_profile_prints_both_loops_and_every_role_of_the_claim_loop():
+    p = subprocess.run([sys.executable, "bench/worker_profile.py", "--seconds", "1", "--top", "5"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    bare = re.search(r"^bare loop +CPU +([\d.]+) ms per 1,000 ops \((\d+) ops\)", p.stdout, re.M)
+    slot = re.search(r"^claim loop +CPU +([\d.]+) ms per 1,000 ops \((\d+) ops\) +ratio to bare ([\d.]+)",
+                     p.stdout, re.M)
+    assert bare and slot, p.stdout
+    assert int(bare[2]) > 0 and int(slot[2]) > 0
+    assert float(slot[3]) == pytest.approx(float(slot[1]) / float(bare[1]), abs=0.006)
+    for role in ("audited connection", "history writer", "slot board", "hung-call watch", "claim loop",
+                 "lease", "redis-py"):
+        assert re.search(rf"^  {role} +[\d.]+ ms +[\d.]+ ms$", p.stdout, re.M), (role, p.stdout)
+    # the bare loop spends nothing in the harness's roles
+    assert re.search(r"^  history writer +[\d.]+ ms +0\.0 ms$", p.stdout, re.M), p.stdout
+
+
+def test_a_baseline_that_is_no_checkout_is_refused_in_one_line(tmp_path):
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--baseline", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64
+    assert p.stderr.strip().count("\n") == 0 and "--baseline" in p.stderr and str(tmp_path) in p.stderr
+    assert p.stdout == ""
