@@ -100,10 +100,11 @@ def _step(step, loc: str) -> dict:
         raise UsageError(f"{loc}: size must be a number or null, not {size!r}")
     params = step.get("params") or {}
     if not isinstance(params, dict) or not all(
-            isinstance(k, str) and (isinstance(v, (str, float, int)) and not isinstance(v, bool)
-                                    and (not isinstance(v, float) or math.isfinite(v)))
+            isinstance(k, str) and isinstance(v, (str, float, int))    # bool: a flag (background)
+            and (not isinstance(v, float) or math.isfinite(v))
             for k, v in params.items()):
-        raise UsageError(f"{loc}: params must be an object of names to strings or numbers, not {params!r}")
+        raise UsageError(f"{loc}: params must be an object of names to strings, numbers or "
+                         f"true/false, not {params!r}")
     return {"at": float(step["at"]), "fault": fault, "target": step["target"],
             "duration": float(step["duration"]), "size": size, "params": dict(params)}
 
