@@ -90,15 +90,11 @@ class AsyncSlot(Slot):
         stall = self.stall
         if stall is not None:
             stall.job(self.process, True)
-        aborted = False
-        left = None         # the job's remaining work while it is frozen (hang:holder)
+        aborted = frozen = False
         while True:
             now = loop.time()
-            if stall is not None and stall.frozen(self.process):
-                left = max(0.0, end - now) if left is None else left
-                end = now + left + TICK_S       # no progress: the end moves with the clock
-            else:
-                left = None
+            if stall is not None:    # hang:holder: no progress while frozen
+                end, frozen = stall.moved_end(self.process, now, end)
             if now >= end:
                 break
             if callable(renew) and now >= next_renew:
@@ -109,7 +105,7 @@ class AsyncSlot(Slot):
                 continue
             wake = min(end, next_renew) if callable(renew) else end
             if stall is not None:   # a task cannot wait on the freeze's thread event: look often
-                wake = min(wake, now + (TICK_S if left is not None else POLL_S))
+                wake = min(wake, now + (TICK_S if frozen else POLL_S))
             await asyncio.sleep(max(0.0, wake - now))
         if stall is not None:
             stall.job(self.process, False)

@@ -105,15 +105,11 @@ class Slot:
         stall = self.stall
         if stall is not None:
             stall.job(self.process, True)
-        aborted = False
-        left = None         # the job's remaining work while it is frozen (hang:holder)
+        aborted = frozen = False
         while True:
             now = time.monotonic()
-            if stall is not None and stall.frozen(self.process):
-                left = max(0.0, end - now) if left is None else left
-                end = now + left + TICK_S       # no progress: the end moves with the clock
-            else:
-                left = None
+            if stall is not None:    # hang:holder: no progress while frozen
+                end, frozen = stall.moved_end(self.process, now, end)
             if now >= end:
                 break
             if callable(renew) and now >= next_renew:
@@ -123,7 +119,7 @@ class Slot:
                 next_renew += period
                 continue
             wake = min(end, next_renew) if callable(renew) else end
-            if left is not None:
+            if frozen:
                 wake = min(wake, now + TICK_S)
             if stall is not None:
                 stall.sleep(self.process, max(0.0, wake - now))

@@ -22,6 +22,7 @@ class Stall:
         self._frozen: set[str] = set()
         self._in_job: set[str] = set()
         self._wake: dict[str, threading.Event] = {}
+        self._left: dict[str, float] = {}    # a frozen job's remaining work, fixed at the freeze
 
     def sleep(self, process: str, seconds: float) -> None:
         """A job's sleep, cut short by a freeze (so the job stops at once, not at its next wake)."""
@@ -49,3 +50,13 @@ class Stall:
     def job(self, process: str, running: bool) -> None:
         with self._lock:
             (self._in_job.add if running else self._in_job.discard)(process)
+            self._left.pop(process, None)
+
+    def moved_end(self, process: str, now: float, end: float) -> tuple[float, bool]:
+        """A job's end as a freeze moves it, and whether the job is frozen: while frozen its
+        remaining work stays what it was at the freeze, so the end moves with the clock."""
+        if process not in self._frozen:
+            self._left.pop(process, None)
+            return end, False
+        left = self._left.setdefault(process, max(0.0, end - now))
+        return now + left + TICK_S, True
