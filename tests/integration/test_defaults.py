@@ -27,11 +27,13 @@ def test_a_check_then_act_release_without_faults_was_not_exercised(leasecheck):
 
 def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_path):
     # Every built-in lease that needs no extra package (the default rows) under the default
-    # columns: none, default, clock:store. 8 s runs, seed 7 (its default mix pauses a releaser,
-    # a holder, a releaser); --nemesis-interval 3s keeps the clock jump's run short.
+    # columns: none, default, clock:store. 4 s runs, seed 7: its default mix pauses a releaser at
+    # 1 s, the one pause that fits 4 s (a 1.2 TTL pause and its slack; an 8 s run added a holder
+    # and another releaser) and the pause that breaks get-compare-del (8 of 8 runs of that cell
+    # alone failed, on a loaded machine); --nemesis-interval 1.5s puts the clock jump at 0.75 s.
     assert DEFAULT_MIXES == ("none", "default", "clock:store")
     results = tmp_path / "results"
-    r = leasecheck("matrix", "--time-limit", "8s", "--nemesis-interval", "3s", "--seed", "7",
+    r = leasecheck("matrix", "--time-limit", "4s", "--nemesis-interval", "1.5s", "--seed", "7",
                    "--results-dir", str(results), timeout=1800)
     assert r.code == 1, r.out + r.err
     table = next(results.glob("matrix-*.md")).read_text()
