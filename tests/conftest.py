@@ -59,10 +59,9 @@ def _env(tmp_path: Path, extra: dict | None) -> dict:
     return env
 
 
-@pytest.fixture
-def leasecheck(tmp_path):
-    """Run ``python -m leasecheck ARGS`` and return its `Outcome` (``run``, ``hunt`` and ``cleanup`` get
-    ``--results-dir tmp/results``); ``leasecheck.popen(ARGS)`` starts a run without waiting."""
+def _cli(tmp_path: Path):
+    """``run(*ARGS)``: ``python -m leasecheck ARGS`` in a subprocess, from the repository root, with
+    ``HOME`` and (for ``run``, ``hunt`` and ``cleanup``) ``--results-dir`` under ``tmp_path``."""
     def run(*args: str, env: dict | None = None, timeout: float = 180) -> Outcome:
         cmd = [sys.executable, "-m", "leasecheck", *args]
         if args and args[0] in ("run", "hunt", "cleanup"):
@@ -71,10 +70,31 @@ def leasecheck(tmp_path):
                            env=_env(tmp_path, env))
         latest = tmp_path / "results" / "latest"
         return Outcome(p.returncode, p.stdout, p.stderr, latest.resolve() if latest.exists() else None)
+    return run
 
+
+@pytest.fixture
+def leasecheck(tmp_path):
+    """Run ``python -m leasecheck ARGS`` and return its `Outcome` (``run``, ``hunt`` and ``cleanup`` get
+    ``--results-dir tmp/results``); ``leasecheck.popen(ARGS)`` starts a run without waiting."""
+    run = _cli(tmp_path)
     run.popen = lambda *args: subprocess.Popen(
         [sys.executable, "-m", "leasecheck", *args, "--results-dir", str(tmp_path / "results")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_env(tmp_path, None))
+    return run
+
+
+@pytest.fixture(scope="module")
+def leasecheck_once(tmp_path_factory):
+    """``leasecheck`` for one test module, each distinct command run once: the tests of a module
+    that assert on the same run share it (the `Outcome` of the first call, each command in a
+    directory of its own). Only for commands whose outcome a test reads and does not change."""
+    done: dict[tuple, Outcome] = {}
+
+    def run(*args: str, timeout: float = 180) -> Outcome:
+        if args not in done:
+            done[args] = _cli(tmp_path_factory.mktemp("once"))(*args, timeout=timeout)
+        return done[args]
     return run
 
 
