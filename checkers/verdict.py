@@ -42,7 +42,7 @@ STORE_CAUSES = frozenset({"clock_jump", "eviction", "store_restart", "failover"}
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
           all_witnesses: bool = False, progress=None, properties=PROPERTIES,
-          parts: list | None = None, nodes: dict | None = None) -> dict:
+          parts: list | None = None, nodes: dict | None = None, timeline: list | None = None) -> dict:
     """Check one run.
 
     `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
@@ -55,7 +55,8 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     given, receives `(name, Part)` per property (its module's name), for reports that show each
     property on its own (JUnit). `nodes`: a run of several store nodes, each node's audit and
     clock samples (`nodes.open_node_audits`); `audit` is then None and each node is measured on
-    its own (`nodes.measure_nodes`).
+    its own (`nodes.measure_nodes`). `timeline`, when given, receives what the HTML report draws
+    of the history (`measures.timeline.Timeline.drawing`), gathered in the same pass.
     """
     m = measure(events, audit, config, clock_samples, all_witnesses, progress)
     if nodes is not None:
@@ -78,9 +79,15 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         found.update(part.fields)
         if parts is not None:
             parts.append((name(prop), part))
-    return Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
-                         liveness=liveness_mode(config), failure_of=failure_of(failing, found),
-                         **_measured(m)).to_dict()
+    out = Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
+                        liveness=liveness_mode(config), failure_of=failure_of(failing, found),
+                        **_measured(m)).to_dict()
+    if timeline is not None:
+        d = m.digest
+        timeline.append(d.timeline.drawing(d.end or 0, m.faults(), d.span.end, d.count,
+                                           victims=out.get("foreign_releases_first") or [],
+                                           key_prefix=str(config.get("key_prefix") or "")))
+    return out
 
 
 def failure_of(failing: list[str], found: dict) -> str | None:
@@ -116,12 +123,13 @@ def _measured(m: Measured) -> dict:
 
 
 def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None,
-              parts: list | None = None) -> dict:
+              parts: list | None = None, timeline: list | None = None) -> dict:
     """Read the run in `run_dir` and check it, streaming its history and audit. Never raises —
     errors become valid "unknown" — except, with `strict`, `HistoryError` for a missing or empty
     history (the caller's mistake). `progress(done, total)`, when given, is called now and then
     with the bytes read so far and the bytes to read (history and audit). `parts`: as in `check`
-    (left empty when the run could not be checked)."""
+    (left empty when the run could not be checked). `timeline`: as in `check`, with the history's
+    problems and its size (``history_bytes``: the report takes it only for the same history)."""
     try:
         history = HistoryStream(run_dir)
         audit = open_audit(run_dir)
@@ -133,9 +141,13 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
         config, more = load_config(run_dir, lambda: history.scan(RUN_START.encode())[:1])
         samples, clock_problems = load_store_clock(run_dir)
         nodes = open_node_audits(run_dir, config) if node_names(config) else None
+        drawn: list = []
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
-                       progress=tick, parts=parts, nodes=nodes)
+                       progress=tick, parts=parts, nodes=nodes, timeline=drawn if timeline is not None else None)
         result["problems"] = history.problems + more + clock_problems + result["problems"]
+        if timeline is not None:
+            timeline += [printable(dict(t, problems=list(history.problems), history_bytes=history.total_bytes))
+                         for t in drawn]
         if tick is not None:
             progress(total, total)
         return printable(result)
