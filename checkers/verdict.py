@@ -30,7 +30,7 @@ from leasecheck.checkers.errors import HistoryError
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.checkers.read.audit import open_audit
 from leasecheck.checkers.measures.measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
-from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_names, open_node_audits
+from leasecheck.checkers.model.nodes import NodeFeed, audit_summary, measure_nodes, node_names, open_node_audits
 from leasecheck.checkers.properties import PROPERTIES, Properties, name
 from leasecheck.checkers.result import LIVENESS, SAFETY, WARN, Part, Result
 from leasecheck.checkers.read.rundir import load_config, load_store_clock
@@ -58,9 +58,14 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     its own (`nodes.measure_nodes`). `timeline`, when given, receives what the HTML report draws
     of the history (`measures.timeline.Timeline.drawing`), gathered in the same pass.
     """
-    m = measure(events, audit, config, clock_samples, all_witnesses, progress)
-    if nodes is not None:
-        m.nodes = measure_nodes(events, nodes, config)
+    if not isinstance(events, (list, tuple, HistoryStream)):
+        events = list(events)
+    if nodes is None:
+        m = measure(events, audit, config, clock_samples, all_witnesses, progress)
+    else:   # one pass over the history: the run's digest, and each node measured as it goes
+        feed = NodeFeed(events, nodes, config)
+        m = measure(feed, audit, config, clock_samples, all_witnesses, progress)
+        m.nodes, m.holds = measure_nodes(events, nodes, config, measured_first=feed), feed.holds.result()
     found = _measured(m)
     judged, failing = [], []
     for prop in properties:
