@@ -151,14 +151,16 @@ class NodeView:
     that call's completion (sent between the call's drain and its completion being written).
     Memory: the calls in flight and `LATE_WINDOW_NS` of events."""
 
-    def __init__(self, node: str, one_endpoint: bool = False, window_ns: int = LATE_WINDOW_NS) -> None:
-        self.node, self.one_endpoint, self.window = node, one_endpoint, window_ns
+    def __init__(self, node: str, one_endpoint: bool = False, window_ns: int | None = None) -> None:
+        self.node, self.one_endpoint = node, one_endpoint
+        self.window = LATE_WINDOW_NS if window_ns is None else window_ns
         self.invoked: dict[tuple, int] = {}      # (attempt, f) -> its open invocation's time
         self.early: dict[tuple, list] = {}       # late commands whose call's completion is still to come
         self.held: deque = deque()               # (event, its call when a completion): not yet passed on
         self.done: dict[tuple, dict] = {}        # (attempt, f, invoked) -> its completion, still held
 
     def feed(self, e: dict) -> list[dict]:
+        ready = self._release(e.get("time"))     # what is now older than the window goes on first
         kind, call = e.get(TYPE), (e.get("attempt"), e.get("f"))
         if kind == INVOKE:
             self.invoked[call] = e.get("time")
@@ -172,13 +174,15 @@ class NodeView:
                 held = self.done.get(which)
                 if held is not None:
                     held["sent"] = held["sent"] + mine
-                    return self._release(e.get("time"))
+                    return ready
                 if which not in self.early and not self._may_complete(which):
+                    if not mine:
+                        return ready
                     e = dict(e, sent=mine)           # its call's completion was passed on already
                     which = None
                 else:
                     self.early.setdefault(which, []).extend(mine)
-                    return self._release(e.get("time"))
+                    return ready
             else:
                 here = self.one_endpoint and bool(mine) and len(mine) == sum(
                     isinstance(x, list) and bool(x) for x in sent)
@@ -191,7 +195,7 @@ class NodeView:
                     e[TYPE] = INFO
                     e.pop("value", None)
         self.held.append((e, which if kind in (OK, FAIL, INFO) else None))
-        return self._release(e.get("time"))
+        return ready + self._release(e.get("time"))
 
     def _may_complete(self, which: tuple) -> bool:
         """Whether the call `which` names is still open (its completion is to come)."""
