@@ -43,15 +43,18 @@ else:
 t0 = time.perf_counter()
 c0 = time.process_time()
 go(run)
+import leasecheck.checkers
 print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+                  "from": str(Path(leasecheck.checkers.__file__).parent.parent),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
 def _child(run_dir: Path, what: str, code: str | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=code) if code else None
+    # cwd: not the repository, whose leasecheck/ folder `python -c` would import first
     out = subprocess.run([sys.executable, "-c", _CHILD, str(run_dir), what], capture_output=True, text=True,
-                         check=True, env=env)
+                         check=True, env=env, cwd=run_dir.parent)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -67,7 +70,7 @@ def measure(events: int, repeat: int, also: str | None = None):
                 check = _child(run_dir, "check", code)
                 saved = _child(run_dir, "save", code)
                 html = run_dir / "report.html"
-                yield {"code": code or "this checkout", "events": n, "floor_s": round(floor_s, 3),
+                yield {"code": code or "this checkout", "imported_from": saved["from"], "events": n, "floor_s": round(floor_s, 3),
                        "floor_cpu_s": round(floor_cpu_s, 3),
                        "check_s": round(check["s"], 2), "check_and_save_s": round(saved["s"], 2),
                        "check_cpu_s": round(check["cpu_s"], 2), "check_and_save_cpu_s": round(saved["cpu_s"], 2),
