@@ -25,6 +25,9 @@ raises: a failure becomes valid "unknown" with the error in `reasons` (`failed`:
 """
 from __future__ import annotations
 
+import contextlib
+
+from leasecheck.checkers.measures.timeline import gathering
 from leasecheck.checkers.read.digest import SCHEMA_VERSION
 from leasecheck.checkers.errors import HistoryError
 from leasecheck.checkers.read.history import HistoryStream
@@ -60,11 +63,14 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     """
     if not isinstance(events, (list, tuple, HistoryStream)):
         events = list(events)
+    drawing = gathering() if timeline is not None else contextlib.nullcontext()
     if nodes is None:
-        m = measure(events, audit, config, clock_samples, all_witnesses, progress)
+        with drawing:
+            m = measure(events, audit, config, clock_samples, all_witnesses, progress)
     else:   # one pass over the history: the run's digest, and each node measured as it goes
         feed = NodeFeed(events, nodes, config)
-        m = measure(feed, audit, config, clock_samples, all_witnesses, progress)
+        with drawing:       # (each node's thread gathers none)
+            m = measure(feed, audit, config, clock_samples, all_witnesses, progress)
         m.nodes, m.holds = measure_nodes(events, nodes, config, measured_first=feed), feed.holds.result()
     found = _measured(m)
     judged, failing = [], []

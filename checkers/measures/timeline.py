@@ -19,6 +19,8 @@ TOP longest holder stretches, cut at the end.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 
 from leasecheck.checkers.measures.grid import Grid, Samples, add
@@ -32,7 +34,25 @@ MAX_MARKS = 2000         # releases that found nothing / ended unknown, each dra
 MAX_FAULTS = 2000
 KINDS = CALLS            # acquire, release, renew, effect
 OUTCOMES = COMPLETIONS   # ok, fail, info
+# Whether the digests made now gather a timeline: only a check whose caller draws the report asks
+# (`gathering`), so a check alone (``check_run`` without ``timeline``) pays nothing for it.
+_GATHER: contextvars.ContextVar[bool] = contextvars.ContextVar("leasecheck_timeline", default=False)
 TOP = 4                  # holder stretches kept per key and bucket (the longest)
+
+
+def wanted() -> bool:
+    """Whether a digest made now should gather a timeline."""
+    return _GATHER.get()
+
+
+@contextlib.contextmanager
+def gathering():
+    """Within it, every digest made in this thread gathers a `Timeline` (``Digest.timeline``)."""
+    token = _GATHER.set(True)
+    try:
+        yield
+    finally:
+        _GATHER.reset(token)
 
 
 class _Lane:

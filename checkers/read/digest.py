@@ -20,7 +20,7 @@ from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
-from leasecheck.checkers.measures.timeline import Timeline
+from leasecheck.checkers.measures import timeline as _timeline
 from leasecheck.events import (
     CALL_HUNG, EFFECT, FAIL, INFO, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
     OK, RELEASE, RENEW,
@@ -50,7 +50,8 @@ class Digest:
         self.exceptions = Exceptions()     # what the lease raised, by type
         self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
         self.hazards = Hazards()           # the dangerous moments the run reached
-        self.timeline = Timeline()         # the run over time, for the HTML report
+        # the run over time, for the HTML report: only when the check's caller draws it
+        self.timeline = _timeline.Timeline() if _timeline.wanted() else None
         self._call_event: dict | None = None   # the call event being fed (its error, for the timeline)
         self.count = 0
         self.start: int | None = None
@@ -79,7 +80,7 @@ class Digest:
             return
         if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)
-            if kind != WORKER_KILLED:
+            if kind != WORKER_KILLED and self.timeline is not None:
                 self.timeline.job(e)
         elif kind == EFFECT:
             self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
@@ -96,7 +97,8 @@ class Digest:
                                  f"this checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
             self.config = e.get("config") if isinstance(e.get("config"), dict) else {}
             self.proof = ForeignProof(self.ttl_ms)
-            self.timeline.configure(self.config)
+            if self.timeline is not None:
+                self.timeline.configure(self.config)
 
     def _done(self, op: Op) -> None:
         if op.f == F_EFFECT:
@@ -112,7 +114,8 @@ class Digest:
         if self.hung.count:
             self.hung.returned(op)
         self.attempt_ends.feed(op)
-        self.timeline.call(op, self._call_event.get("error") if op.type == INFO else None)
+        if self.timeline is not None:
+            self.timeline.call(op, self._call_event.get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
 

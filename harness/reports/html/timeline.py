@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leasecheck.checkers.measures.timeline import gathering
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.rundir import TIMELINE, read_object
@@ -17,7 +18,8 @@ def timeline_of(run: Path, config: dict, results: dict | None) -> dict:
     stored = read_object(run / TIMELINE)
     if stored is not None and stored.get("history_bytes") == stream.total_bytes and "lanes" in stored:
         return stored
-    d = Digest().consume(stream)
+    with gathering():
+        d = Digest().consume(stream)
     return d.timeline.drawing(d.end or 0, d.faults.summary(), d.span.end, d.count,
                               victims=(results or {}).get("foreign_releases_first") or [],
                               problems=stream.problems, key_prefix=str(config.get("key_prefix") or ""))
