@@ -103,3 +103,17 @@ def test_the_counts_can_fail_a_report_that_reads_the_history_itself(tmp_path, mo
     opened, parsed = _count(monkeypatch)
     write_report(run)
     assert opened.get("history.jsonl") == 1 and parsed["loads"] == sum(1 for _ in open(run / "history.jsonl", "rb"))
+
+
+def test_drawing_a_checked_run_again_reads_its_timeline_not_its_history(tmp_path, monkeypatch):
+    """`leasecheck report` of a checked run: timeline.json, and the history is not opened."""
+    run = tmp_path / "results" / "bench" / STAMP
+    _generate()(run, 2_000)
+    shutil.rmtree(run / "history.d")
+    check_and_save(run)
+    first = _page_data(run)
+    from leasecheck.harness.reports.html import write_report
+    opened, parsed = _count(monkeypatch)
+    write_report(run)
+    assert "history.jsonl" not in opened and parsed["loads"] == 0 and opened.get("timeline.json") == 1
+    assert _page_data(run) == first
