@@ -25,6 +25,7 @@ first use, not when ``leasecheck`` is imported.
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 # In a source checkout the subpackages are the repository's top-level folders, beside this one
@@ -34,6 +35,12 @@ from pathlib import Path
 _here = Path(__file__).resolve().parent
 if not (_here / "harness").is_dir() and (_here.parent / "harness" / "__init__.py").is_file():
     __path__.append(str(_here.parent))
+
+# The checker's hot modules may also be installed compiled (setup.py); this variable makes every
+# process that imports leasecheck use their pure-Python source instead (leasecheck/_pure.py).
+if os.environ.get("LEASECHECK_PURE_PYTHON"):
+    from leasecheck import _pure
+    _pure.install()
 
 _EXPORTS = {
     "run": "leasecheck.harness.api", "check": "leasecheck.harness.api", "hunt": "leasecheck.harness.api",

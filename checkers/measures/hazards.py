@@ -31,6 +31,7 @@ Memory: one entry per attempt holding or releasing, and the latest winner of eac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from leasecheck.events import (ACQUIRE, COMPLETIONS, FAULT_START, INVOKE, JOB_END, OK, RELEASE, RENEW, RUN_START,
                                SLOT_CRASH, TYPE)
@@ -48,10 +49,10 @@ MISSED = {
 
 @dataclass
 class _Held:
-    key: str
-    deadline: int            # history ns
-    process: str
-    released: int | None = None   # the release's invocation
+    key: Any
+    deadline: Any            # history ns
+    process: Any
+    released: Any = None   # the release's invocation
     past: bool = False       # counted as holder_past_deadline
 
 
@@ -90,7 +91,7 @@ class Hazards:
             if any(a.startswith(f"{slot}.") and h.released is None and h.deadline > t for a, h in self._held.items()):
                 self._hit("holder_killed", slot, t)
 
-    def _call(self, e: dict, kind: str, f: str, t: int) -> None:
+    def _call(self, e: dict, kind: Any, f: Any, t: Any) -> None:
         attempt, key = e.get("attempt"), e.get("key")
         held = self._held.get(attempt)
         if kind == INVOKE:

@@ -11,6 +11,8 @@ audit.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from leasecheck.checkers.read import digest as _digest
 from leasecheck.checkers.model.claims import Replay, TRUST_CLIENT_MS
 from leasecheck.checkers.model.clock import StoreClock
@@ -40,7 +42,7 @@ class Engine:
         """Read one more history event; False when the history is over."""
         if self.history_over:
             return False
-        e = next(self._it, _OVER)
+        e: Any = next(self._it, _OVER)
         if e is _OVER:
             self._over()
             return False
@@ -58,7 +60,7 @@ class Engine:
         joiner, digest, progress, it = self.joiner, self.digest, self.progress, self._it
         feed, ready, every = digest.feed, joiner.ready, _digest.PROGRESS_EVERY
         while True:
-            e = next(it, _OVER)
+            e: Any = next(it, _OVER)
             if e is _OVER:
                 self._over()
                 return
@@ -128,8 +130,8 @@ class Engine:
                 elif not ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:
-                    for op in joiner.take_matched():
-                        settle(op)
+                    for done in joiner.take_matched():
+                        settle(done)
             attempt, op = attribute(rec)
             feed(rec, attempt, op)
             n += 1

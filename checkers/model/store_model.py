@@ -35,6 +35,8 @@ fields each hash key has (`hashes`), its key-level expiry and each field's own.
 """
 from __future__ import annotations
 
+from typing import Any
+
 AMBIGUOUS_MS = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
 # further apart when the store is descheduled between the two reads, or when its clock is stepped
@@ -61,12 +63,12 @@ class Store:
         self.trust_ms = max(trust_ms, AMBIGUOUS_MS)
         self.problems = problems if problems is not None else []
         self.state: dict = {}                   # (db, key) -> entry, None or UNKNOWN
-        self.default = None                     # UNKNOWN for unseen keys after a gap
+        self.default: object = None             # UNKNOWN for unseen keys after a gap
         self.eviction = False                   # inside an eviction fault window
         self.hashes: dict = {}                  # (db, key) -> {field: own expiry ms or None}
         self.hash_expiry: dict = {}             # (db, key) -> the hash key's own expiry, ms
 
-    def peek(self, db: int, key: str):
+    def peek(self, db: int, key: Any):
         """The key's entry, None or UNKNOWN as last written (no expiry applied)."""
         return self.state.get((db, key), self.default)
 
@@ -100,7 +102,7 @@ class Store:
         return False
 
     # -- expiry -----------------------------------------------------------------------------
-    def live(self, key: str, c):
+    def live(self, key: Any, c):
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
         k = (c.rec.db, key)
         cur = self.state.get(k, self.default)
@@ -137,7 +139,7 @@ class Store:
         return cur
 
     # -- commands ---------------------------------------------------------------------------
-    def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
+    def write(self, c, key: Any, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
         """SET and its relatives; ``ifeq``: write only while the key holds that value (SET ... IFEQ)."""
         if type(key) is str and (c.rec.db, key) in self.hashes and self.fields(c, key):
             if nx or ifeq is not None:

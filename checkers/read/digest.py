@@ -6,6 +6,8 @@ the run's start and end — so a history of any length is read once and never he
 """
 from __future__ import annotations
 
+from typing import Any
+
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
 
 from leasecheck.checkers.measures.attempt_ends import AttemptEnds
@@ -50,8 +52,8 @@ class Digest:
         self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
         self.hazards = Hazards()           # the dangerous moments the run reached
         self.count = 0
-        self.start: int | None = None
-        self.end: int | None = None
+        self.start: Any = None             # history ns of the first event (None before it)
+        self.end: Any = None
         self.config: dict | None = None  # from the first run_start
 
     def feed(self, e: dict) -> None:
