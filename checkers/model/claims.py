@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from leasecheck.protocol import fault_marker_pattern
 
@@ -74,16 +74,16 @@ from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS
                                                   unconditional_write)
 from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
-FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
+FATES: Final = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
          "evicted", "lost_in_restart", "lost_in_failover", "still_held", "unknown")
-LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
-EVICT_MARK = fault_marker_pattern("evict")
+LEASE_CALLS: Final = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
+EVICT_MARK: Final = fault_marker_pattern("evict")
 # Expiries are store times in ms since the epoch (about 1.8e12) as floats, so the sum of a
 # command's time and its TTL carries rounding errors of ~0.1 us: two expiries closer than this
 # are the same one (an audit line's time has whole microseconds).
-SAME_EXPIRY_MS = 0.0005
+SAME_EXPIRY_MS: Final = 0.0005
 # The fate of a claim still live when the audit has a gap, the store restarts, the audit ends.
-_FATE_AT = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
+_FATE_AT: Final = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
 
 __all__ = ["AMBIGUOUS_MS", "FATES", "FOUND_NOTHING", "TRUST_CLIENT_MS", "Claim", "ClaimsResult",
            "ForeignRelease", "KeptAlive", "Replay", "simulate"]

@@ -16,7 +16,7 @@ first command met under its key (`FOUND_NOTHING`), from the model before that co
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from leasecheck.checkers.read.ops import Op
 from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, SCRIPTS, UNKNOWN, first_key, hash_fields
@@ -26,7 +26,7 @@ from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
 # absent (its claim reached its deadline and nobody re-claimed it yet), another attempt's claim
 # there (the token differs), or neither can be told (the key's state is lost, its claim may have
 # been evicted, the release's commands are not in the audit, ...).
-FOUND_NOTHING = ("key_absent", "token_differs", "unknown")
+FOUND_NOTHING: Final = ("key_absent", "token_differs", "unknown")
 _NONE: frozenset = frozenset()
 
 

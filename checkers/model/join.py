@@ -47,7 +47,7 @@ Token strings are never compared: attribution is by attempt.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Final, Sequence
 
 from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, UNNUMBERED
 
@@ -56,8 +56,8 @@ from leasecheck.rundir import AUDIT
 from leasecheck.checkers.read.ops import Op, slot_of
 from leasecheck.events import FAIL, INFO, OK
 
-SCRIPT_CALLS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
-TXN_END = ("EXEC", "DISCARD")
+SCRIPT_CALLS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+TXN_END: Final = ("EXEC", "DISCARD")
 
 
 class _Binding:

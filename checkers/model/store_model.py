@@ -35,14 +35,14 @@ fields each hash key has (`hashes`), its key-level expiry and each field's own.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-AMBIGUOUS_MS = 2.0
+AMBIGUOUS_MS: Final = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
 # further apart when the store is descheduled between the two reads, or when its clock is stepped
 # (a clock fault) in between. Within this distance of an expiry, a client's result that proves
 # the key present or absent beats the logged time; further out, a contradiction is a disagreement.
-TRUST_CLIENT_MS = 250.0
+TRUST_CLIENT_MS: Final = 250.0
 
 
 class _Unknown:
@@ -50,8 +50,8 @@ class _Unknown:
         return "UNKNOWN"
 
 
-UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
-_NONZERO = frozenset("123456789")
+UNKNOWN: Final = _Unknown()  # a key whose state the model lost (after a gap)
+_NONZERO: Final = frozenset("123456789")
 
 
 class Store:
@@ -504,7 +504,7 @@ def _hdel(store: Store, c) -> None:
         store.delete_field(c, argv[1], f)
 
 
-_FIELD_EXPIRY = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPIREAT": (1000, True),
+_FIELD_EXPIRY: Final = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPIREAT": (1000, True),
                  "HPEXPIREAT": (1, True)}
 
 
@@ -522,7 +522,7 @@ def _hpersist(store: Store, c) -> None:
         store.field_expiry(c, c.rec.argv[1], f, None)
 
 
-_HANDLERS = {
+_HANDLERS: Final = {
     "SET": _set,
     "SETNX": lambda store, c: store.write(c, c.rec.argv[1], nx=True),
     "GETSET": lambda store, c: store.write(c, c.rec.argv[1]),
@@ -536,9 +536,9 @@ _HANDLERS = {
     "HEXPIRE": _hexpire, "HPEXPIRE": _hexpire, "HEXPIREAT": _hexpire, "HPEXPIREAT": _hexpire,
     "HPERSIST": _hpersist,
 }
-SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
-_ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
-READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
+SCRIPTS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+_ANY_KEY: Final = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
+READ_ONLY: Final = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
              "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",
              "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY",
              "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HSTRLEN", "HSCAN",

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
-_intern = sys.intern
+_intern: Final = sys.intern
 
 
 @dataclass(slots=True, init=False)
