@@ -25,8 +25,9 @@ first use, not when ``leasecheck`` is imported.
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
+
+from leasecheck import _pure
 
 # In a source checkout the subpackages are the repository's top-level folders, beside this one
 # (setup.py maps them; installed, they are inside it). Python puts the working directory first on
@@ -36,11 +37,9 @@ _here = Path(__file__).resolve().parent
 if not (_here / "harness").is_dir() and (_here.parent / "harness" / "__init__.py").is_file():
     __path__.append(str(_here.parent))
 
-# The checker's hot modules may also be installed compiled (setup.py); this variable makes every
-# process that imports leasecheck use their pure-Python source instead (leasecheck/_pure.py).
-if os.environ.get("LEASECHECK_PURE_PYTHON"):
-    from leasecheck import _pure
-    _pure.install()
+# The checker's hot modules may also be installed compiled (setup.py): the compiled build runs
+# unless LEASECHECK_PURE_PYTHON is set or it is older than its sources (leasecheck/_pure.py).
+_pure.install()
 
 _EXPORTS = {
     "run": "leasecheck.harness.api", "check": "leasecheck.harness.api", "hunt": "leasecheck.harness.api",

@@ -1,28 +1,62 @@
-"""``LEASECHECK_PURE_PYTHON=1``: import the checker's ``.py`` modules even where the compiled
-build (setup.py's mypyc extensions, ``checkers/**/*.so``) sits next to them.
+"""Which build of the checker a process runs: the compiled one (setup.py's mypyc extensions,
+``checkers/**/*.so``) where it is there and current, otherwise the ``.py`` files.
 
-The two are the same modules — one source, compiled or not — so the pure-Python checker can be
-tested and measured on a machine that has the compiled one (`bench/checker_speed.py` prints both
-ratios). `install()` puts a finder first on ``sys.meta_path`` that, for a module of
-``leasecheck.checkers`` with a ``.py`` file, loads that file.
+The two are the same modules — one source, compiled or not. The `.py` files are loaded even where
+the extensions sit beside them when
+
+- ``LEASECHECK_PURE_PYTHON=1`` is in the environment (to test or measure the pure-Python checker on
+  a machine that has the compiled one: `bench/checker_speed.py` prints both ratios), or
+- a compiled module is older than its source (an edit, a pull, a checkout since the last build:
+  Python would otherwise run the old code), said once on stderr with the command that rebuilds.
+
+Never a mix: the compiled modules call each other directly, so either all of them are used or none.
+`install()` puts the finder first on ``sys.meta_path``; it decides at the first import of a
+checker module.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
 PREFIX = "leasecheck.checkers."
 VARIABLE = "LEASECHECK_PURE_PYTHON"
+REBUILD = "python setup.py build_ext --inplace"
+
+
+def stale(folders) -> list[str]:
+    """The compiled modules under `folders` whose ``.py`` file is newer than the extension."""
+    out = []
+    for folder in folders:
+        for ext in Path(folder).rglob("*.so"):
+            src = ext.with_name(ext.name.split(".", 1)[0] + ".py")
+            if src.is_file() and src.stat().st_mtime > ext.stat().st_mtime:
+                out.append(str(src))
+    return sorted(out)
 
 
 class SourceOnly(importlib.abc.MetaPathFinder):
-    """Finds a checker module's source file before any extension module of the same name."""
+    """Finds a checker module's source file before any extension module of the same name, when
+    the pure-Python checker is to run (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.pure: bool | None = True if os.environ.get(VARIABLE) else None
+
+    def _decide(self, path) -> bool:
+        if self.pure is None:
+            old = stale(path)
+            self.pure = bool(old)
+            if old:
+                print(f"leasecheck: the compiled checker is older than {len(old)} of its sources "
+                      f"({Path(old[0]).name}, ...): running the pure-Python checker; rebuild it with "
+                      f"`{REBUILD}`", file=sys.stderr)
+        return self.pure
 
     def find_spec(self, name, path, target=None):
-        if not name.startswith(PREFIX) or not path:
+        if not name.startswith(PREFIX) or not path or not self._decide(path):
             return None
         leaf = name.rpartition(".")[2] + ".py"
         for entry in path:
@@ -36,4 +70,3 @@ class SourceOnly(importlib.abc.MetaPathFinder):
 def install() -> None:
     if not any(isinstance(f, SourceOnly) for f in sys.meta_path):
         sys.meta_path.insert(0, SourceOnly())
-

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from leasecheck import _pure
+
 from leasecheck.checkers.read import audit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +55,15 @@ def test_without_it_the_compiled_modules_are_used_where_they_are_built():
     built = list((ROOT / "checkers" / "model").glob("join.*.so"))
     files = _loaded_from(None)
     assert all(f.endswith(".py") for f in files) == (not built), files
+
+
+def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
+    (tmp_path / "read").mkdir()
+    src, ext = tmp_path / "read" / "audit.py", tmp_path / "read" / "audit.cpython-311-x86_64-linux-gnu.so"
+    src.write_text("x = 1\n")
+    ext.write_bytes(b"")
+    os.utime(src, (1_000, 1_000))
+    os.utime(ext, (2_000, 2_000))
+    assert _pure.stale([tmp_path]) == []
+    os.utime(src, (3_000, 3_000))        # edited (or pulled) after the build
+    assert _pure.stale([tmp_path]) == [str(src)]
