@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parent
 # mypyc group, so that their calls into each other are C calls.
 COMPILED = (
     "checkers/read/history.py", "checkers/read/audit.py", "checkers/read/ops.py", "checkers/read/digest.py",
+    "checkers/read/jobs.py",
     "checkers/measures/hazards.py", "checkers/measures/releases.py", "checkers/measures/history_only.py",
-    "checkers/measures/attempt_ends.py", "checkers/measures/exceptions.py",
+    "checkers/measures/attempt_ends.py", "checkers/measures/exceptions.py", "checkers/measures/hung_calls.py",
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
 )
