@@ -197,6 +197,7 @@ def measure(events: int, repeat: int = 1, pure: bool = True):
                                      f"the installed one {child['valid']}: they must agree")
                 row |= {"check_s_pure": round(p["check_s"], 2),
                         "ratio_to_floor_pure": round(p["check_s"] / floor_s, 2),
+                        "check_cpu_s_pure": round(p["cpu_s"], 2),
                         "cpu_ratio_to_floor_pure": round(p["cpu_s"] / floor_cpu_s, 2),
                         "checker_peak_rss_mb_pure": round(p["peak_rss_mb"], 1)}
             yield row | {"valid": child["valid"], "generate_s": round(gen_s, 2),
