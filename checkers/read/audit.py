@@ -26,10 +26,17 @@ from pathlib import Path
 
 from leasecheck.rundir import AUDIT
 
-# `open` as a variable of this module, looked up at each call also where setup.py compiles it
-# (a compiled module takes a builtin straight from builtins): a test counts the files the
-# checker opens by replacing it here.
-open = builtins.open  # noqa: A001
+
+
+def _open_file(file, *args, **kw):
+    """`builtins.open`, looked up when called."""
+    return builtins.open(file, *args, **kw)
+
+
+# `open` as a variable of this module that calls `builtins.open` when called, also where setup.py
+# compiles the module (compiled, a builtin would be taken straight from builtins once): tests count
+# the files the checker opens by replacing either.
+open = _open_file  # noqa: A001
 
 # A command line as `parse_line` accepts it: `<sec>.<frac> [<db> <addr>] <args>`.
 _HEAD = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)", re.S)
