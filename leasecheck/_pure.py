@@ -27,13 +27,20 @@ VARIABLE = "LEASECHECK_PURE_PYTHON"
 REBUILD = "python setup.py build_ext --inplace"
 
 
-def stale(folders) -> list[str]:
-    """The compiled modules under `folders` whose ``.py`` file is newer than the extension."""
+GROUP = "checkers__mypyc"   # the extension that holds the compiled code (setup.py's group name)
+
+
+def stale(folders, group_dir=Path(__file__).parent) -> list[str]:
+    """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
+    module's own extension (a small shim, rebuilt only when the module's interface changes) or the
+    group's (``leasecheck/checkers__mypyc*.so``, which holds the code), whichever is newer."""
+    groups = [g.stat().st_mtime for g in Path(group_dir).glob(GROUP + ".*so")]
+    built = max(groups, default=0.0)
     out = []
     for folder in folders:
         for ext in Path(folder).rglob("*.so"):
             src = ext.with_name(ext.name.split(".", 1)[0] + ".py")
-            if src.is_file() and src.stat().st_mtime > ext.stat().st_mtime:
+            if src.is_file() and src.stat().st_mtime > max(ext.stat().st_mtime, built):
                 out.append(str(src))
     return sorted(out)
 

@@ -119,7 +119,7 @@ class Digest:
             self.hung.returned(op)
         self.attempt_ends.feed(op)
         if self.timeline is not None:
-            self.timeline.call(op, self._call_event.get("error") if op.type == INFO else None)
+            self.timeline.call(op, (self._call_event or {}).get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
 

@@ -64,6 +64,10 @@ def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
     ext.write_bytes(b"")
     os.utime(src, (1_000, 1_000))
     os.utime(ext, (2_000, 2_000))
-    assert _pure.stale([tmp_path]) == []
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == []
     os.utime(src, (3_000, 3_000))        # edited (or pulled) after the build
-    assert _pure.stale([tmp_path]) == [str(src)]
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]
+    group = tmp_path / "checkers__mypyc.cpython-311-x86_64-linux-gnu.so"   # the code, rebuilt since
+    group.write_bytes(b"")
+    os.utime(group, (4_000, 4_000))
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == []
