@@ -82,17 +82,6 @@ def main(argv: list[str]) -> int:
     # the harness made has room for it, `argv[2]` workers' worth)
     board = SlotBoard(run_dir / SLOT_BOARD, int(argv[2]) if len(argv) > 2 else cfg.workers, cfg.slots)
     stall = Stall()
-    record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
-
-    def on_hold(process: str, holding: bool) -> None:
-        board.hold(record[process], holding)
-
-    def on_call(process: str, call: str | None) -> None:
-        if call:
-            board.enter(record[process], call)
-        else:
-            board.leave(record[process])
-
     asynchronous = is_async(lease_cls)
     slot_cls = AsyncSlot if asynchronous else Slot
     watch = HungWatch(history, cfg.call_bound_s, slot_cls._call.__code__)
@@ -117,6 +106,7 @@ def main(argv: list[str]) -> int:
         # wire path); the audited client still serves the sink.
         handed = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
         factory = per_slot(process) if callable(per_slot) else lease_cls
+        on_call, on_hold = board.writers(index * cfg.slots + s)
         factories.append(factory)
         slots.append(slot_cls(process=process, history=history, tracker=tracker, client=handed,
                           lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
