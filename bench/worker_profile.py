@@ -137,7 +137,7 @@ def main() -> None:
           f"load {os.getloadavg()[0]:.2f}")
     print(f"bare loop   CPU {bare:7.1f} ms per 1,000 ops ({bare_ops} ops)")
     print(f"claim loop  CPU {slot:7.1f} ms per 1,000 ops ({slot_ops} ops)  ratio to bare {slot / bare:.2f}")
-    bare_roles, _ = _by_role(bare_prof, bare_prof_ops)
+    bare_roles, bare_rows = _by_role(bare_prof, bare_prof_ops)
     slot_roles, rows = _by_role(slot_prof, slot_prof_ops)
     print("under cProfile: the loop thread's own CPU time per 1,000 ops by role (claim loop, bare loop)")
     for role in sorted(slot_roles, key=lambda r: -slot_roles[r]):
@@ -146,6 +146,12 @@ def main() -> None:
     print(f"top {a.top} functions of the claim loop by own time per 1,000 ops")
     for ms, role, name in rows[:a.top]:
         print(f"  {ms:7.1f} ms  {role:20s} {name}")
+    bare_ms = {name: ms for ms, _, name in bare_rows}
+    added = sorted(((ms - bare_ms.get(name, 0.0), ms, role, name) for ms, role, name in rows), reverse=True)
+    print(f"top {a.top} functions by the own time the claim loop adds to the bare loop's, per 1,000 ops "
+          "(added, claim loop, bare loop)")
+    for more, ms, role, name in added[:a.top]:
+        print(f"  {more:7.1f} ms {ms:7.1f} ms {bare_ms.get(name, 0.0):7.1f} ms  {role:20s} {name}")
 
 
 def _by_role(prof: cProfile.Profile, ops: int) -> tuple[dict[str, float], list]:

@@ -107,39 +107,40 @@ class Slot:
 
     def _job(self, lease, attempt: str, key: str, duration: float) -> None:
         renew = getattr(lease, "renew", None)
+        renews = callable(renew)
         period = self.ttl_ms / 3000.0
         start = time.monotonic()
         end = start + duration
         next_renew = start + period
-        self._lines.job(JOB_START, attempt, key)
-        stall = self.stall
+        lines, stall, process = self._lines, self.stall, self.process
+        lines.job(JOB_START, attempt, key)
         if stall is not None:
-            stall.job(self.process, True)
+            stall.job(process, True)
         aborted = frozen = False
         while True:
             now = time.monotonic()
             if stall is not None:    # hang:holder: no progress while frozen
-                end, frozen = stall.moved_end(self.process, now, end)
+                end, frozen = stall.moved_end(process, now, end)
             if now >= end:
                 break
-            if callable(renew) and now >= next_renew:
+            if renews and now >= next_renew:
                 if self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
                 next_renew += period
                 continue
-            wake = min(end, next_renew) if callable(renew) else end
+            wake = min(end, next_renew) if renews else end
             if frozen:
                 wake = min(wake, now + TICK_S)
             if stall is not None:
-                stall.sleep(self.process, max(0.0, wake - now))
+                stall.sleep(process, max(0.0, wake - now))
             else:
                 time.sleep(max(0.0, wake - now))
         if stall is not None:
-            stall.job(self.process, False)
+            stall.job(process, False)
         if not aborted:
             self._effect(lease, attempt, key)
-        self._lines.job_end(attempt, key, aborted)
+        lines.job_end(attempt, key, aborted)
 
     def _effect(self, lease, attempt: str, key: str) -> None:
         """Record the job's effect; with ``--sink`` it is a store write, recorded like a call

@@ -1,14 +1,15 @@
-"""Recording the history: one JSON Lines file per process, flushed at least every 100 ms.
+"""Recording the history: one JSON Lines file per process, written at least every 50 ms.
 
 The event schema and its timing rules are in ``docs/history.md``. Times are nanoseconds since
 the run's start on ``CLOCK_MONOTONIC``, read under the writer's lock so each file is in time
-order. A background thread writes buffered lines every 50 ms; a process killed with SIGKILL
-loses at most that much, and at worst leaves a torn last line, which the checker tolerates.
+order. Lines wait in one buffer; a background thread writes it every 50 ms (one ``write`` of
+whole lines); a process killed with SIGKILL loses at most that much, and at worst leaves a torn
+last line, which the checker tolerates (docs/history.md, "Run directory").
 
 A line is ``leasecheck.events.encode_event`` of ``leasecheck.events.event(time, process, type,
-**fields)``: the same names and encoding the checker's reader expects (``orjson``, compact: a
-worker writes three to four events per lease call, and the standard encoder was the largest cost a
-worker adds to a bare client loop).
+**fields)``: the same names and encoding the checker's reader expects (``orjson``, compact). A
+claim loop writes its own calls and jobs (three to four events per lease call, the workers' hot
+path) through ``CallLines``, which formats the same bytes from parts encoded once.
 
 A write the file system refuses (out of disk, read-only: `writes.unwritable`) is noted
 (`writes.note`), not raised: the writer keeps no more events (``failed``) and calls ``on_fail``
