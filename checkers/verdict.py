@@ -116,12 +116,13 @@ def _measured(m: Measured) -> dict:
 
 
 def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None,
-              parts: list | None = None) -> dict:
+              parts: list | None = None, liveness: str | None = None) -> dict:
     """Read the run in `run_dir` and check it, streaming its history and audit. Never raises —
     errors become valid "unknown" — except, with `strict`, `HistoryError` for a missing or empty
     history (the caller's mistake). `progress(done, total)`, when given, is called now and then
     with the bytes read so far and the bytes to read (history and audit). `parts`: as in `check`
-    (left empty when the run could not be checked)."""
+    (left empty when the run could not be checked). `liveness` (``fail`` or ``warn``), when given,
+    replaces the run's own config ``liveness``: what a liveness finding does to this verdict."""
     try:
         history = HistoryStream(run_dir)
         audit = open_audit(run_dir)
@@ -131,6 +132,8 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
             progress(min(total, history.bytes_read + (audit.bytes_read if audit is not None else 0)), total)
         tick = report if progress is not None else None
         config, more = load_config(run_dir, lambda: history.scan(RUN_START.encode())[:1])
+        if liveness is not None:
+            config = {**config, "liveness": liveness}
         samples, clock_problems = load_store_clock(run_dir)
         nodes = open_node_audits(run_dir, config) if node_names(config) else None
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,

@@ -44,7 +44,7 @@ from leasecheck.harness.search.pool import Done, LocalPool, Pool
 from leasecheck.harness.search.task import Job
 from leasecheck.harness.search.shrink import Policy, Search
 from leasecheck.harness.search.shrink_run import Recorded, command_flags, read_run, replayer, write_scenario
-from leasecheck.harness.settings.config import RunConfig
+from leasecheck.harness.settings.config import LIVENESS, RunConfig
 from leasecheck.harness.settings.keywords import config_from
 from leasecheck.harness.settings.scenario import convert
 from leasecheck.result import Result
@@ -101,9 +101,10 @@ def run(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, scenar
     return result
 
 
-def check(run_dir: Path | str, *, all_witnesses: bool = False) -> Result:
+def check(run_dir: Path | str, *, all_witnesses: bool = False, liveness: str | None = None) -> Result:
     """Check a stored run directory again (``leasecheck check``): the verdict from its history and
-    audit alone, written back as its ``results.json`` and report.
+    audit alone, written back as its ``results.json`` and report. ``liveness``: ``"fail"`` or
+    ``"warn"`` instead of the run's own setting.
 
     For example::
 
@@ -113,7 +114,9 @@ def check(run_dir: Path | str, *, all_witnesses: bool = False) -> Result:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest")
-    return check_and_save(run_dir, all_witnesses=all_witnesses, on_note=_log)
+    if liveness is not None and liveness not in LIVENESS:
+        raise UsageError(f"liveness={liveness!r}: give one of {', '.join(map(repr, LIVENESS))}, e.g. liveness=\"warn\"")
+    return check_and_save(run_dir, all_witnesses=all_witnesses, on_note=_log, liveness=liveness)
 
 
 def hunt(lease="token-cas", nemesis: str | Iterable[str] | None = None, *, budget: float | str = "10m",

@@ -32,7 +32,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from leasecheck.checkers.errors import CheckError
 from leasecheck.harness.rundirs import gc as retention
-from leasecheck.harness.settings.config import RunConfig, settings
+from leasecheck.harness.settings.config import LIVENESS, RunConfig, settings
 from leasecheck.harness.settings.keywords import replayed
 from leasecheck.harness.settings.options import DURATION, said_as, with_settings
 from leasecheck.harness.errors import LeasecheckError, UsageError
@@ -508,7 +508,10 @@ def image_build(tag: str | None, store_bin: str | None):
               help="A timeline for every foreign release, not only the first (witness.md, witness.json).")
 @click.option("--junit", "junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the verdict as JUnit XML here: one test case per checked property.")
-def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
+@click.option("--liveness", type=click.Choice(LIVENESS), default=None,
+              help="What a liveness finding does to this verdict: fail it, or only warn. By default the "
+                   "run's own --liveness (fail unless it was run with warn).")
+def check(run_dir: Path, all_witnesses: bool, junit: Path | None, liveness: str | None):
     """Re-run the checker on a stored run directory (also one left by a killed run)."""
     if not run_dir.is_dir():
         _usage_exit(UsageError(f"{run_dir}: no such run directory; pass results/<scenario>/<time> or results/latest"))
@@ -516,7 +519,7 @@ def check(run_dir: Path, all_witnesses: bool, junit: Path | None):
     try:
         with _check_progress() as progress:
             result = check_and_save(run_dir, all_witnesses=all_witnesses, progress=progress, parts=parts,
-                                    on_note=_note)
+                                    on_note=_note, liveness=liveness)
     except CheckError as e:
         _usage_exit(e)
     except OSError as e:      # results.json, the witness or the pages: the disk is full

@@ -27,13 +27,15 @@ def _silent(*_args, **_kwargs) -> None:
 
 
 def check_and_save(run_dir: Path, *, all_witnesses: bool = False, progress=None, parts: list | None = None,
-                   on_note: Callable[[str], None] = _silent) -> Result:
+                   on_note: Callable[[str], None] = _silent, liveness: str | None = None) -> Result:
     """Check the run in ``run_dir`` and write its verdict files (``results.json``, the witness,
     ``report.html``, the index). ``parts``, when given, receives each property's own result (for
     JUnit); ``progress(done, total)`` hears how far the check has read; ``on_note`` hears why a
-    page could not be written. Raises `HistoryError` for a directory with no history."""
+    page could not be written; ``liveness`` (``fail``/``warn``), when given, replaces the run's own
+    setting. Raises `HistoryError` for a directory with no history."""
     run_dir = Path(run_dir)
-    data = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts)
+    data = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts,
+                     liveness=liveness)
     result = Result.from_json(data, run_dir)
     result.save()
     witnesses = [w for w in [data.get("witness")] + data.get("witnesses", []) if w]

@@ -17,6 +17,7 @@ from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, unknown_fault
 from leasecheck.harness.settings.config import RunConfig, replayed_fields, settings
 from leasecheck.harness.settings.scenario import convert
+from leasecheck.harness.settings.text_file import read_utf8
 from leasecheck.rundir import CONFIG, RunFiles
 
 _STEP_NUMBERS = ("at", "duration")
@@ -111,16 +112,8 @@ def _step(step, loc: str) -> dict:
 
 def _json(path: Path, said: str):
     """(text, value) of a JSON file, or `UsageError` naming its line."""
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"{said}: cannot read {path} ({e.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise UsageError(f"{said}: {path}:{line}: not UTF-8 (byte {raw[e.start]:#04x}); "
-                         "restore the file or pass another run directory") from None
+    text = read_utf8(path, f"{said}: cannot read {path}",
+                     "restore the file or pass another run directory", said)
     try:
         return text, json.loads(text)
     except json.JSONDecodeError as e:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from leasecheck.harness.settings.config import scenario_keys
 from leasecheck.harness.settings.durations import parse_duration
+from leasecheck.harness.settings.text_file import read_utf8
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, Param, unknown_fault
 
@@ -38,16 +39,7 @@ def load_scenario(path: Path, origins: dict | None = None) -> tuple[dict, list[d
     """(RunConfig field values, schedule steps as JSON dicts) from a scenario file. ``origins``,
     if given, receives each field's ``file:FILE:LINE KEY`` (for the preflight's errors)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"--scenario {path}: cannot read it ({e.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise UsageError(f"{path}:{line}: not UTF-8 (byte {raw[e.start]:#04x}); "
-                         "a scenario file is UTF-8 text") from None
+    text = read_utf8(path, f"--scenario {path}: cannot read it", "a scenario file is UTF-8 text")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -2,6 +2,8 @@
 claims and claims with no expiry, claims kept alive by another attempt, recovery time, the
 longest hold and --max-hold, and the two verdicts side by side (--liveness warn)."""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from leasecheck.checkers import check_run
@@ -181,3 +183,29 @@ def test_the_attempts_that_died_with_a_killed_worker(tmp_path):
              {"type": "invoke", "f": "acquire", "attempt": "w3.s1.5"}]
     part.write_bytes(b"\n".join(json.dumps(x).encode() for x in lines) + b'\n{"type": "inv')   # a torn last line
     assert died(part) == ["w3.s0.2", "w3.s1.5"]
+
+
+def test_check_may_turn_a_stored_runs_liveness_findings_into_warnings(tmp_path):
+    from click.testing import CliRunner
+
+    import leasecheck
+    from leasecheck.harness.cli import cli
+    from leasecheck.harness.errors import UsageError
+    run = _write(tmp_path, px=False)                       # run with the default, --liveness fail
+    r = CliRunner().invoke(cli, ["check", str(run), "--liveness", "warn"])
+    assert r.exit_code == 0, r.output
+    saved = json.loads((run / "results.json").read_text())
+    assert saved["valid"] is True and saved["liveness"]["mode"] == "warn"
+    assert "written without an expiry" in saved["warnings"][0]
+    assert CliRunner().invoke(cli, ["check", str(run)]).exit_code == 1      # the run's own setting again
+    assert leasecheck.check(run, liveness="warn").exit_code == 0
+    assert leasecheck.check(run).exit_code == 1
+    try:
+        leasecheck.check(run, liveness="ignore")
+    except UsageError as e:
+        assert "liveness='ignore': give one of 'fail', 'warn'" in str(e)
+    else:
+        raise AssertionError("an unknown liveness mode was accepted")
+    bad = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(run), "--liveness", "ignore"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 64 and "'ignore' is not one of 'fail', 'warn'" in bad.stderr, bad.stderr

@@ -233,6 +233,23 @@ def test_replay_names_the_line_of_a_wrong_value():
         assert f"config.json:{line}: workers must be a number, not 'three'" in r.stderr, r.stderr
 
 
+def test_replay_and_scenario_name_the_line_of_a_byte_that_is_not_utf8():
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = _copy(RUN, tmp)
+        path = run_dir / "config.json"
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines[2] = lines[2].replace(b'"', b'"\xff', 1)
+        path.write_bytes(b"".join(lines))
+        with pytest.raises(UsageError) as e:
+            config_from({}, replay=run_dir)
+        assert f"{path}:3: not UTF-8 (byte 0xff); restore the file" in str(e.value), str(e.value)
+        scenario = Path(tmp) / "s.toml"
+        scenario.write_bytes(SCENARIOS[0].read_bytes().replace(b"\n", b"\n\xfe", 1))
+        with pytest.raises(UsageError) as e:
+            config_from({}, scenario=scenario)
+        assert str(e.value) == f"{scenario}:2: not UTF-8 (byte 0xfe); a scenario file is UTF-8 text"
+
+
 # -- leasecheck run --scenario --------------------------------------------------------------------
 
 @FUZZ
