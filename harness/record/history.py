@@ -121,8 +121,11 @@ class HistoryWriter:
 
 
 # -- a slot's own events, on its hot path -------------------------------------------------------
+_NSK = orjson.OPT_NON_STR_KEYS
+
+
 def _json(value) -> bytes:
-    return _dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    return _dumps(value, option=_NSK)
 
 
 def _template(type: str, *fields: str) -> bytes:
@@ -169,7 +172,7 @@ class CallLines:
         if fb is None:
             return self._w.record(self._process, INVOKE, f=f, attempt=attempt, key=key)
         if attempt is not self._attempt:
-            self._attempt, self._a = attempt, _json(attempt)
+            self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
         w = self._w
         self._acquire()
@@ -185,13 +188,13 @@ class CallLines:
         """An ``ok`` or ``fail``."""
         template, fb = _DONE.get(kind), _F.get(f)
         try:
-            encoded = _json(sent)
+            encoded = _dumps(sent, option=_NSK)
         except TypeError:
             template = None
         if template is None or fb is None or type(value) is not bool:
             return self._w.record(self._process, kind, f=f, attempt=attempt, key=key, value=value, sent=sent)
         if attempt is not self._attempt:
-            self._attempt, self._a = attempt, _json(attempt)
+            self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
         w = self._w
         self._acquire()
@@ -206,7 +209,7 @@ class CallLines:
     def job(self, kind: str, attempt: str, key: str) -> int:
         """A ``job_start`` or an ``effect`` without fields of its own."""
         if attempt is not self._attempt:
-            self._attempt, self._a = attempt, _json(attempt)
+            self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
         w = self._w
         self._acquire()
@@ -222,7 +225,7 @@ class CallLines:
         if type(aborted) is not bool:
             return self._w.record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)
         if attempt is not self._attempt:
-            self._attempt, self._a = attempt, _json(attempt)
+            self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
         w = self._w
         self._acquire()
