@@ -25,12 +25,15 @@ raises: a failure becomes valid "unknown" with the error in `reasons` (`failed`:
 """
 from __future__ import annotations
 
+import contextlib
+
+from leasecheck.checkers.measures.timeline import gathering
 from leasecheck.checkers.read.digest import SCHEMA_VERSION
 from leasecheck.checkers.errors import HistoryError
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.checkers.read.audit import open_audit
 from leasecheck.checkers.measures.measure import Measured, _Audit, measure  # noqa: F401 - _Audit: tests build engines with it
-from leasecheck.checkers.model.nodes import audit_summary, measure_nodes, node_names, open_node_audits
+from leasecheck.checkers.model.nodes import NodeFeed, audit_summary, measure_nodes, node_names, open_node_audits
 from leasecheck.checkers.properties import PROPERTIES, Properties, name
 from leasecheck.checkers.result import LIVENESS, SAFETY, WARN, Part, Result
 from leasecheck.checkers.read.rundir import load_config, load_store_clock
@@ -42,7 +45,7 @@ STORE_CAUSES = frozenset({"clock_jump", "eviction", "store_restart", "failover"}
 
 def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
           all_witnesses: bool = False, progress=None, properties=PROPERTIES,
-          parts: list | None = None, nodes: dict | None = None) -> dict:
+          parts: list | None = None, nodes: dict | None = None, timeline: list | None = None) -> dict:
     """Check one run.
 
     `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
@@ -55,11 +58,20 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     given, receives `(name, Part)` per property (its module's name), for reports that show each
     property on its own (JUnit). `nodes`: a run of several store nodes, each node's audit and
     clock samples (`nodes.open_node_audits`); `audit` is then None and each node is measured on
-    its own (`nodes.measure_nodes`).
+    its own (`nodes.measure_nodes`). `timeline`, when given, receives what the HTML report draws
+    of the history (`measures.timeline.Timeline.drawing`), gathered in the same pass.
     """
-    m = measure(events, audit, config, clock_samples, all_witnesses, progress)
-    if nodes is not None:
-        m.nodes = measure_nodes(events, nodes, config)
+    if not isinstance(events, (list, tuple, HistoryStream)):
+        events = list(events)
+    drawing = gathering() if timeline is not None else contextlib.nullcontext()
+    if nodes is None:
+        with drawing:
+            m = measure(events, audit, config, clock_samples, all_witnesses, progress)
+    else:   # one pass over the history: the run's digest, and each node measured as it goes
+        feed = NodeFeed(events, nodes, config)
+        with drawing:       # (each node's thread gathers none)
+            m = measure(feed, audit, config, clock_samples, all_witnesses, progress)
+        m.nodes, m.holds = measure_nodes(events, nodes, config, measured_first=feed), feed.holds.result()
     found = _measured(m)
     judged, failing = [], []
     for prop in properties:
@@ -78,9 +90,15 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
         found.update(part.fields)
         if parts is not None:
             parts.append((name(prop), part))
-    return Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
-                         liveness=liveness_mode(config), failure_of=failure_of(failing, found),
-                         **_measured(m)).to_dict()
+    out = Result.merged(SCHEMA_VERSION, judged, properties.fields(), properties.certainty(),
+                        liveness=liveness_mode(config), failure_of=failure_of(failing, found),
+                        **_measured(m)).to_dict()
+    if timeline is not None:
+        d = m.digest
+        timeline.append(d.timeline.drawing(d.end or 0, m.faults(), d.span.end, d.count,
+                                           victims=out.get("foreign_releases_first") or [],
+                                           key_prefix=str(config.get("key_prefix") or "")))
+    return out
 
 
 def failure_of(failing: list[str], found: dict) -> str | None:
@@ -116,13 +134,15 @@ def _measured(m: Measured) -> dict:
 
 
 def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progress=None,
-              parts: list | None = None, liveness: str | None = None) -> dict:
+              parts: list | None = None, liveness: str | None = None, timeline: list | None = None) -> dict:
     """Read the run in `run_dir` and check it, streaming its history and audit. Never raises —
     errors become valid "unknown" — except, with `strict`, `HistoryError` for a missing or empty
     history (the caller's mistake). `progress(done, total)`, when given, is called now and then
     with the bytes read so far and the bytes to read (history and audit). `parts`: as in `check`
     (left empty when the run could not be checked). `liveness` (``fail`` or ``warn``), when given,
-    replaces the run's own config ``liveness``: what a liveness finding does to this verdict."""
+    replaces the run's own config ``liveness``: what a liveness finding does to this verdict.
+    `timeline`: as in `check`, with the history's problems and its size (``history_bytes``: the
+    report takes it only for the same history)."""
     try:
         history = HistoryStream(run_dir)
         audit = open_audit(run_dir)
@@ -136,9 +156,13 @@ def check_run(run_dir, all_witnesses: bool = False, strict: bool = False, progre
             config = {**config, "liveness": liveness}
         samples, clock_problems = load_store_clock(run_dir)
         nodes = open_node_audits(run_dir, config) if node_names(config) else None
+        drawn: list = []
         result = check(history, audit, config, clock_samples=samples, all_witnesses=all_witnesses,
-                       progress=tick, parts=parts, nodes=nodes)
+                       progress=tick, parts=parts, nodes=nodes, timeline=drawn if timeline is not None else None)
         result["problems"] = history.problems + more + clock_problems + result["problems"]
+        if timeline is not None:
+            timeline += [printable(dict(t, problems=list(history.problems), history_bytes=history.total_bytes))
+                         for t in drawn]
         if tick is not None:
             progress(total, total)
         return printable(result)

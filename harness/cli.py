@@ -554,8 +554,9 @@ def _note(text: str) -> None:
 @click.option("--results-dir", default="results", type=click.Path(file_okay=False, path_type=Path),
               help="Without RUN_DIR: the results directory whose index.html to write.")
 def report(run_dirs: tuple[Path, ...], results_dir: Path):
-    """Write report.html of each RUN_DIR again from its stored files (history, results.json,
-    witness.json; nothing is checked again), and the index.html of its results directory.
+    """Write report.html of each RUN_DIR again from its stored files (timeline.json, results.json,
+    witness.json; a run never checked: its history; nothing is checked again), and the index.html
+    of its results directory.
     Without RUN_DIR, write results/index.html (the runs, with links to their reports)."""
     for run_dir in run_dirs:
         if not run_dir.is_dir():

@@ -31,6 +31,7 @@ SLOTS = "slots.bin"                 # what each slot is doing (removed when the 
 WITNESS_MD = "witness.md"           # the violations as timelines a person reads
 WITNESS_JSON = "witness.json"       # the same, as data (the report draws them)
 REPORT = "report.html"              # the run drawn for a person
+TIMELINE = "timeline.json"          # what report.html draws of the history, gathered by the check
 SHRUNK = "shrunk.toml"              # `leasecheck shrink`'s scenario (default place)
 SHRINK_DIR = "shrink"               # the runs of `leasecheck shrink`
 INCIDENT = "incident.md"            # `leasecheck hunt`: its failing run as an incident report
@@ -109,7 +110,7 @@ class RunFiles:
 _PATHS = {"config": CONFIG, "results": RESULTS, "schedule": SCHEDULE, "history": HISTORY,
           "parts": HISTORY_PARTS, "audit": AUDIT, "store_clock": STORE_CLOCK, "faketime": FAKETIME,
           "faults_active": FAULTS_ACTIVE, "workers_log": WORKERS_LOG, "witness_md": WITNESS_MD,
-          "witness_json": WITNESS_JSON, "report": REPORT}
+          "witness_json": WITNESS_JSON, "report": REPORT, "timeline": TIMELINE}
 
 
 # -- reading and writing the JSON files ---------------------------------------------------------------
@@ -159,6 +160,13 @@ def save_witnesses(run_dir, markdown: str, witnesses: list[dict]) -> None:
     d = Path(run_dir)
     (d / WITNESS_MD).write_text(markdown)
     (d / WITNESS_JSON).write_text(json.dumps(witnesses, indent=2) + "\n")
+
+
+def save_timeline(run_dir, drawing: dict) -> Path:
+    """Write ``timeline.json`` (``checkers.measures.timeline.Timeline.drawing``): compact, one line."""
+    path = Path(run_dir) / TIMELINE
+    path.write_text(json.dumps(drawing, separators=(",", ":")) + "\n", encoding="utf-8")
+    return path
 
 
 def read_json(path: os.PathLike):

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.measures.early_loss import EarlyLoss, allowance_ms
-from leasecheck.checkers.measures.mutual_exclusion import Hold, holds
+from leasecheck.checkers.measures.mutual_exclusion import Hold
 
 # A replicated create and the promotion are seen on two clocks (the new primary's store clock
 # mapped to the history, the harness's ROLE poll): a copy is taken as there before the promotion
@@ -108,11 +108,11 @@ def failovers(faults: list[dict]) -> list[Failover]:
     return out
 
 
-def lost_in_failover(nodes, fos: list[Failover], events, ttl_ms: float) -> list[Lost]:
+def lost_in_failover(nodes, fos: list[Failover], hs: list[Hold]) -> list[Lost]:
     """Every claim lost in one of ``fos`` (``nodes``: `leasecheck.checkers.model.nodes.NodeMeasure` per node), with
-    the newcomer that won its key while its holder still held it, if any."""
+    the newcomer that won its key while its holder still held it, if any (``hs``: the run's holds,
+    `mutual_exclusion.holds`)."""
     by_name = {n.name: n for n in nodes}
-    hs = holds(events, ttl_ms)
     by_attempt = {h.attempt: h for h in hs}
     out = []
     for fo in fos:

@@ -39,6 +39,7 @@ class Measured:
     problems: list[str] = field(default_factory=list)   # the audit's, the clock's, the join's, the model's
     nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
     failover: object = None                # a replicated run's failovers, measured once (leasecheck.checkers.measures.failover)
+    holds: list | None = None              # several store nodes: every won acquire's hold (mutual_exclusion.Holds)
 
     @property
     def jobs(self):
@@ -66,24 +67,31 @@ class Measured:
 
 
 def measure(events, audit, config: dict, clock_samples: list[dict] | None = None,
-            all_witnesses: bool = False, progress=None, copy_owner=None) -> Measured:
+            all_witnesses: bool = False, progress=None, copy_owner=None,
+            clock_steps_ms: list[float] | None = None) -> Measured:
     """Read the run (see the module docstring); CheckError when the config names no key prefix,
     HistoryError when the history is empty. `copy_owner`: on a replica, whose claim each copy of
-    its primary's is (`nodes.CopyOwners`)."""
-    if not isinstance(events, (list, tuple, HistoryStream)):
-        events = list(events)
+    its primary's is (`nodes.CopyOwners`). `clock_steps_ms`: the sizes of the run's steps to the
+    store's clock, when the caller looked them up already (else they are, ahead of the pass).
+    `events` is read once, as it comes, unless it is a one-shot iterable that must be looked at
+    twice (no usable clock samples, or the clock steps not given): it is then read into a list."""
     if audit is None:
         digest = Digest().consume(events, progress)
         require_prefix(config)
         return Measured(config, digest, events=events, all_witnesses=all_witnesses)
     audit = _Audit.of(audit)
     clock_problems: list[str] = []
+    clock = StoreClock.from_samples(clock_samples or [])
+    if (clock is None or clock_steps_ms is None) and not isinstance(events, (list, tuple, HistoryStream)):
+        events = list(events)
     # Without samples the clock is estimated first, in a pass of its own.
-    clock = StoreClock.from_samples(clock_samples or []) or _estimate_clock(events, audit, clock_problems)
+    # Looked up before the pass, which then reads the file the look-ahead opened (`HistoryStream.scan`).
+    steps = clock_steps_ms if clock_steps_ms is not None else store_clock_steps_ms(events)
+    clock = clock or _estimate_clock(events, audit, clock_problems)
     engine = Engine(events, audit, progress)
     digest = engine.start()
     prefix = require_prefix(config)
-    trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in _store_clock_steps_ms(events)])
+    trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in steps])
     joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner)
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
@@ -153,7 +161,7 @@ def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
     return StoreClock.fixed(round((first or 0.0) * 1e9) - digest.start)
 
 
-def _store_clock_steps_ms(events) -> list[float]:
+def store_clock_steps_ms(events) -> list[float]:
     """The sizes (ms) of the steps the run made to the store's clock, looked up ahead of the
     check (the model's trust window depends on them from the first line on)."""
     starts = (events.scan(FAULT_START.encode()) if isinstance(events, HistoryStream)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leasecheck.events import ACQUIRE, INVOKE, OK, RELEASE, TYPE
+from leasecheck.events import ACQUIRE, COMPLETIONS, INVOKE, OK, RELEASE, TYPE
 
 DRIFT_FACTOR = 0.01
 DRIFT_MS = 2.0
@@ -50,22 +50,41 @@ class Hold:
         return self.key == other.key and self.start < other.end and other.start < self.end
 
 
-def holds(events, ttl_ms: float) -> list[Hold]:
-    """Every won acquire's hold, from the history's events (dicts, in history order)."""
-    invoked: dict[str, int] = {}
-    out: dict[str, Hold] = {}
-    for e in events:
-        f, kind, attempt = e.get("f"), e.get(TYPE), e.get("attempt")
+class Holds:
+    """Every won acquire's hold, fed the history's events (dicts) in history order, one at a time:
+    what is kept is one `Hold` per attempt that won. `holds` is the same over a whole history."""
+
+    def __init__(self, ttl_ms: float) -> None:
+        self.ttl_ms = ttl_ms
+        self.invoked: dict[str, int] = {}
+        self.out: dict[str, Hold] = {}
+
+    def feed(self, e: dict) -> None:
+        f = e.get("f")
+        if f != ACQUIRE and f != RELEASE:
+            return
+        kind, attempt = e.get(TYPE), e.get("attempt")
         if f == ACQUIRE and kind == INVOKE:
-            invoked[attempt] = e["time"]
-        elif f == ACQUIRE and kind == OK and e.get("value") is True and attempt in invoked:
-            t0 = invoked[attempt]
-            out[attempt] = Hold(attempt, e.get("key"), t0, e["time"], promised_end_ns(t0, ttl_ms), False)
-        elif f == RELEASE and kind == INVOKE and attempt in out:
-            h = out[attempt]
+            self.invoked[attempt] = e["time"]
+        elif f == ACQUIRE and kind in COMPLETIONS:
+            t0 = self.invoked.pop(attempt, None)     # the call is over: only calls in flight are kept
+            if kind == OK and e.get("value") is True and t0 is not None:
+                self.out[attempt] = Hold(attempt, e.get("key"), t0, e["time"], promised_end_ns(t0, self.ttl_ms), False)
+        elif f == RELEASE and kind == INVOKE and attempt in self.out:
+            h = self.out[attempt]
             if e["time"] < h.end:
                 h.end, h.released = e["time"], True
-    return sorted(out.values(), key=lambda h: (h.start, h.attempt))
+
+    def result(self) -> list[Hold]:
+        return sorted(self.out.values(), key=lambda h: (h.start, h.attempt))
+
+
+def holds(events, ttl_ms: float) -> list[Hold]:
+    """Every won acquire's hold, from the history's events (dicts, in history order)."""
+    h = Holds(ttl_ms)
+    for e in events:
+        h.feed(e)
+    return h.result()
 
 
 def violations(hs: list[Hold]) -> list[tuple[Hold, Hold]]:

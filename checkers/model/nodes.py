@@ -13,11 +13,17 @@ A copy belongs to the attempt whose create on a primary wrote that value (`CopyO
 the replica is promoted its model knows whose claim each copy is — another attempt's release of
 it there is a foreign release. That takes two passes: every node's own claims first, then each
 node whose audit holds copies once more with their owners.
+
+The history is read once for the run and all its nodes (`NodeFeed`): each node is measured in a
+thread of its own from the events handed to it as the history goes, so no node's view of the
+history is ever held whole.
 """
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
+import queue
+import threading
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +33,8 @@ from leasecheck.rundir import node_audit, node_clock
 from leasecheck.checkers.read.audit import AuditStream
 from leasecheck.checkers.model.claims import Claim, ClaimsResult, ForeignRelease
 from leasecheck.checkers.model.clock import StoreClock
-from leasecheck.checkers.measures.measure import measure, replication_addresses
+from leasecheck.checkers.measures.measure import measure, replication_addresses, store_clock_steps_ms
+from leasecheck.checkers.measures.mutual_exclusion import Holds
 from leasecheck.checkers.read.rundir import load_store_clock
 from leasecheck.events import FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
@@ -115,8 +122,18 @@ def open_node_audits(run_dir, config: dict) -> dict[str, tuple[AuditStream | Non
     return out
 
 
-def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
-    """The history as one node saw it: every ``sent`` list cut down to the commands sent to
+# A command a lease's own thread sent after its call returned (`late_sent`) is joined to that call's
+# completion when it comes within this much history time of it; a node's view holds its events
+# back this long for that. Later ones reach the node as `late_sent` of their own, which its digest
+# credits to the same attempt as a call of unknown outcome (as on one store).
+LATE_WINDOW_NS = 2_000_000_000
+BATCH = 2048        # events handed to a node's thread at a time
+QUEUED = 8          # batches waiting for a node's thread at most: the memory of the fan-out
+
+
+class NodeView:
+    """The history as node ``node`` saw it, fed one event at a time (`feed` returns the events
+    ready to pass on, `close` the rest): every ``sent`` list cut down to the commands sent to
     ``node``, and every lease call's outcome unknown (``info``). A multi-node call's result is
     not any one node's: an acquire that won a majority may have found the key taken here, one
     that lost may have created it here — so the store model must judge each node's commands by
@@ -131,55 +148,182 @@ def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
     A ``late_sent`` event (a command the lease's own thread sent after its call returned,
     ``leasecheck.harness.record.connection``) joins the ``sent`` list of the call that sent it, named by attempt,
     ``f`` and the time of its invocation (``invoked``) — also when it was written just before
-    that call's completion (sent between the call's drain and its completion being written)."""
-    out: list[dict] = []
-    invoked: dict[tuple, int] = {}     # (attempt, f) -> its open invocation's time
-    done: dict[tuple, int] = {}        # (attempt, f, invoked) -> position of its completion in `out`
-    early: dict[tuple, list] = {}      # late commands whose call's completion is still to come
-    for e in events:
+    that call's completion (sent between the call's drain and its completion being written).
+    Memory: the calls in flight and `LATE_WINDOW_NS` of events."""
+
+    def __init__(self, node: str, one_endpoint: bool = False, window_ns: int | None = None) -> None:
+        self.node, self.one_endpoint = node, one_endpoint
+        self.window = LATE_WINDOW_NS if window_ns is None else window_ns
+        self.invoked: dict[tuple, int] = {}      # (attempt, f) -> its open invocation's time
+        self.early: dict[tuple, list] = {}       # late commands whose call's completion is still to come
+        self.held: deque = deque()               # (event, its call when a completion): not yet passed on
+        self.done: dict[tuple, dict] = {}        # (attempt, f, invoked) -> its completion, still held
+
+    def feed(self, e: dict) -> list[dict]:
+        ready = self._release(e.get("time"))     # what is now older than the window goes on first
         kind, call = e.get(TYPE), (e.get("attempt"), e.get("f"))
         if kind == INVOKE:
-            invoked[call] = e.get("time")
+            self.invoked[call] = e.get("time")
+        which = None
         sent = e.get("sent")
         if sent is not None:
+            node = self.node
             mine = [s for s in sent if isinstance(s, list) and s and node_of_conn(str(s[0])) == node]
             if kind == LATE_SENT:
                 which = call + (e.get("invoked"),)
-                if which in done:
-                    i = done[which]
-                    out[i] = dict(out[i], sent=out[i]["sent"] + mine)
+                held = self.done.get(which)
+                if held is not None:
+                    held["sent"] = held["sent"] + mine
+                    return ready
+                if which not in self.early and not self._may_complete(which):
+                    if not mine:
+                        return ready
+                    e = dict(e, sent=mine)           # its call's completion was passed on already
+                    which = None
                 else:
-                    early.setdefault(which, []).extend(mine)
+                    self.early.setdefault(which, []).extend(mine)
+                    return ready
+            else:
+                here = self.one_endpoint and bool(mine) and len(mine) == sum(
+                    isinstance(x, list) and bool(x) for x in sent)
+                e = dict(e, sent=mine)
+                if kind in (OK, FAIL, INFO):
+                    which = call + (self.invoked.pop(call, None),)
+                    e["sent"] = mine + self.early.pop(which, [])
+                    self.done[which] = e
+                if kind in (OK, FAIL) and not here:
+                    e[TYPE] = INFO
+                    e.pop("value", None)
+        self.held.append((e, which if kind in (OK, FAIL, INFO) else None))
+        return ready + self._release(e.get("time"))
+
+    def _may_complete(self, which: tuple) -> bool:
+        """Whether the call `which` names is still open (its completion is to come)."""
+        return self.invoked.get(which[:2]) == which[2]
+
+    def _release(self, now) -> list[dict]:
+        out, held = [], self.held
+        if not isinstance(now, int):
+            return out
+        limit = now - self.window
+        while held and held[0][0].get("time", 0) <= limit:
+            out.append(self._pop())
+        return out
+
+    def _pop(self) -> dict:
+        e, which = self.held.popleft()
+        if which is not None and self.done.get(which) is e:
+            del self.done[which]
+        return e
+
+    def close(self) -> list[dict]:
+        return [self._pop() for _ in range(len(self.held))]
+
+
+def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
+    """`NodeView`'s events of a whole history, as a list (for tests and tools: the checker streams)."""
+    view = NodeView(node, one_endpoint, window_ns=1 << 62)
+    out = [x for e in events for x in view.feed(e)]
+    return out + view.close()
+
+
+class NodeFeed:
+    """The history read once for a run of several nodes: iterating a `NodeFeed` yields every
+    event (the run's own digest reads them) while each node with an audit is measured from its
+    `NodeView` in a thread of its own, fed in batches as the history goes (at most `QUEUED`
+    batches ahead of it: memory stays bounded), and every won acquire's hold is gathered
+    (`mutual_exclusion.Holds`). After the iteration, `measured()` is each node's `NodeMeasure`.
+    `copy_owner`: as in `measure` (a replicated run's second pass)."""
+
+    def __init__(self, events, audits: dict, config: dict, copy_owner=None, only: set | None = None,
+                 clock_steps_ms: list[float] | None = None) -> None:
+        self.events, self.config, self.copy_owner = events, config, copy_owner
+        self.nodes = [(name, audit, samples) for name, (audit, samples) in audits.items()
+                      if audit is not None and (only is None or name in only)]
+        self.holds = Holds(float(config.get("ttl_ms") or 0))
+        self.steps = clock_steps_ms
+        self._out: dict[str, NodeMeasure] = {}
+        self._errors: list[BaseException] = []
+
+    def __iter__(self):
+        if self.steps is None:
+            self.steps = store_clock_steps_ms(self.events)   # the look-ahead every node's model needs
+        one = self.config.get("topology") == "replicated"
+        views = [NodeView(name, one) for name, _, _ in self.nodes]
+        queues = [queue.Queue(QUEUED) for _ in self.nodes]
+        threads = [threading.Thread(target=self._measure, args=(n, q), daemon=True,
+                                    name=f"leasecheck-{n[0]}") for n, q in zip(self.nodes, queues)]
+        for t in threads:
+            t.start()
+        batches: list[list] = [[] for _ in self.nodes]
+        feed = self.holds.feed
+        try:
+            for e in self.events:
+                feed(e)
+                for view, batch, q, t in zip(views, batches, queues, threads):
+                    batch += view.feed(e)
+                    if len(batch) >= BATCH:
+                        self._put(q, t, batch[:])
+                        batch.clear()
+                yield e
+            for view, batch, q, t in zip(views, batches, queues, threads):
+                self._put(q, t, batch + view.close())
+        finally:
+            for q, t in zip(queues, threads):
+                self._put(q, t, None)                 # the end of the history
+            for t in threads:
+                t.join()
+        if self._errors:
+            raise self._errors[0]
+
+    @staticmethod
+    def _put(q: queue.Queue, t: threading.Thread, batch) -> None:
+        while t.is_alive():
+            try:
+                q.put(batch, timeout=0.1)
+                return
+            except queue.Full:
                 continue
-            here = one_endpoint and bool(mine) and len(mine) == sum(isinstance(x, list) and bool(x) for x in sent)
-            e = dict(e, sent=mine)
-            if kind in (OK, FAIL, INFO):
-                which = call + (invoked.pop(call, None),)
-                e["sent"] = mine + early.pop(which, [])
-                done[which] = len(out)
-            if kind in (OK, FAIL) and not here:
-                e[TYPE] = INFO
-                e.pop("value", None)
-        out.append(e)
-    return out
+
+    def _measure(self, node: tuple, q: queue.Queue) -> None:
+        name, audit, samples = node
+
+        def events():
+            while (batch := q.get()) is not None:
+                yield from batch
+        try:
+            m = measure(events(), audit, self.config, samples, copy_owner=self.copy_owner,
+                        clock_steps_ms=self.steps)
+            self._out[name] = NodeMeasure(
+                name, m.model.claims, m.model.foreign, m.clock, m.audit.complete, m.audit.lines,
+                m.joined.unattributed, [f"{name}: {p}" for p in m.problems],
+                [f"{name}: {d}" for d in m.joined.disagreements + m.model.disagreements], m.model)
+        except BaseException as e:  # noqa: BLE001 - raised again in the reading thread
+            self._errors.append(e)
+            while q.get() is not None:   # let the reader finish
+                pass
+
+    def measured(self) -> list[NodeMeasure]:
+        """Each node's measure, in the order of the audits given."""
+        return [self._out[name] for name, _, _ in self.nodes if name in self._out]
 
 
-def measure_nodes(events, audits: dict, config: dict) -> list[NodeMeasure]:
+def measure_nodes(events, audits: dict, config: dict, measured_first=None) -> list[NodeMeasure]:
     """One `NodeMeasure` per node with an audit (`audits`: `open_node_audits`'s answer); on a
-    replicated run, each replica's copies with their owners (a second pass, see above)."""
-    events = list(events)
-    out = [_measure_node(events, name, audit, samples, config)
-           for name, (audit, samples) in audits.items() if audit is not None]
+    replicated run, each replica's copies with their owners: a second pass over the history for
+    the nodes that hold copies (see above). `measured_first`: the first pass, done by the caller
+    (a `NodeFeed` it iterated); else it is done here."""
+    if measured_first is None:
+        feed = NodeFeed(events, audits, config)
+        for _ in feed:
+            pass
+        measured_first = feed
+    out = measured_first.measured()
     if not replication_addresses(config) or not any(n.copies for n in out):
         return out
-    owners = CopyOwners(out)
-    return [_measure_node(events, n.name, audits[n.name][0], audits[n.name][1], config, owners) if n.copies else n
-            for n in out]
-
-
-def _measure_node(events, name: str, audit, samples, config: dict, copy_owner=None) -> NodeMeasure:
-    m = measure(only_node(events, name, config.get("topology") == "replicated"), audit, config, samples,
-                copy_owner=copy_owner)
-    return NodeMeasure(name, m.model.claims, m.model.foreign, m.clock, m.audit.complete,
-                       m.audit.lines, m.joined.unattributed, [f"{name}: {p}" for p in m.problems],
-                       [f"{name}: {d}" for d in m.joined.disagreements + m.model.disagreements], m.model)
+    again = NodeFeed(events, audits, config, copy_owner=CopyOwners(out), only={n.name for n in out if n.copies},
+                     clock_steps_ms=measured_first.steps)
+    for _ in again:
+        pass
+    redone = {n.name: n for n in again.measured()}
+    return [redone.get(n.name, n) for n in out]

@@ -116,6 +116,6 @@ def measured(m) -> FailoverMeasure | None:
         return None
     if getattr(m, "failover", None) is None:
         fos = failovers(m.faults() or [])
-        lost = lost_in_failover(m.nodes, fos, m.events, float(m.config.get("ttl_ms") or 0))
+        lost = lost_in_failover(m.nodes, fos, m.holds)
         m.failover = FailoverMeasure(fos, lost, resolved_claims(m.nodes, fos, lost))
     return m.failover

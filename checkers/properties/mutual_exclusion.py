@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.measures.measure import Measured
-from leasecheck.checkers.measures.mutual_exclusion import Hold, holds, violations
+from leasecheck.checkers.measures.mutual_exclusion import Hold, violations
 from leasecheck.checkers.result import OMITTED, Part
 
 ORDER = 65
@@ -24,7 +24,7 @@ def applies(m: Measured) -> bool:
 def check(m: Measured, found) -> Part:
     if m.nodes is None:
         return Part()       # silent on a single store, also when called without `applies`
-    hs = holds(m.events, float(m.config.get("ttl_ms") or 0))
+    hs = m.holds
     bad = violations(hs)
     names = [n.name for n in m.nodes]
     expected = [n.get("name") for n in m.config.get("store_nodes") or []]

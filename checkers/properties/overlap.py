@@ -9,7 +9,6 @@ from leasecheck.checkers.measures import split_brain
 from leasecheck.checkers.model import replicated
 from leasecheck.checkers.measures.causes import lost_while_held, overlap_causes
 from leasecheck.checkers.measures.measure import Measured
-from leasecheck.checkers.measures.mutual_exclusion import holds
 from leasecheck.checkers.measures.overlap import overlap
 from leasecheck.checkers.result import Part
 
@@ -29,7 +28,7 @@ def check(m: Measured, found) -> Part:
     split = None
     if fo is not None:      # a replicated run: its claims across the nodes, times in history seconds
         claims, to_history = fo.claims, _seconds_to_ns
-        held = {h.attempt for h in holds(m.events, float(ttl_ms or 0))}
+        held = {h.attempt for h in m.holds}
         split = {frozenset((x.claim.owner, x.rival.owner))
                  for x in split_brain.off_primary(m.nodes, fo.failovers, held) if x.rival is not None}
     windows = m.windows()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from leasecheck.checkers.measures import split_brain
 from leasecheck.checkers.model import replicated
-from leasecheck.checkers.measures.mutual_exclusion import holds
 from leasecheck.checkers.measures.measure import Measured
 from leasecheck.checkers.result import OMITTED, Part
 
@@ -26,7 +25,7 @@ def check(m: Measured, found) -> Part:
     fo = replicated.measured(m)
     if fo is None:
         return Part()
-    held = {h.attempt for h in holds(m.events, float(m.config.get("ttl_ms") or 0))}
+    held = {h.attempt for h in m.holds}
     off = split_brain.off_primary(m.nodes, fo.failovers, held)
     brains = [x for x in off if x.rival is not None]
     part = Part({"split_brain": {"count": len(brains), "off_primary": len(off),

@@ -20,8 +20,9 @@ from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
+from leasecheck.checkers.measures import timeline as _timeline
 from leasecheck.events import (
-    CALL_HUNG, EFFECT, FAIL, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
+    CALL_HUNG, EFFECT, FAIL, INFO, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
     OK, RELEASE, RENEW,
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
@@ -49,6 +50,9 @@ class Digest:
         self.exceptions = Exceptions()     # what the lease raised, by type
         self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
         self.hazards = Hazards()           # the dangerous moments the run reached
+        # the run over time, for the HTML report: only when the check's caller draws it
+        self.timeline = _timeline.Timeline() if _timeline.wanted() else None
+        self._call_event: dict | None = None   # the call event being fed (its error, for the timeline)
         self.count = 0
         self.start: int | None = None
         self.end: int | None = None
@@ -67,6 +71,7 @@ class Digest:
             self.hung.feed(e)
             return
         if "f" in e:
+            self._call_event = e
             self.pairer.feed(e)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline: a call that completed
                 self.exceptions.calls += 1
@@ -75,6 +80,8 @@ class Digest:
             return
         if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)
+            if kind != WORKER_KILLED and self.timeline is not None:
+                self.timeline.job(e)
         elif kind == EFFECT:
             self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
         elif kind in (FAULT_START, FAULT_END, FAULT_NOT_FIRED):
@@ -90,6 +97,8 @@ class Digest:
                                  f"this checker knows ({SCHEMA_VERSION}); check it with a newer leasecheck")
             self.config = e.get("config") if isinstance(e.get("config"), dict) else {}
             self.proof = ForeignProof(self.ttl_ms)
+            if self.timeline is not None:
+                self.timeline.configure(self.config)
 
     def _done(self, op: Op) -> None:
         if op.f == F_EFFECT:
@@ -105,6 +114,8 @@ class Digest:
         if self.hung.count:
             self.hung.returned(op)
         self.attempt_ends.feed(op)
+        if self.timeline is not None:
+            self.timeline.call(op, self._call_event.get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
 

@@ -34,11 +34,13 @@ class HistoryStream:
     """Iterate a run's history in history order. `problems` fills up as lines are read;
     `bytes_read` of `total_bytes` measures progress. With `parts_only`, `history.jsonl` is
     ignored (that is what `write_merged` merges). Raises `HistoryError` at the end of the
-    iteration when no event was found at all."""
+    iteration when no event was found at all. `scan` keeps the merged file open for the pass after
+    it, so a look-ahead and the pass that follows open the file once."""
 
     def __init__(self, run_dir, parts_only: bool = False) -> None:
         self.run = Path(run_dir)
         self.parts_only = parts_only
+        self._kept = None       # the merged file, opened by `scan`, for the next pass to read
         self.problems: list[str] = []
         self.bytes_read = 0
         merged = self.run / MERGED
@@ -75,15 +77,30 @@ class HistoryStream:
         found: list[dict] = []
         for path in [merged] if use_merged else _part_files(self.run):
             tail = b""
-            with open(path, "rb") as f:
-                while chunk := f.read(_SCAN_CHUNK):
-                    buf = tail + chunk
-                    end = buf.rfind(b"\n") + 1
-                    _lines_with(buf, end, token, found)
-                    tail = buf[end:]
+            f = self._open(path)
+            while chunk := f.read(_SCAN_CHUNK):
+                buf = tail + chunk
+                end = buf.rfind(b"\n") + 1
+                _lines_with(buf, end, token, found)
+                tail = buf[end:]
+            if use_merged:
+                f.seek(0)
+                self._kept = f          # the pass after this look-ahead reads it from the start
+            else:
+                f.close()
             if tail:
                 _lines_with(tail + b"\n", len(tail) + 1, token, found)
         return found
+
+    def _open(self, path: Path):
+        """`path` opened for reading from its start: the file `scan` kept open, when it is that one."""
+        kept, self._kept = self._kept, None
+        if kept is not None and kept.name == str(path):
+            kept.seek(0)
+            return kept
+        if kept is not None:
+            kept.close()
+        return open(path, "rb")
 
     def _read(self, path: Path, number: bool = False) -> Iterator[dict]:
         """The events of one file, damage reported in `problems`; with `number`, each event
@@ -98,7 +115,7 @@ class HistoryStream:
         last_time = -1 << 200   # before any time
         bad = None              # (line number, reason) of an unparsed line not yet reported
         count = 0
-        with open(path, "rb") as f:
+        with self._open(path) as f:
             for lineno, line in enumerate(f, 1):
                 self.bytes_read += len(line)
                 try:

@@ -4,8 +4,10 @@
 (``leasecheck.run`` ...) and the ``leasecheck_run`` pytest fixture all carry out a planned run with
 `run_and_check` and judge a run directory with `check_and_save`; nothing else starts a run or
 writes a verdict. Judging writes what a checked run directory holds besides its history:
-``results.json`` (the `Result`), ``witness.md`` / ``witness.json`` when there is a witness, the
-run's ``report.html`` and the results directory's ``index.html``.
+``results.json`` (the `Result`), ``witness.md`` / ``witness.json`` when there is a witness,
+``timeline.json`` (what the report draws of the history, gathered by the check in its one pass),
+the run's ``report.html`` and the results directory's ``index.html`` — the history is read once
+for all of them.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from leasecheck.harness.reports.html import write_pages
 from leasecheck.harness.run.preflight import Plan
 from leasecheck.harness.run.runner import Run
 from leasecheck.result import Result
-from leasecheck.rundir import save_witnesses
+from leasecheck.rundir import save_timeline, save_witnesses
 
 
 def _silent(*_args, **_kwargs) -> None:
@@ -29,20 +31,24 @@ def _silent(*_args, **_kwargs) -> None:
 def check_and_save(run_dir: Path, *, all_witnesses: bool = False, progress=None, parts: list | None = None,
                    on_note: Callable[[str], None] = _silent, liveness: str | None = None) -> Result:
     """Check the run in ``run_dir`` and write its verdict files (``results.json``, the witness,
-    ``report.html``, the index). ``parts``, when given, receives each property's own result (for
+    ``timeline.json``, ``report.html``, the index). ``parts``, when given, receives each property's own result (for
     JUnit); ``progress(done, total)`` hears how far the check has read; ``on_note`` hears why a
     page could not be written; ``liveness`` (``fail``/``warn``), when given, replaces the run's own
     setting. Raises `HistoryError` for a directory with no history."""
     run_dir = Path(run_dir)
+    drawn: list[dict] = []
     data = check_run(run_dir, all_witnesses=all_witnesses, strict=True, progress=progress, parts=parts,
-                     liveness=liveness)
+                     liveness=liveness, timeline=drawn)
     result = Result.from_json(data, run_dir)
     result.save()
     witnesses = [w for w in [data.get("witness")] + data.get("witnesses", []) if w]
     if witnesses:
         save_witnesses(run_dir, "\n".join([w["markdown"] for w in witnesses]
                                           + [faults_markdown(data)]).rstrip("\n") + "\n", witnesses)
-    _, why_not = write_pages(run_dir)
+    timeline = drawn[0] if drawn else None     # none when the check failed: the report reads the history
+    if timeline is not None:
+        save_timeline(run_dir, timeline)
+    _, why_not = write_pages(run_dir, timeline)
     if why_not:
         on_note(why_not)
     return result

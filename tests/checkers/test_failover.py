@@ -7,6 +7,7 @@ from leasecheck.checkers.model.claims import FATES, Claim
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.measures.early_loss import Promises
 from leasecheck.checkers.measures.failover import failovers, lost_in_failover
+from leasecheck.checkers.measures.mutual_exclusion import holds
 from leasecheck.checkers.model.replicated import claim_fates, resolved_claims
 from leasecheck.checkers.model.nodes import NodeMeasure
 from leasecheck.checkers.properties import PROPERTIES
@@ -64,7 +65,7 @@ def test_a_failover_is_placed_on_the_history_clock_from_its_fault_record():
 
 
 def test_an_acknowledged_claim_the_promoted_node_never_had_is_lost_and_a_newcomer_makes_it_an_early_loss():
-    (lost,) = lost_in_failover(_nodes(), failovers([_fault()]), EVENTS, TTL_MS)
+    (lost,) = lost_in_failover(_nodes(), failovers([_fault()]), holds(EVENTS, TTL_MS))
     assert (lost.attempt, lost.node, lost.promoted) == ("a.1", "node1", "node2")
     assert lost.newcomer.attempt == "b.7" and lost.hold.end == 6000 * MS
     d = lost.to_dict()
@@ -72,21 +73,21 @@ def test_an_acknowledged_claim_the_promoted_node_never_had_is_lost_and_a_newcome
 
 
 def test_a_claim_the_replica_had_before_the_promotion_is_not_lost():
-    assert lost_in_failover(_nodes(replicated_a=True), failovers([_fault()]), EVENTS, TTL_MS) == []
+    assert lost_in_failover(_nodes(replicated_a=True), failovers([_fault()]), holds(EVENTS, TTL_MS)) == []
 
 
 def test_a_claim_released_before_the_stop_is_not_the_failovers_to_lose():
-    assert lost_in_failover(_nodes(a_released_at=3.2), failovers([_fault()]), EVENTS, TTL_MS) == []
+    assert lost_in_failover(_nodes(a_released_at=3.2), failovers([_fault()]), holds(EVENTS, TTL_MS)) == []
 
 
 def test_no_promotion_loses_nothing():
-    assert lost_in_failover(_nodes(), failovers([_fault(promoted=None)]), EVENTS, TTL_MS) == []
+    assert lost_in_failover(_nodes(), failovers([_fault(promoted=None)]), holds(EVENTS, TTL_MS)) == []
 
 
 def test_a_lost_claim_whose_holder_had_let_go_before_the_newcomer_is_no_early_loss():
     events = (_call("a", "a.1", "acquire", 3000, 3002) + _call("a", "a.1", "release", 4500, 4600)
               + _call("b", "b.7", "acquire", 4990, 5000))
-    (lost,) = lost_in_failover(_nodes(), failovers([_fault()]), events, TTL_MS)
+    (lost,) = lost_in_failover(_nodes(), failovers([_fault()]), holds(events, TTL_MS))
     assert lost.newcomer is None and "cause" not in lost.to_dict()
 
 
@@ -94,7 +95,7 @@ def _measured(nodes, events=EVENTS, faults=(_fault(),), topology="replicated"):
     config = {"topology": topology, "ttl_ms": TTL_MS,
               "store_nodes": [{"name": "node1"}, {"name": "node2"}]}
     digest = SimpleNamespace(promises=Promises(), ttl_ms=TTL_MS)
-    return SimpleNamespace(nodes=nodes, events=events, config=config, faults=lambda: list(faults),
+    return SimpleNamespace(nodes=nodes, holds=holds(events, TTL_MS), config=config, faults=lambda: list(faults),
                            digest=digest, jobs={}, claims=None, model=None, failover=None)
 
 
@@ -181,7 +182,7 @@ def test_the_property_is_registered_with_its_own_field():
 def test_an_incomplete_audit_of_the_promoted_node_proves_no_loss_and_is_a_doubt():
     nodes = _nodes()
     nodes[1].complete = False
-    assert lost_in_failover(nodes, failovers([_fault()]), EVENTS, TTL_MS) == []
+    assert lost_in_failover(nodes, failovers([_fault()]), holds(EVENTS, TTL_MS)) == []
     part = prop.check(_measured(nodes), {})
     assert part.valid == "unknown" and any("the audit of node2 is incomplete" in d for d in part.doubts)
     part = prop.check(_measured(_nodes()[:1]), {})

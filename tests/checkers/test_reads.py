@@ -1,7 +1,8 @@
 """How often a check reads its input: every history line is parsed once and the audit is read once,
-whatever properties run. (The history is opened one more time for a raw look-ahead at its
-``fault_start`` lines — the store clock's steps size the model's trust window from the first
-audit line on — which parses only the lines that hold that word.)"""
+whatever properties run. The history is opened once: a raw look-ahead at its ``fault_start``
+lines (the store clock's steps size the model's trust window from the first audit line on), which
+parses only the lines that hold that word, reads the same open file before the pass does.
+(`tests/harness/test_reads_once.py`: the same for a whole `check_and_save`, report included.)"""
 import importlib.util
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def test_every_history_line_is_parsed_once_and_the_audit_read_once(tmp_path, mon
     assert result["valid"] is True and result["ops"] > 5_000, result["reasons"]
     assert parsed[0] == lines
     assert opened.get("audit.log") == 1
-    assert opened.get("history.jsonl") == 2          # the stream, and the raw look-ahead
+    assert opened.get("history.jsonl") == 1          # the raw look-ahead, then the stream, on one open file
 
 
 def test_a_run_with_faults_still_parses_its_history_once(tmp_path, monkeypatch):
@@ -66,4 +67,4 @@ def test_a_run_with_faults_still_parses_its_history_once(tmp_path, monkeypatch):
     result = check_run(run)
     assert "could not check" not in " ".join(result["reasons"])
     assert parsed[0] == len(text) + 1
-    assert opened.get("audit.log") == 1 and opened.get("history.jsonl") == 2
+    assert opened.get("audit.log") == 1 and opened.get("history.jsonl") == 1

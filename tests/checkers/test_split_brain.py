@@ -9,6 +9,7 @@ from leasecheck.checkers import check_run
 from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.measures.failover import failovers
+from leasecheck.checkers.measures.mutual_exclusion import holds
 from leasecheck.checkers.model.nodes import NodeMeasure
 from leasecheck.checkers.properties import PROPERTIES
 from leasecheck.checkers.properties import split_brain as prop
@@ -54,7 +55,7 @@ def _measured(nodes, faults=(_fault(),), c_acked=True):
     events = _won("a.1", 2999) + _won("b.7", 4999)
     if c_acked:
         events += _won("c.3", 6099)
-    return SimpleNamespace(nodes=nodes, events=events, config=config, faults=lambda: list(faults),
+    return SimpleNamespace(nodes=nodes, holds=holds(events, 4000), config=config, faults=lambda: list(faults),
                            digest=SimpleNamespace(ttl_ms=4000), jobs={}, claims=None, model=None, failover=None)
 
 

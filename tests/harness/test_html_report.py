@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from leasecheck.harness.reports.html import write_index, write_report
-from leasecheck.harness.reports.html.digest import LANE_BUCKETS, PLOT_BUCKETS
-from leasecheck.harness.reports.html.grid import Grid, add
+from leasecheck.checkers.measures.timeline import LANE_BUCKETS, PLOT_BUCKETS
+from leasecheck.checkers.measures.grid import Grid, add
 
 ROOT = Path(__file__).resolve().parents[2]
 S = 1_000_000_000

@@ -1,7 +1,10 @@
 """`report.html` of one run directory, built from its stored files only (config.json,
-history.jsonl or history.d/, results.json, witness.json): the summary of each verdict, the
-timeline, the plots and the witnesses, in one file that opens offline (the script, the style and
-the drawing data are inline; no network)."""
+results.json, witness.json and timeline.json — what the check gathered of the history for it in
+its one pass, `checkers.measures.timeline`): the summary of each verdict, the timeline, the plots
+and the witnesses, in one file that opens offline (the script, the style and the drawing data
+are inline; no network). A run never checked (killed before its check), or one whose history
+changed since, has no usable timeline.json: its history is then read once, here, by the
+checker's own digest."""
 from __future__ import annotations
 
 import json
@@ -18,7 +21,7 @@ from leasecheck.checkers.read.rundir import load_config
 from leasecheck.harness.rundirs.runs import VERDICTS
 
 from leasecheck.harness.reports.html import liveness
-from leasecheck.harness.reports.html.digest import KINDS, OUTCOMES, Digest, digest
+from leasecheck.harness.reports.html.timeline import timeline_of
 from leasecheck.harness.reports.html.render import render
 from leasecheck.events import RUN_START
 from leasecheck.rundir import AUDIT, REPORT, RESULTS, WITNESS_JSON, node_audit, read_json, read_object
@@ -32,22 +35,23 @@ _REASON_WORDS = {"Foreign release": "foreign release", "Reused holder token": "t
                  "Claim kept alive by another attempt": "kept alive by another attempt"}
 
 
-def write_report(run_dir) -> Path:
-    """Write ``run_dir/report.html`` (atomically) and return its path. Raises `HistoryError`
-    when the run has no history at all."""
+def write_report(run_dir, timeline: dict | None = None) -> Path:
+    """Write ``run_dir/report.html`` (atomically) and return its path. `timeline`: what the check
+    just gathered (`check_run`'s ``timeline``); else ``timeline.json``, or the history read once.
+    Raises `HistoryError` when the run has no history at all."""
     run = Path(run_dir).resolve()          # results/latest: named by the run it points to
     config, _ = load_config(run, lambda: HistoryStream(run).scan(RUN_START.encode())[:1])
     results = read_object(run / RESULTS)
     witnesses = _sections(_witnesses(run, results))
-    d = digest(run, config, (results or {}).get("foreign_releases_first") or [])
+    d = timeline if timeline is not None else timeline_of(run, config, results)
     reasons = [(r, _witness_of(r, witnesses)) for r in (results or {}).get("reasons") or []]
     html = render("report.html.j2", run=run, config=config, results=results, reasons=reasons,
                   verdict=_verdict(results), witnesses=witnesses, summary=_summary(results),
                   verdicts=liveness.verdicts(results), hung=liveness.hung(results),
                   nodes=node_report.lines(results or {}), lost=_lost_in_failover(results),
-                  data=json.dumps(_data(d, results, witnesses, str(config.get("key_prefix") or "")),
-                    separators=(",", ":")).replace("<", "\\u003c"),   # no "</script>" or "<!--" inside
-                  digest=d)
+                  data=json.dumps(_data(d, results, witnesses), separators=(",", ":")).replace(
+                      "<", "\\u003c"),   # no "</script>" or "<!--" inside
+                  digest=_Drawn(d, results))
     out = run / REPORT
     tmp = run / (REPORT + ".tmp")
     tmp.write_text(html, encoding="utf-8")
@@ -153,20 +157,27 @@ def _lost_in_failover(results: dict | None) -> list[dict]:
             for x in ((results or {}).get("failover") or {}).get("examples") or []]
 
 
-def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: str = "") -> dict:
-    """What the page's script draws, bounded: runs of buckets, marks, plot points. Lanes in
-    name order (w2.s0 before w10.s0)."""
-    order = sorted(range(len(d.lanes)), key=lambda i: _natural(d.lanes[i].name))
-    pos = {old: new for new, old in enumerate(order)}
-    lw, pw = d.lane_grid.width, d.plot_grid.width
-    n_lane = min(d.lane_grid.n, d.end_ns // lw + 1)
-    n_plot = min(d.plot_grid.n, d.end_ns // pw + 1)
+class _Drawn:
+    """What the page says in words of the timeline: its counts, and the history's problems that
+    results.json does not already list."""
+
+    def __init__(self, d: dict, results: dict | None) -> None:
+        listed = set((results or {}).get("problems") or [])
+        self.events, self.run_end, self.marks_dropped = d["events"], d["run_end"], d["marks_dropped"]
+        self.keys, self.lanes = d["keys"], d["lanes"]
+        self.problems = [p for p in d.get("problems") or [] if p not in listed]
+        self.open_at_end = any(lane["open"] for lane in d["lanes"])
+
+
+def _data(d: dict, results: dict | None, witnesses: list[dict]) -> dict:
+    """What the page's script draws: the timeline, with a mark for each foreign release the
+    checker named (linked to its witness timeline)."""
     linked: dict[str, int] = {}
     for i, w in enumerate(witnesses):
         if w["remover"]:
             linked.setdefault(w["remover"], i)
-    marks = [dict(m, t=m["t"] / 1e9, lane=pos[m["lane"]]) for m in d.marks]
-    lane_of = {lane.name: pos[i] for i, lane in enumerate(d.lanes)}
+    marks = list(d["marks"])
+    lane_of = {lane["name"]: i for i, lane in enumerate(d["lanes"])}
     for f in (results or {}).get("foreign_releases_first") or []:
         lane = lane_of.get(str(f.get("attempt", "")).rsplit(".", 1)[0])
         if lane is None:
@@ -178,55 +189,4 @@ def _data(d: Digest, results: dict | None, witnesses: list[dict], key_prefix: st
         if f.get("attempt") in linked:
             mark["href"] = f"#witness-{linked[f.get('attempt')]}"
         marks.append(mark)
-    return {
-        "end_s": d.end_ns / 1e9,
-        "lane_s": lw / 1e9,
-        "lanes": [{"name": lane.name,
-                   "held": _runs(_levels(lane.held, lw, n_lane)),
-                   "overdue": _runs(_levels(lane.overdue, lw, n_lane)),
-                   "job": _runs(_levels(lane.job, lw, n_lane)),
-                   "rel": [[i, c] for i, c in enumerate(lane.releases[:n_lane]) if c],
-                   "nothing": [[i, c] for i, c in enumerate(lane.nothing[:n_lane]) if c],
-                   "unknown": [[i, c] for i, c in enumerate(lane.unknown[:n_lane]) if c],
-                   "open": lane.open_at_end} for lane in (d.lanes[i] for i in order)],
-        "marks": marks,
-        "marks_dropped": d.marks_dropped,
-        "keys": [{"key": k["key"], "short": k["key"][len(key_prefix):] if k["key"].startswith(key_prefix) else k["key"],
-                  "holder": [[a, b, pos[v]] for a, b, v in _runs(k["who"][:n_lane], empty=-1)],
-                  "jobs": _runs([3 if c3 else 2 if c2 else 1 if c1 else 0
-                                 for c1, c2, c3 in zip(k["c1"][:n_lane], k["c2"][:n_lane], k["c3"][:n_lane])])}
-                 for k in d.keys],
-        "faults": [{"t0": f["t0"] / 1e9, "t1": f["t1"] / 1e9, "n": f["n"], "fault": f["fault"],
-                    "target": f["target"], "processes": f["processes"], "healed": f["healed"]}
-                   for f in d.faults],
-        "plot_s": pw / 1e9,
-        "latency": {f"{k}:{o}": [[round(t / 1e9, 4), round(ms, 3)] for s in d.latency[(k, o)][:n_plot]
-                                 for t, ms in s.points()]
-                    for k in KINDS for o in OUTCOMES if (k, o) in d.latency},
-        "rate": {f"{k}:{o}": [round(c / (pw / 1e9), 2) for c in d.rate[(k, o)][:n_plot]]
-                 for k in KINDS for o in OUTCOMES if (k, o) in d.rate},
-        "run_end": d.run_end and {"reason": d.run_end["reason"], "t": d.run_end["t"] / 1e9},
-    }
-
-
-def _natural(name: str) -> list:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
-
-
-def _levels(values: list, width: int, n: int) -> list[int]:
-    """Coverage in ns per bucket as 0 (none), 1 (a little), 2 (some), 3 (most of the bucket)."""
-    return [0 if v <= 0 else 3 if v >= 0.75 * width else 2 if v >= 0.25 * width else 1 for v in values[:n]]
-
-
-def _runs(values: list, empty=0) -> list[list[int]]:
-    """[first bucket, last bucket + 1, value] for each run of equal non-empty values."""
-    out: list[list[int]] = []
-    for i, v in enumerate(values):
-        if v == empty:
-            continue
-        if out and out[-1][1] == i and out[-1][2] == v:
-            out[-1][1] = i + 1
-        else:
-            out.append([i, i + 1, v])
-    return out
-
+    return {k: v for k, v in d.items() if k not in ("events", "problems", "history_bytes")} | {"marks": marks}

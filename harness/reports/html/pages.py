@@ -18,10 +18,11 @@ def results_dir_of(run_dir) -> Path | None:
     return run.parent.parent if STAMP.match(run.name) else None
 
 
-def write_pages(run_dir) -> tuple[Path | None, str | None]:
-    """`(report path, None)`, or `(None, why not)`."""
+def write_pages(run_dir, timeline: dict | None = None) -> tuple[Path | None, str | None]:
+    """`(report path, None)`, or `(None, why not)`. `timeline`: what the check gathered for the
+    report (else it is read from the run directory, `write_report`)."""
     try:
-        report = write_report(run_dir)
+        report = write_report(run_dir, timeline)
         root = results_dir_of(run_dir)
         if root is not None:
             write_index(root)
