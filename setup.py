@@ -1,10 +1,102 @@
-"""The one thing pyproject.toml cannot say: the distribution installs a single import name,
-``leasecheck``, whose subpackages live in the repository's top-level folders."""
+"""What pyproject.toml cannot say.
+
+1. The distribution installs a single import name, ``leasecheck``, whose subpackages live in the
+   repository's top-level folders.
+2. The checker's hot modules (`COMPILED`) are also compiled with mypyc into C extensions when
+   mypy (a build requirement) and a C compiler are there and ``LEASECHECK_PURE_PYTHON`` is not
+   set. The same ``.py`` files are installed either way; a failed compile never fails the
+   install, it only leaves the pure-Python modules (with a warning). An editable install builds
+   the extensions next to the sources (``checkers/**/*.so``); so does
+   ``python setup.py build_ext --inplace``. ``LEASECHECK_PURE_PYTHON=1`` at import time makes
+   the package ignore them (``leasecheck/_pure.py``).
+"""
+import os
+import shutil
+import sys
+from pathlib import Path
+
 from setuptools import find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 FOLDERS = ("harness", "workloads", "checkers")   # installed as leasecheck.<folder>
+ROOT = Path(__file__).resolve().parent
+
+# The modules every event and every audit line goes through (bench/profile_checker.py): one
+# mypyc group, so that their calls into each other are C calls.
+COMPILED = (
+    "checkers/read/history.py", "checkers/read/audit.py", "checkers/read/ops.py", "checkers/read/digest.py",
+    "checkers/read/jobs.py",
+    "checkers/measures/hazards.py", "checkers/measures/releases.py", "checkers/measures/history_only.py",
+    "checkers/measures/attempt_ends.py", "checkers/measures/exceptions.py", "checkers/measures/hung_calls.py",
+    "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
+    "checkers/model/store_model.py", "checkers/model/crosscheck.py",
+)
+
+
+def _warn(why: str) -> None:
+    print(f"leasecheck: {why}; installing the pure-Python checker", file=sys.stderr)
+
+
+def _stage() -> Path:
+    """mypy names a module by its folders, and the repository's folders are not the import names
+    (checkers/ is leasecheck.checkers): a tree of links that is, under build/."""
+    stage = ROOT / "build" / "mypyc-src"
+    pkg = stage / "leasecheck"
+    shutil.rmtree(stage, ignore_errors=True)
+    pkg.mkdir(parents=True)
+    for f in (ROOT / "leasecheck").glob("*.py"):
+        (pkg / f.name).symlink_to(f)
+    for folder in FOLDERS:
+        (pkg / folder).symlink_to(ROOT / folder, target_is_directory=True)
+    (stage / "mypy.ini").write_text("[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n")
+    return stage
+
+
+# The commands that build extensions (metadata-only steps such as egg_info need no mypy run).
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "install", "develop"}
+
+
+def compiled_extensions() -> list:
+    if os.environ.get("LEASECHECK_PURE_PYTHON") or not BUILDS & set(sys.argv[1:]):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        return []        # no mypy where this is built: pure Python
+    here = os.getcwd()
+    try:
+        stage = _stage()
+        os.chdir(stage)
+        return mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in COMPILED], group_name="leasecheck.checkers",
+                        target_dir=str(ROOT / "build" / "mypyc"), opt_level="3")
+    except (Exception, SystemExit) as e:   # noqa: BLE001 - mypyc reports a type error by exiting
+        _warn(f"mypyc could not compile the checker ({e})")
+        return []
+    finally:
+        os.chdir(here)
+
+
+class OptionalBuildExt(build_ext):
+    """Build the compiled checker if the machine can; otherwise leave the pure-Python one."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as e:   # noqa: BLE001 - no compiler, no Python headers, a compile error
+            _warn(f"the compiled checker did not build ({e})")
+            for out in self.get_outputs():
+                Path(out).unlink(missing_ok=True)
+            for ext in self.extensions:   # in place (editable): next to the sources
+                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
+            self.extensions = []
+
+    def get_outputs(self) -> list:
+        return super().get_outputs() if self.extensions else []
+
 
 setup(
     packages=["leasecheck"] + [f"leasecheck.{p}" for p in find_packages(include=[f"{f}*" for f in FOLDERS])],
     package_dir={"leasecheck": "leasecheck", **{f"leasecheck.{f}": f for f in FOLDERS}},
+    ext_modules=compiled_extensions(),
+    cmdclass={"build_ext": OptionalBuildExt},
 )

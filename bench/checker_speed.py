@@ -3,10 +3,14 @@ directory with about ``--events`` history events (and the matching audit), then,
 run, time (1) the *parse floor* — reading the history and the audit line by line with the fastest
 parsers the checker already depends on (``orjson.loads`` for each history line, one
 ``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
-(``leasecheck.checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone.
+(``leasecheck.checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone,
+twice: as installed (compiled by mypyc where setup.py could build it, see docs/how-to/install.md)
+and as pure Python (``LEASECHECK_PURE_PYTHON=1``, which makes the package ignore the compiled modules).
 Prints one JSON line per size and repetition with ``ratio_to_floor`` = check time / floor time
-(wall clock) and ``cpu_ratio_to_floor`` (the same with each side's own CPU time, which other
-processes on a shared machine disturb less). ``--repeat N`` measures the same generated run N times.
+(wall clock) as installed, ``compiled`` (whether that was the compiled build), ``ratio_to_floor_pure``
+(pure Python), and ``cpu_ratio_to_floor`` / ``cpu_ratio_to_floor_pure`` (the same with each side's
+own CPU time, which other processes on a shared machine disturb less). ``--repeat N`` measures the
+same generated run N times; ``--no-pure`` skips the pure-Python check.
 
     python bench/checker_speed.py --events 1000000 --repeat 3
     python bench/checker_speed.py --events 10000,100000,1000000,10000000
@@ -142,25 +146,32 @@ def parse_floor_times(run_dir: Path) -> tuple[float, float]:
 _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
-from checkers import check_run
+from leasecheck.checkers import check_run
+from leasecheck.checkers.model import join
 c0 = time.process_time()
 t0 = time.perf_counter()
 result = check_run(sys.argv[1])
 check_s = time.perf_counter() - t0
 cpu_s = time.process_time() - c0
 print(json.dumps({"check_s": check_s, "cpu_s": cpu_s, "valid": result.get("valid"),
+                  "compiled": not join.__file__.endswith(".py"),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def check_in_child(run_dir: Path) -> dict:
-    """Check the run in a fresh interpreter: its time and its own peak memory."""
+def check_in_child(run_dir: Path, pure: bool = False) -> dict:
+    """Check the run in a fresh interpreter: its time and its own peak memory; with `pure`, with
+    the pure-Python checker even where the compiled one is installed."""
+    env = dict(os.environ)
+    env.pop("LEASECHECK_PURE_PYTHON", None)
+    if pure:
+        env["LEASECHECK_PURE_PYTHON"] = "1"
     out = subprocess.run([sys.executable, "-c", _CHILD, str(run_dir), str(ROOT)], capture_output=True,
-                         text=True, check=True)
+                         text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(events: int, repeat: int = 1):
+def measure(events: int, repeat: int = 1, pure: bool = True):
     """Generate one run of about `events` events and yield one result per repetition: the floor
     and the check, measured back to back on the same files."""
     with tempfile.TemporaryDirectory() as d:
@@ -172,13 +183,24 @@ def measure(events: int, repeat: int = 1):
         for _ in range(repeat):
             floor_s, floor_cpu_s = parse_floor_times(run_dir)
             child = check_in_child(run_dir)
-            yield {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
+            row = {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
                    "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
+                   "compiled": child["compiled"],
                    "floor_cpu_s": round(floor_cpu_s, 3), "check_cpu_s": round(child["cpu_s"], 2),
                    "cpu_ratio_to_floor": round(child["cpu_s"] / floor_cpu_s, 2),
                    "events_per_s": round(n / child["check_s"]),
-                   "checker_peak_rss_mb": round(child["peak_rss_mb"], 1),
-                   "valid": child["valid"], "generate_s": round(gen_s, 2),
+                   "checker_peak_rss_mb": round(child["peak_rss_mb"], 1)}
+            if pure:
+                p = check_in_child(run_dir, pure=True)
+                if p["valid"] != child["valid"]:
+                    raise SystemExit(f"checker_speed: the pure-Python checker says valid={p['valid']}, "
+                                     f"the installed one {child['valid']}: they must agree")
+                row |= {"check_s_pure": round(p["check_s"], 2),
+                        "ratio_to_floor_pure": round(p["check_s"] / floor_s, 2),
+                        "check_cpu_s_pure": round(p["cpu_s"], 2),
+                        "cpu_ratio_to_floor_pure": round(p["cpu_s"] / floor_cpu_s, 2),
+                        "checker_peak_rss_mb_pure": round(p["peak_rss_mb"], 1)}
+            yield row | {"valid": child["valid"], "generate_s": round(gen_s, 2),
                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                    "load_avg_1m": round(os.getloadavg()[0], 2)}
 
@@ -192,6 +214,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", default="1000000", help="one size or several, comma-separated")
     ap.add_argument("--repeat", type=int, default=1, help="measure each generated run this many times")
+    ap.add_argument("--no-pure", action="store_true", help="skip the pure-Python check (LEASECHECK_PURE_PYTHON=1)")
     a = ap.parse_args()
     try:
         sizes = [int(x) for x in a.events.split(",")]
@@ -200,7 +223,7 @@ def main() -> None:
     if a.repeat < 1 or min(sizes) < 1:
         _bad("--events and --repeat must be at least 1")
     for size in sizes:
-        for row in measure(size, a.repeat):
+        for row in measure(size, a.repeat, pure=not a.no_pure):
             print(json.dumps(row), flush=True)
 
 

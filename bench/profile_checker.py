@@ -11,6 +11,11 @@ benchmark's parse floor: the history stream alone, the history digest (stream + 
 properties read), the audit stream alone, and the whole check: what the reading costs before any
 judging.
 
+With the compiled checker installed (setup.py), cProfile sees only what the compiled modules call
+outside themselves: profile the pure-Python checker with ``LEASECHECK_PURE_PYTHON=1``, or the
+compiled one with a sampling profiler (``perf record -g python bench/profile_checker.py --stages``).
+``--stages`` measures whichever is loaded.
+
 Not a test: it prints a profile. ``--keep DIR`` writes the generated run there (and reuses it when
 it exists), ``--out FILE`` saves the raw profile for ``python -m pstats FILE`` or snakeviz.
 """

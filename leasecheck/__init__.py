@@ -27,6 +27,8 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from leasecheck import _pure
+
 # In a source checkout the subpackages are the repository's top-level folders, beside this one
 # (setup.py maps them; installed, they are inside it). Python puts the working directory first on
 # its path, so a process started in the repository's root finds this folder before any installed
@@ -34,6 +36,10 @@ from pathlib import Path
 _here = Path(__file__).resolve().parent
 if not (_here / "harness").is_dir() and (_here.parent / "harness" / "__init__.py").is_file():
     __path__.append(str(_here.parent))
+
+# The checker's hot modules may also be installed compiled (setup.py): the compiled build runs
+# unless LEASECHECK_PURE_PYTHON is set or it is older than its sources (leasecheck/_pure.py).
+_pure.install()
 
 _EXPORTS = {
     "run": "leasecheck.harness.api", "check": "leasecheck.harness.api", "hunt": "leasecheck.harness.api",

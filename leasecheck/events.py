@@ -12,47 +12,67 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Final
 
 import orjson
 
 # -- types ------------------------------------------------------------------------------------------
 # Operation types of a lease call (Jepsen's): invoked, then ok (happened), fail (certainly did
 # not) or info (unknown: it may take effect at any later time).
-INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
-COMPLETIONS = (OK, FAIL, INFO)
+INVOKE: Final = "invoke"
+OK: Final = "ok"
+FAIL: Final = "fail"
+INFO: Final = "info"
+COMPLETIONS: Final = (OK, FAIL, INFO)
 # A command a lease's own thread sent after its call returned (`leasecheck.harness.record.connection`):
 # credited to that call (attempt, f, invoked = its invocation's time) by the checker.
-LATE_SENT = "late_sent"
+LATE_SENT: Final = "late_sent"
 # A connection accepted on a slot's port of the wire path (``leasecheck.harness.record.wire``), once its
 # marker went upstream: its name and the address the store sees it from.
-WIRE_CONN = "wire_conn"
+WIRE_CONN: Final = "wire_conn"
 # A lease call still running after the run's call bound (``--call-timeout``): the worker's own
 # report, with the stack of the thread making it, once per call (its invocation stays open).
-CALL_HUNG = "call_hung"
+CALL_HUNG: Final = "call_hung"
 # Events of the run and its processes.
-RUN_START, RUN_END = "run_start", "run_end"
-WORKER_START, WORKER_END, SLOT_CRASH = "worker_start", "worker_end", "slot_crash"
-JOB_START, JOB_END, EFFECT, LEASE_ERROR = "job_start", "job_end", "effect", "lease_error"
+RUN_START: Final = "run_start"
+RUN_END: Final = "run_end"
+WORKER_START: Final = "worker_start"
+WORKER_END: Final = "worker_end"
+SLOT_CRASH: Final = "slot_crash"
+JOB_START: Final = "job_start"
+JOB_END: Final = "job_end"
+EFFECT: Final = "effect"
+LEASE_ERROR: Final = "lease_error"
 # Events of the nemesis: each fault starts and ends (with what it measured), or never fired.
-FAULT_START, FAULT_END, FAULT_NOT_FIRED = "fault_start", "fault_end", "fault_not_fired"
+FAULT_START: Final = "fault_start"
+FAULT_END: Final = "fault_end"
+FAULT_NOT_FIRED: Final = "fault_not_fired"
 # kill:holder SIGKILLed a worker: the attempts that died with it (their jobs end here).
-WORKER_KILLED = "worker_killed"
+WORKER_KILLED: Final = "worker_killed"
 # A fault may judge its own effect in ``fault_end.measured`` (``took_effect``: true / false / null,
 # ``why``) when the checker has no rule of its own for that fault kind.
-MEASURED_TOOK_EFFECT, MEASURED_WHY = "took_effect", "why"
+MEASURED_TOOK_EFFECT: Final = "took_effect"
+MEASURED_WHY: Final = "why"
 
 # -- what a lease call is --------------------------------------------------------------------------
 # ``f`` of a call: the lease's methods, and ``effect`` (with --sink: the job's write to the sinks).
-ACQUIRE, RELEASE, RENEW, F_EFFECT = "acquire", "release", "renew", "effect"
-CALLS = (ACQUIRE, RELEASE, RENEW, F_EFFECT)
+ACQUIRE: Final = "acquire"
+RELEASE: Final = "release"
+RENEW: Final = "renew"
+F_EFFECT: Final = "effect"
+CALLS: Final = (ACQUIRE, RELEASE, RENEW, F_EFFECT)
 
 # -- processes -----------------------------------------------------------------------------------
-HARNESS, NEMESIS = "harness", "nemesis"   # worker processes are "w3", their slots "w3.s1"
+HARNESS: Final = "harness"   # worker processes are "w3", their slots "w3.s1"
+NEMESIS: Final = "nemesis"
 
 # -- fields ---------------------------------------------------------------------------------------
 # Every event: ``time`` (int ns since the run's start), ``process``, ``type``; the merged file adds
 # ``index`` (0-based position).
-TIME, PROCESS, TYPE, INDEX = "time", "process", "type", "index"
+TIME: Final = "time"
+PROCESS: Final = "process"
+TYPE: Final = "type"
+INDEX: Final = "index"
 
 _INT, _STR, _BOOL, _OBJ, _LIST = ({"type": "integer"}, {"type": "string"}, {"type": "boolean"},
                                   {"type": "object"}, {"type": "array"})

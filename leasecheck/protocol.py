@@ -10,6 +10,7 @@ marker looks like. docs/history.md is the contract in words, docs/schemas/ its J
 from __future__ import annotations
 
 import re
+from typing import Final
 
 # Re-exported for older imports: the history's events are leasecheck.events', the files leasecheck.rundir's.
 from leasecheck.events import (  # noqa: F401
@@ -24,11 +25,11 @@ HISTORY_SCHEMA_VERSION = 1   # run_start.schema_version; the checker refuses a n
 # -- the store's audit (MONITOR) ------------------------------------------------------------------
 # ``ECHO leasecheck:conn:<conn>`` opens each worker connection: the audit lines from that address
 # that follow are that connection's commands, numbered in the order sent (leasecheck.harness.record.connection).
-CONN_MARKER = "leasecheck:conn:"
+CONN_MARKER: Final = "leasecheck:conn:"
 # Commands a connection never numbers (administrative, or hidden from MONITOR by some Redis
 # version): listed in ``sent`` with seq null, and never given a number by the checker's join
 # either, even by a store that does list them (Redis 6.2 lists ``HELLO``, and ``AUTH`` redacted).
-UNNUMBERED = frozenset({
+UNNUMBERED: Final = frozenset({
     "CLIENT", "CONFIG", "DEBUG", "MONITOR", "SHUTDOWN", "SLAVEOF", "REPLICAOF", "SAVE",
     "BGSAVE", "BGREWRITEAOF", "ACL", "AUTH", "HELLO", "SYNC", "PSYNC", "REPLCONF", "MODULE",
     "FAILOVER", "LASTSAVE", "SLOWLOG", "LATENCY", "CLUSTER", "MIGRATE", "RESTORE-ASKING",
@@ -37,9 +38,9 @@ UNNUMBERED = frozenset({
 # ``AUTH``, ``CLIENT SETNAME``/``SETINFO``/``MAINT_NOTIFICATIONS``, ``SELECT`` for a db other than
 # 0, ``PING`` of a health check). Such a line that comes right before a marker from the same
 # address is the new connection's, not the previous one's on that address (docs/history.md).
-HANDSHAKE = frozenset({"HELLO", "AUTH", "CLIENT", "SELECT", "PING"})
+HANDSHAKE: Final = frozenset({"HELLO", "AUTH", "CLIENT", "SELECT", "PING"})
 # ``ECHO leasecheck:audit-end``: the last line of a complete audit (leasecheck.harness.record.audit.finish).
-AUDIT_END_MARKER = "leasecheck:audit-end"
+AUDIT_END_MARKER: Final = "leasecheck:audit-end"
 # ``ECHO leasecheck:audit-drain:<n>``: the recorder has read everything sent before it.
 AUDIT_DRAIN_MARKER = "leasecheck:audit-drain:"
 # Lines the recorder writes itself into audit.log:

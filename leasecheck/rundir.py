@@ -12,16 +12,17 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 # -- the files ------------------------------------------------------------------------------------
 CONFIG = "config.json"              # the effective configuration (leasecheck.harness.settings.config)
 RESULTS = "results.json"            # the verdict (leasecheck.checkers.result.Result)
 SCHEDULE = "schedule.json"          # the fault steps
-HISTORY = "history.jsonl"           # the merged history, written when the run ends
-HISTORY_PARTS = "history.d"         # the raw histories while the run goes, one file per process
-PART_SUFFIX = ".jsonl"              # history.d/<process>.jsonl
+HISTORY: Final = "history.jsonl"           # the merged history, written when the run ends
+HISTORY_PARTS: Final = "history.d"         # the raw histories while the run goes, one file per process
+PART_SUFFIX: Final = ".jsonl"              # history.d/<process>.jsonl
 HARNESS_PART = "harness"            # history.d/harness.jsonl: run_start, run_end, the nemesis
-AUDIT = "audit.log"                 # the store's MONITOR stream (one store)
+AUDIT: Final = "audit.log"                 # the store's MONITOR stream (one store)
 STORE_CLOCK = "store-clock.jsonl"   # the store's clock against the history clock (one store)
 STORE_LOG = "store.log"             # the store's own log
 FAKETIME = "faketime"               # libfaketime timestamp files (clock faults)

@@ -14,11 +14,12 @@ import random
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.settings.durations import Distribution
-from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.record.history import HistoryWriter, calls_of
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
@@ -46,20 +47,29 @@ class Slot:
     _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
     stall: object = None         # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
 
+    def __post_init__(self) -> None:
+        # the slot's own events, each line formatted from parts encoded once (``CallLines``)
+        self._lines = calls_of(self.history, self.process)
+
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
         # the k-th attempt's key, the k-th job's duration, the k-th back-off are fixed by the seed.
         keys = random.Random(f"{self.seed}:{self.process}:keys")
         jobs = random.Random(f"{self.seed}:{self.process}:jobs")
         delays = random.Random(f"{self.seed}:{self.process}:delays")
+        pick, count, names = keys.randrange, len(self.keys), self.keys
+        stopped, now, deadline, attempt_of = self.stop.is_set, self.history.now, self.deadline_ns, self._attempt
+        draw_duration = partial(self.job_duration.sample, jobs)
+        back_off = partial(self.retry_delay.sample, delays)
+        prefix = f"{self.process}."
         n = 0
-        while not self.stop.is_set() and self.history.now() < self.deadline_ns:
-            key = self.keys[keys.randrange(len(self.keys))]
-            attempt = f"{self.process}.{n}"
+        while not stopped() and now() < deadline:
+            key = names[pick(count)]
+            attempt = f"{prefix}{n}"
             n += 1
-            if self._attempt(attempt, key, lambda: self.job_duration.sample(jobs)):
+            if attempt_of(attempt, key, draw_duration):
                 continue
-            delay = self.retry_delay.sample(delays)
+            delay = back_off()
             if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
                 self.stop.wait(delay)
         self._credit_left()
@@ -97,45 +107,46 @@ class Slot:
 
     def _job(self, lease, attempt: str, key: str, duration: float) -> None:
         renew = getattr(lease, "renew", None)
+        renews = callable(renew)
         period = self.ttl_ms / 3000.0
         start = time.monotonic()
         end = start + duration
         next_renew = start + period
-        self.history.record(self.process, JOB_START, attempt=attempt, key=key)
-        stall = self.stall
+        lines, stall, process = self._lines, self.stall, self.process
+        lines.job(JOB_START, attempt, key)
         if stall is not None:
-            stall.job(self.process, True)
+            stall.job(process, True)
         aborted = frozen = False
         while True:
             now = time.monotonic()
             if stall is not None:    # hang:holder: no progress while frozen
-                end, frozen = stall.moved_end(self.process, now, end)
+                end, frozen = stall.moved_end(process, now, end)
             if now >= end:
                 break
-            if callable(renew) and now >= next_renew:
+            if renews and now >= next_renew:
                 if self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
                 next_renew += period
                 continue
-            wake = min(end, next_renew) if callable(renew) else end
+            wake = min(end, next_renew) if renews else end
             if frozen:
                 wake = min(wake, now + TICK_S)
             if stall is not None:
-                stall.sleep(self.process, max(0.0, wake - now))
+                stall.sleep(process, max(0.0, wake - now))
             else:
                 time.sleep(max(0.0, wake - now))
         if stall is not None:
-            stall.job(self.process, False)
+            stall.job(process, False)
         if not aborted:
             self._effect(lease, attempt, key)
-        self.history.record(self.process, JOB_END, attempt=attempt, key=key, aborted=aborted)
+        lines.job_end(attempt, key, aborted)
 
     def _effect(self, lease, attempt: str, key: str) -> None:
         """Record the job's effect; with ``--sink`` it is a store write, recorded like a call
         (``f = "effect"``) so the audit can attribute it."""
         if self.sink is None:
-            self.history.record(self.process, EFFECT, attempt=attempt, key=key)
+            self._lines.job(EFFECT, attempt, key)
             return
         fence = getattr(lease, "fence", None)
         self.history.record(self.process, INVOKE, f=F_EFFECT, attempt=attempt, key=key, fence=fence)
@@ -152,10 +163,10 @@ class Slot:
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        record, process, tracker, watch = self.history.record, self.process, self.tracker, self.watch
-        invoked = record(process, INVOKE, f=f, attempt=attempt, key=key)
+        lines, process, tracker, watch, on_call = self._lines, self.process, self.tracker, self.watch, self.on_call
+        invoked = lines.invoke(f, attempt, key)
         tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
-        self.on_call(process, f)
+        on_call(process, f)
         if watch is not None:
             watch.enter(process, attempt, f, key, invoked)
         try:
@@ -163,17 +174,18 @@ class Slot:
         except Exception as e:
             if watch is not None:
                 watch.leave(process)
-            self.on_call(process, None)
-            record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e), sent=tracker.drain())
+            on_call(process, None)
+            self.history.record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
+                                sent=tracker.drain())
             self._last = (f, attempt, key, invoked)
             return None
         if watch is not None:
             watch.leave(process)
-        self.on_call(process, None)
-        record(process, FAIL if (f == ACQUIRE and not value) else OK, f=f, attempt=attempt, key=key,
-               value=value, sent=tracker.drain())
+        on_call(process, None)
+        lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         self._last = (f, attempt, key, invoked)
         return value
+
 
 def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:300]

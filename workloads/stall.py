@@ -48,8 +48,13 @@ class Stall:
         return process in self._frozen
 
     def job(self, process: str, running: bool) -> None:
-        with self._lock:
-            (self._in_job.add if running else self._in_job.discard)(process)
+        # No lock: called twice per attempt by the slot's own thread, and each step is atomic
+        # (a freeze reading ``_in_job`` sees the job either started or not, as under a lock).
+        if running:
+            self._in_job.add(process)
+        else:
+            self._in_job.discard(process)
+        if self._left:
             self._left.pop(process, None)
 
     def moved_end(self, process: str, now: float, end: float) -> tuple[float, bool]:

@@ -55,7 +55,7 @@ def kills(faults: list[dict]) -> dict[str, tuple[int, str]]:
     return out
 
 
-def hangs(faults: list[dict]) -> list[tuple[str, int, int]]:
+def hangs(faults: list[dict]) -> list[tuple[str, int, int | None]]:
     """(slot, start ns, end ns) of every ``hang:holder`` fault that hung a slot."""
     out = []
     for f in faults:

@@ -31,15 +31,18 @@ Memory: one entry per attempt holding or releasing, and the latest winner of eac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Final
 
-from leasecheck.events import (ACQUIRE, COMPLETIONS, FAULT_START, INVOKE, JOB_END, OK, RELEASE, RENEW, RUN_START,
-                               SLOT_CRASH, TYPE)
+from leasecheck.events import (ACQUIRE, COMPLETIONS, FAIL, FAULT_START, INFO, INVOKE, JOB_END, OK, RELEASE, RENEW,
+                               RUN_START, SLOT_CRASH, TYPE)
 
-NAMES = ("holder_past_deadline", "release_at_expiry", "renew_at_expiry", "acquire_at_expiry",
+NAMES: Final = ("holder_past_deadline", "release_at_expiry", "renew_at_expiry", "acquire_at_expiry",
          "clock_jump_while_held", "failover_unreplicated", "holder_killed")
-EDGE_NS = 1_000_000        # "within a millisecond of an expiry"
+# The event types that can reach a hazard: the others are no business of this measure.
+TYPES: Final = frozenset((RUN_START, INVOKE, *COMPLETIONS, JOB_END, FAULT_START, SLOT_CRASH))
+EDGE_NS: Final = 1_000_000        # "within a millisecond of an expiry"
 # What each hazard exercises, said when a VALID run reached none of it (the lease makes that call).
-MISSED = {
+MISSED: Final = {
     "holder_past_deadline": ("no holder outlived its deadline", "a release by key name was not exercised"),
     "release_at_expiry": ("no release was in flight at an expiry", "a check-then-act release was not exercised"),
     "renew_at_expiry": ("no renewal raced its claim's expiry", "a renewal's compare-and-extend was not exercised"),
@@ -48,10 +51,10 @@ MISSED = {
 
 @dataclass
 class _Held:
-    key: str
-    deadline: int            # history ns
-    process: str
-    released: int | None = None   # the release's invocation
+    key: Any
+    deadline: Any            # history ns
+    process: Any
+    released: Any = None   # the release's invocation
     past: bool = False       # counted as holder_past_deadline
 
 
@@ -67,15 +70,27 @@ class Hazards:
     _start: int | None = None
 
     def feed(self, e: dict) -> None:
+        """Take the next event of the history (any type)."""
         kind, t = e.get(TYPE), e["time"]
         if self._start is None:
             self._start = t
+        if kind in TYPES:
+            self.see(e, kind, t)
+
+    def begin(self, t: Any) -> None:
+        """The history's first event is at `t` (what `first` counts from)."""
+        if self._start is None:
+            self._start = t
+
+    def see(self, e: dict, kind: Any, t: Any) -> None:
+        """Take an event of one of the `TYPES` (after `begin`): the digest hands this measure
+        only those."""
         if kind == RUN_START and self.ttl_ns is None:
             ttl = (e.get("config") or {}).get("ttl_ms")
             self.ttl_ns = round(ttl * 1e6) if isinstance(ttl, (int, float)) else None
             return
         f = e.get("f")
-        if f in self.calls and (kind == INVOKE or kind in COMPLETIONS):
+        if f in self.calls and (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO):
             self._call(e, kind, f, t)
         elif kind == JOB_END:
             held = self._held.get(e.get("attempt"))
@@ -90,7 +105,7 @@ class Hazards:
             if any(a.startswith(f"{slot}.") and h.released is None and h.deadline > t for a, h in self._held.items()):
                 self._hit("holder_killed", slot, t)
 
-    def _call(self, e: dict, kind: str, f: str, t: int) -> None:
+    def _call(self, e: dict, kind: Any, f: Any, t: Any) -> None:
         attempt, key = e.get("attempt"), e.get("key")
         held = self._held.get(attempt)
         if kind == INVOKE:

@@ -11,6 +11,8 @@ told apart from a release of one's own claim, so the verdict stays "unknown" wit
 """
 from __future__ import annotations
 
+from typing import Any
+
 from leasecheck.checkers.read.ops import Op
 from leasecheck.events import ACQUIRE, FAULT_START, OK, RELEASE, TYPE
 
@@ -21,7 +23,7 @@ class ForeignProof:
 
     def __init__(self, ttl_ms: float | None) -> None:
         self.ttl_ns = ttl_ms * 1e6 if ttl_ms else None
-        self.acquired: dict[str, int] = {}   # attempt -> completion of its successful acquire
+        self.acquired: dict[Any, Any] = {}   # attempt -> completion of its successful acquire
         self.found: list[Op] = []
 
     def feed(self, op: Op) -> None:

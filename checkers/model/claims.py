@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 from leasecheck.protocol import fault_marker_pattern
 
@@ -73,16 +74,16 @@ from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS
                                                   unconditional_write)
 from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
-FATES = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
+FATES: Final = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
          "evicted", "lost_in_restart", "lost_in_failover", "still_held", "unknown")
-LEASE_CALLS = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
-EVICT_MARK = fault_marker_pattern("evict")
+LEASE_CALLS: Final = frozenset({"acquire", "release", "renew"})   # calls whose keys the model follows
+EVICT_MARK: Final = fault_marker_pattern("evict")
 # Expiries are store times in ms since the epoch (about 1.8e12) as floats, so the sum of a
 # command's time and its TTL carries rounding errors of ~0.1 us: two expiries closer than this
 # are the same one (an audit line's time has whole microseconds).
-SAME_EXPIRY_MS = 0.0005
+SAME_EXPIRY_MS: Final = 0.0005
 # The fate of a claim still live when the audit has a gap, the store restarts, the audit ends.
-_FATE_AT = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
+_FATE_AT: Final = {"gap": "unknown", "restart": "lost_in_restart", "end": "still_held"}
 
 __all__ = ["AMBIGUOUS_MS", "FATES", "FOUND_NOTHING", "TRUST_CLIENT_MS", "Claim", "ClaimsResult",
            "ForeignRelease", "KeptAlive", "Replay", "simulate"]
@@ -92,8 +93,8 @@ __all__ = ["AMBIGUOUS_MS", "FATES", "FOUND_NOTHING", "TRUST_CLIENT_MS", "Claim",
 class Claim:
     id: int
     db: int
-    key: str
-    owner: str | None
+    key: Any             # a str
+    owner: Any           # the attempt (a str), or None when unknown
     op: int | None
     line: int            # audit line of the creating command
     created: float       # store time, s
@@ -105,7 +106,7 @@ class Claim:
     gone_op: int | None = None   # the call whose command first found it expired
     born_ns: int | None = None   # history time: the creating call's invocation
     gone_ns: int | None = None   # history time: the completion of the call that found it expired
-    token: str | None = None     # the value a SET created it with (to find reused tokens)
+    token: Any = None            # the value a SET created it with (to find reused tokens)
     copy: bool = False           # a replica's copy of its primary's claim (applied from the primary)
     field: str | None = None     # the hash field, for a claim kept as a field of hash `key`
     free: bool = False           # a value nobody's claim: what a release (or an ended claim's call) wrote
@@ -116,7 +117,7 @@ class Claim:
         return self.key, self.field
 
     @property
-    def ref(self):
+    def ref(self) -> Any:
         """The store model's name for it: the key, or (key, field)."""
         return self.key if self.field is None else (self.key, self.field)
 
@@ -179,7 +180,7 @@ class ClaimsResult:
 class _Cmd:
     rec: AuditRecord
     t: float             # store time, s (the EVAL's for script commands)
-    attempt: str | None
+    attempt: Any         # a str, or None when unattributed
     op: Op | None
     label: str
 
@@ -319,10 +320,11 @@ class Claims:
     A lease call's write into an absent object is a claim of the command's attempt, unless
     `frees` says it is nobody's; its fate is sealed once (see the module docstring)."""
 
+    store: Store             # wired by Replay, before the first command
+    calls: CallChecks
+
     def __init__(self, jobs: dict[str, JobRun], clock: StoreClock, need, out: ClaimsResult) -> None:
         self.jobs, self.clock, self.need, self.out = jobs, clock, need, out
-        self.store: Store | None = None        # wired by Replay
-        self.calls: CallChecks | None = None
         self.noted: set[int] = set()
         # A replica's audit (--topology replicated) shows the commands it applies from its primary,
         # from the primary's address: a claim they create is a copy of the primary's (not a lost
@@ -331,7 +333,7 @@ class Claims:
         # history ns)` names it (`nodes.CopyOwners`), so after a promotion the store model knows
         # whose claim the copy is (None: a copy without an owner).
         self.replicated_from: frozenset[str] = frozenset()
-        self.copy_owner = None
+        self.copy_owner: Any = None
         # attempt -> its claim not yet sealed (UNKNOWN once it could not be followed): what a
         # job's sink write is judged against, whatever key the claim is on
         self.held: dict[str, Claim | object] = {}
@@ -402,7 +404,7 @@ class Claims:
         owner = c.attempt
         if self.frees(c, key):
             self.calls.effect(c, "wrote_free")
-            return Claim(-1, c.rec.db, hkey, None, c.op.index, c.rec.line, c.t, expires_ms, expires_ms,
+            return Claim(-1, c.rec.db, hkey, None, c.op.index if c.op is not None else None, c.rec.line, c.t, expires_ms, expires_ms,
                          token=token, field=fld, free=True)
         if copy and self.copy_owner is not None and token is not None:
             owner = self.copy_owner(c.rec.db, hkey, token, self.clock.to_history_ns(c.t))
@@ -462,12 +464,14 @@ class Claims:
     def expire(self, claim: Claim) -> None:
         if claim.free:
             return
-        at = self.clock.to_history_ns(claim.expires_ms / 1000)
+        expires = claim.expires_ms
+        assert expires is not None, "only a claim with an expiry expires"
+        at = self.clock.to_history_ns(expires / 1000)
         if self.need is not None:
             self.need(at)
         job = self.jobs.get(claim.owner) if claim.owner else None
         held = job is not None and (job.end is None or at < job.end)
-        self.seal(claim, "expired_while_held" if held else "expired_after_job", claim.expires_ms / 1000)
+        self.seal(claim, "expired_while_held" if held else "expired_after_job", expires / 1000)
 
     def seal(self, claim: Claim, fate: str, t: float) -> None:
         if claim.fate is None and not claim.free:
@@ -519,17 +523,19 @@ class Claims:
         """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The
         last script call of the effect decides (an EVALSHA refused with NOSCRIPT is retried).
         The attempt's own claim is looked up by attempt: it may be on any key."""
-        mine = self.held.get(c.op.attempt)
+        op = c.op
+        assert op is not None, "a sink write is a call's"
+        mine = self.held.get(op.attempt)
         if mine is UNKNOWN:
-            self.out.stale[c.op.index] = None
+            self.out.stale[op.index] = None
             return
-        if mine is None:   # no claim of its own still followed: was the key's state lost?
-            lost = (self.store.follows(c, c.op.key)
-                    and self.store.peek(c.rec.db, c.op.key) is UNKNOWN)
-            self.out.stale[c.op.index] = None if lost else True
+        if not isinstance(mine, Claim):   # no claim of its own still followed: was the key's state lost?
+            lost = (self.store.follows(c, op.key)
+                    and self.store.peek(c.rec.db, op.key) is UNKNOWN)
+            self.out.stale[op.index] = None if lost else True
             return
         cur = self.store.live(mine.ref, c)
-        self.out.stale[c.op.index] = None if cur is UNKNOWN else cur is not mine
+        self.out.stale[op.index] = None if cur is UNKNOWN else cur is not mine
 
 
 def _written_value(rec: AuditRecord, fld: str | None) -> str | None:
@@ -565,7 +571,7 @@ def _reply_says_present(c: _Cmd) -> bool | None:
 def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> bool | None:
     """What the client's result implies about the claim being present, when it implies anything."""
     ok = op.succeeded if op is not None else None
-    if ok is None:
+    if ok is None or op is None:
         return None
     if op.f == ACQUIRE:
         # Only a conditional create's result says anything about the key: an acquire whose

@@ -16,6 +16,8 @@ first command met under its key (`FOUND_NOTHING`), from the model before that co
 """
 from __future__ import annotations
 
+from typing import Any, Final
+
 from leasecheck.checkers.read.ops import Op
 from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, SCRIPTS, UNKNOWN, first_key, hash_fields
 from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
@@ -24,7 +26,7 @@ from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
 # absent (its claim reached its deadline and nobody re-claimed it yet), another attempt's claim
 # there (the token differs), or neither can be told (the key's state is lost, its claim may have
 # been evicted, the release's commands are not in the audit, ...).
-FOUND_NOTHING = ("key_absent", "token_differs", "unknown")
+FOUND_NOTHING: Final = ("key_absent", "token_differs", "unknown")
 _NONE: frozenset = frozenset()
 
 
@@ -64,7 +66,7 @@ class CallChecks:
         """What release `op`'s command `c` meets under the call's key, without changing the
         model: "key_absent", "token_differs", "own" (its own claim) or "unknown". A key (or
         hash field) holding a value that is nobody's claim counts as absent: there is no claim."""
-        key = first_key(c.rec)
+        key: Any = first_key(c.rec)
         if key is None or not self.following.follows(c, key):
             return "unknown"
         if c.rec.name.startswith("H"):

@@ -11,16 +11,19 @@ audit.
 """
 from __future__ import annotations
 
+from typing import Any, Final
+
 from leasecheck.checkers.read import digest as _digest
 from leasecheck.checkers.model.claims import Replay, TRUST_CLIENT_MS
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.errors import HistoryError
 from leasecheck.checkers.model.join import Joiner
+from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.events import FAIL, OK
 
 
-_OVER = object()
+_OVER: Final = object()
 
 
 class Engine:
@@ -40,7 +43,7 @@ class Engine:
         """Read one more history event; False when the history is over."""
         if self.history_over:
             return False
-        e = next(self._it, _OVER)
+        e: Any = next(self._it, _OVER)
         if e is _OVER:
             self._over()
             return False
@@ -55,18 +58,19 @@ class Engine:
         completion (the joiner's `add`) can make it ready, so it is asked only after one."""
         if self.history_over:
             return
+        # (methods called on their objects, not kept in locals: compiled, those are C calls)
         joiner, digest, progress, it = self.joiner, self.digest, self.progress, self._it
-        feed, ready, every = digest.feed, joiner.ready, _digest.PROGRESS_EVERY
+        every = _digest.PROGRESS_EVERY
         while True:
-            e = next(it, _OVER)
+            e: Any = next(it, _OVER)
             if e is _OVER:
                 self._over()
                 return
             added = joiner.added
-            feed(e)
+            digest.feed(e)
             if progress is not None and not digest.count % every:
                 progress()
-            if joiner.added != added and ready(rec):
+            if joiner.added != added and joiner.ready(rec):
                 return
 
     def _over(self) -> None:
@@ -113,35 +117,35 @@ class Engine:
         The loop of `_attributed`, written out: it runs once per audit line."""
         replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need,
                         replicated_from=replicated_from, copy_owner=copy_owner)
-        joiner, pull, settle, feed = self.joiner, self.pull, replay.settle, replay.feed
-        ready, attribute = joiner.ready, joiner.feed
+        joiner = self.joiner
         bound, wanted = joiner.bound, joiner.wanted
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
+        rec: AuditRecord
         for rec in self.audit:
             if rec.addr != "lua":
                 # `ready`'s common case first, inline: the line's call is in.
                 binding = bound.get(rec.addr)
                 if binding is not None:
                     by_seq = wanted.get(binding.conn)
-                    if (by_seq is None or binding.seq not in by_seq) and not ready(rec):
+                    if (by_seq is None or binding.seq not in by_seq) and not joiner.ready(rec):
                         self._read_until_ready(rec)
-                elif not ready(rec):
+                elif not joiner.ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:
-                    for op in joiner.take_matched():
-                        settle(op)
-            attempt, op = attribute(rec)
-            feed(rec, attempt, op)
+                    for done in joiner.take_matched():
+                        replay.settle(done)
+            attempt, op = joiner.feed(rec)
+            replay.feed(rec, attempt, op)
             n += 1
             if progress is not None and not n % every:
                 progress()
-        while pull():
+        while self.pull():
             pass
         for op in joiner.take_matched():
-            settle(op)
+            replay.settle(op)
         joined = self.joiner.finish(self.audit.complete)
         for op in joiner.take_matched():   # found by the end (a last transaction that never ran)
-            settle(op)
+            replay.settle(op)
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 

@@ -47,6 +47,7 @@ Token strings are never compared: attribution is by attempt.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable, Final, Sequence
 
 from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, UNNUMBERED
 
@@ -55,8 +56,8 @@ from leasecheck.rundir import AUDIT
 from leasecheck.checkers.read.ops import Op, slot_of
 from leasecheck.events import FAIL, INFO, OK
 
-SCRIPT_CALLS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
-TXN_END = ("EXEC", "DISCARD")
+SCRIPT_CALLS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+TXN_END: Final = ("EXEC", "DISCARD")
 
 
 class _Binding:
@@ -64,6 +65,10 @@ class _Binding:
     whose end has not been seen (`txn_end`: the history's number of its EXEC/DISCARD) or whose
     queued commands may still follow its EXEC (`after`)."""
     __slots__ = ("conn", "seq", "txn_end", "after")
+    conn: str
+    seq: int
+    txn_end: int | None
+    after: list[int]
 
     def __init__(self, conn: str) -> None:
         self.conn, self.seq, self.txn_end, self.after = conn, 0, None, []
@@ -120,6 +125,9 @@ class Joiner:
         self.script_seen = False
         self.added = 0                               # calls added so far
         self.held: dict[str, list[AuditRecord]] = {}  # addr -> handshake lines before a marker?
+        # `feed(rec)` attributes the next audit record (see the class docstring); an attribute,
+        # not a method, so that a test can watch it also where setup.py compiles this module
+        self.feed: Callable[[AuditRecord], tuple[str | None, Op | None]] = self._feed
 
     # -- the history side -------------------------------------------------------------------
     def add(self, op: Op) -> None:
@@ -177,7 +185,7 @@ class Joiner:
                 return True    # a queued command listed after its EXEC
         return self.horizon.get(conn, -1) > seq
 
-    def feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
+    def _feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
         if rec.kind != "cmd":           # a gap or a restart: every connection died / was lost
             self._release_held()
@@ -303,7 +311,7 @@ class Joiner:
             return _orphan(out, rec, conn, seq, [] if late else self.pending.get(slot_of(conn), []))
         entry = _sent_entry(op, conn, seq)
         want = str(entry[2]).upper() if entry is not None else ""
-        if want != name:      # the entry stays wanted: the call's command is not in the audit
+        if entry is None or want != name:      # the entry stays wanted: the call's command is not in the audit
             out.mismatches += 1
             out.unattributed += 1
             out.disagreements.append(
@@ -311,12 +319,12 @@ class Joiner:
                 f"{want} in the history ({op.attempt} {op.f})")
             return None, None
         if name == "MULTI":
-            binding.txn_end = _txn_end(by_seq, conn, seq)
+            binding.txn_end = _txn_end(by_seq or {}, conn, seq)
         if len(entry) == 4:
             rec.reply = entry[3]
         return self._take(by_seq, seq, op)
 
-    def _take(self, by_seq: dict[int, Op], seq: int, op: Op) -> tuple[str, Op]:
+    def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
         left = self.left.pop(op.index) - 1
@@ -336,7 +344,7 @@ class Joiner:
                 self._take(by_seq, seq, op)
                 self.out.not_run += 1
 
-    def take_matched(self) -> list[Op]:
+    def take_matched(self) -> Sequence[Op]:
         """The calls whose every sent command has been found since the last call (their
         effects are final once the next non-script line comes)."""
         if not self.matched:
@@ -385,11 +393,12 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
         if op.type is not None:
             joiner.add(op)
     joiner.history_done([op for op in ops if op.type is None])
-    attempts, indices = [], []
+    attempts: list[str | None] = []
+    indices: list[int | None] = []
     for rec in records:
-        attempt, op = joiner.feed(rec)
+        attempt, got = joiner.feed(rec)
         attempts.append(attempt)
-        indices.append(op.index if op is not None else None)
+        indices.append(got.index if got is not None else None)
     out = joiner.finish(complete)
     out.attempt, out.op = attempts, indices
     return out
@@ -427,7 +436,7 @@ def _orphan(out: Join, rec: AuditRecord, conn: str, seq: int,
     return None, None
 
 
-def _superseded(sent: list, conn: str, seq: int) -> bool:
+def _superseded(sent: Any, conn: str, seq: int) -> bool:
     """The call went on to send on another connection after (conn, seq): the client gave that
     connection up (timeout, reset, partition healed) and retried. In a complete audit a command
     from it that is not there never reached the store."""

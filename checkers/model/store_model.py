@@ -35,12 +35,14 @@ fields each hash key has (`hashes`), its key-level expiry and each field's own.
 """
 from __future__ import annotations
 
-AMBIGUOUS_MS = 2.0
+from typing import Any, Final
+
+AMBIGUOUS_MS: Final = 2.0
 # The MONITOR line's time and the time Redis judges expiry by are read microseconds apart — or
 # further apart when the store is descheduled between the two reads, or when its clock is stepped
 # (a clock fault) in between. Within this distance of an expiry, a client's result that proves
 # the key present or absent beats the logged time; further out, a contradiction is a disagreement.
-TRUST_CLIENT_MS = 250.0
+TRUST_CLIENT_MS: Final = 250.0
 
 
 class _Unknown:
@@ -48,8 +50,8 @@ class _Unknown:
         return "UNKNOWN"
 
 
-UNKNOWN = _Unknown()  # a key whose state the model lost (after a gap)
-_NONZERO = frozenset("123456789")
+UNKNOWN: Final = _Unknown()  # a key whose state the model lost (after a gap)
+_NONZERO: Final = frozenset("123456789")
 
 
 class Store:
@@ -61,12 +63,12 @@ class Store:
         self.trust_ms = max(trust_ms, AMBIGUOUS_MS)
         self.problems = problems if problems is not None else []
         self.state: dict = {}                   # (db, key) -> entry, None or UNKNOWN
-        self.default = None                     # UNKNOWN for unseen keys after a gap
+        self.default: object = None             # UNKNOWN for unseen keys after a gap
         self.eviction = False                   # inside an eviction fault window
         self.hashes: dict = {}                  # (db, key) -> {field: own expiry ms or None}
         self.hash_expiry: dict = {}             # (db, key) -> the hash key's own expiry, ms
 
-    def peek(self, db: int, key: str):
+    def peek(self, db: int, key: Any):
         """The key's entry, None or UNKNOWN as last written (no expiry applied)."""
         return self.state.get((db, key), self.default)
 
@@ -100,7 +102,7 @@ class Store:
         return False
 
     # -- expiry -----------------------------------------------------------------------------
-    def live(self, key: str, c):
+    def live(self, key: Any, c):
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
         k = (c.rec.db, key)
         cur = self.state.get(k, self.default)
@@ -137,7 +139,7 @@ class Store:
         return cur
 
     # -- commands ---------------------------------------------------------------------------
-    def write(self, c, key: str, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
+    def write(self, c, key: Any, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
         """SET and its relatives; ``ifeq``: write only while the key holds that value (SET ... IFEQ)."""
         if type(key) is str and (c.rec.db, key) in self.hashes and self.fields(c, key):
             if nx or ifeq is not None:
@@ -502,7 +504,7 @@ def _hdel(store: Store, c) -> None:
         store.delete_field(c, argv[1], f)
 
 
-_FIELD_EXPIRY = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPIREAT": (1000, True),
+_FIELD_EXPIRY: Final = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPIREAT": (1000, True),
                  "HPEXPIREAT": (1, True)}
 
 
@@ -520,7 +522,7 @@ def _hpersist(store: Store, c) -> None:
         store.field_expiry(c, c.rec.argv[1], f, None)
 
 
-_HANDLERS = {
+_HANDLERS: Final = {
     "SET": _set,
     "SETNX": lambda store, c: store.write(c, c.rec.argv[1], nx=True),
     "GETSET": lambda store, c: store.write(c, c.rec.argv[1]),
@@ -534,9 +536,9 @@ _HANDLERS = {
     "HEXPIRE": _hexpire, "HPEXPIRE": _hexpire, "HEXPIREAT": _hexpire, "HPEXPIREAT": _hexpire,
     "HPERSIST": _hpersist,
 }
-SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
-_ANY_KEY = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
-READ_ONLY = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
+SCRIPTS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
+_ANY_KEY: Final = {"DEL", "UNLINK", "FLUSHDB", "FLUSHALL"}  # handlers that find their own keys
+READ_ONLY: Final = {"GET", "MGET", "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "STRLEN",
              "GETRANGE", "SUBSTR", "OBJECT", "DUMP", "TOUCH", "ECHO", "WATCH", "SCAN", "KEYS",
              "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "SCRIPT", "MEMORY",
              "HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HSTRLEN", "HSCAN",

@@ -6,6 +6,8 @@ the run's start and end — so a history of any length is read once and never he
 """
 from __future__ import annotations
 
+from typing import Any, Final
+
 from leasecheck.protocol import HISTORY_SCHEMA_VERSION as SCHEMA_VERSION
 
 from leasecheck.checkers.measures.attempt_ends import AttemptEnds
@@ -14,7 +16,7 @@ from leasecheck.checkers.measures.exceptions import Exceptions
 from leasecheck.checkers.errors import CheckError, HistoryError
 from leasecheck.checkers.read.faults import FaultTracker
 from leasecheck.checkers.measures.history_only import ForeignProof
-from leasecheck.checkers.measures.hazards import Hazards
+from leasecheck.checkers.measures.hazards import TYPES as HAZARD_TYPES, Hazards
 from leasecheck.checkers.measures.hung_calls import HungCalls
 from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
@@ -27,7 +29,7 @@ from leasecheck.events import (
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
-_SPAN = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
+_SPAN: Final = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
 
 
 class Digest:
@@ -54,19 +56,21 @@ class Digest:
         self.timeline = _timeline.Timeline() if _timeline.wanted() else None
         self._call_event: dict | None = None   # the call event being fed (its error, for the timeline)
         self.count = 0
-        self.start: int | None = None
-        self.end: int | None = None
+        self.start: Any = None             # history ns of the first event (None before it)
+        self.end: Any = None
         self.config: dict | None = None  # from the first run_start
 
     def feed(self, e: dict) -> None:
         t = e["time"]
         if self.count == 0:
             self.start = self.end = t
+            self.hazards.begin(t)
         elif t > self.end:
             self.end = t
         self.count += 1
         kind = e.get(TYPE)
-        self.hazards.feed(e)
+        if kind in HAZARD_TYPES:           # (each measure is handed the types it reads)
+            self.hazards.see(e, kind, t)
         if kind == CALL_HUNG:    # names its call (`f`), but is no part of its invoke/completion pair
             self.hung.feed(e)
             return
@@ -115,7 +119,7 @@ class Digest:
             self.hung.returned(op)
         self.attempt_ends.feed(op)
         if self.timeline is not None:
-            self.timeline.call(op, self._call_event.get("error") if op.type == INFO else None)
+            self.timeline.call(op, (self._call_event or {}).get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
 

@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from leasecheck.events import JOB_END, JOB_START, TYPE, WORKER_KILLED
 
 
 @dataclass(slots=True)
 class JobRun:
-    attempt: str
-    key: str
-    start: int
-    end: int | None = None
+    attempt: Any         # as the history names them (str in a well-formed one)
+    key: Any
+    start: Any           # history ns
+    end: Any = None      # history ns, None while it runs
     aborted: bool = False
     killed: bool = False        # its worker was killed (kill:holder): it ended there, never released
 
-    def running_at(self, t: int) -> bool:
+    def running_at(self, t: Any) -> bool:
         """True if the job had started and not yet ended at history time `t`."""
         return self.start <= t and (self.end is None or t < self.end)
 
@@ -30,7 +31,7 @@ class JobTracker:
     """Feed events in history order; `runs` ({attempt: JobRun}) and `problems` grow as they come."""
 
     def __init__(self) -> None:
-        self.runs: dict[str, JobRun] = {}
+        self.runs: dict[Any, JobRun] = {}
         self.problems: list[str] = []
 
     def feed(self, e: dict) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
-_intern = sys.intern
+_intern: Final = sys.intern
 
 
 @dataclass(slots=True, init=False)
@@ -26,20 +27,20 @@ class Op:
     `Op(index, attempt, f, key, invoke_time, completion_event)` fills the completion fields from
     the event dict (tests build ops that way); the dict itself is not kept."""
     index: int
-    attempt: str
+    attempt: Any                     # a str in any well-formed history
     f: str
-    key: str
-    invoke_time: int
+    key: Any
+    invoke_time: Any
     type: str | None                 # 'ok', 'fail', 'info', or None when it never completed
-    value: object                    # the returned value of an `ok` call
-    end_time: int | None
-    sent: tuple                      # ((conn, seq, name[, reply]), ...) of the completion
-    fence: object                    # an effect's fencing token (--sink)
+    value: Any                       # the returned value of an `ok` call
+    end_time: Any                    # int, or None when it never completed
+    sent: Any                        # ((conn, seq, name[, reply]), ...) of the completion
+    fence: Any                       # an effect's fencing token (--sink)
     outcome: str | None              # a release that found nothing: what it met (claims.FOUND_NOTHING)
 
-    def __init__(self, index: int, attempt: str, f: str, key: str, invoke_time: int, done: dict | None = None,
-                 type: str | None = None, value: object = None, end_time: int | None = None,  # noqa: A002
-                 sent: tuple = (), fence: object = None, outcome: str | None = None) -> None:
+    def __init__(self, index: int, attempt: Any, f: str, key: Any, invoke_time: Any, done: dict | None = None,
+                 type: str | None = None, value: Any = None, end_time: Any = None,  # noqa: A002
+                 sent: Any = (), fence: Any = None, outcome: str | None = None) -> None:
         # Written out (not generated): the checker builds one per lease call.
         self.index, self.attempt, self.f, self.key, self.invoke_time = index, attempt, f, key, invoke_time
         self.type, self.value, self.end_time, self.sent, self.fence = type, value, end_time, sent, fence
@@ -103,7 +104,7 @@ class Pairer:
     def __init__(self, on_done=None, keep: bool = True, on_late=None) -> None:
         self.ops: list[Op] = []
         self.problems: list[str] = []
-        self.open: dict[str, Op] = {}
+        self.open: dict[Any, Op] = {}
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
@@ -125,11 +126,11 @@ class Pairer:
                                      f"{open_[attempt].f} was still open")
                 self.abandoned.append(open_[attempt])
             key = e.get("key")
-            op = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, e["time"])
+            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, e["time"])
             self.count += 1
             if self.keep:
-                self.ops.append(op)
-            open_[attempt] = op
+                self.ops.append(new)
+            open_[attempt] = new
             return
         if kind == LATE_SENT:
             if self.on_late is not None:
@@ -155,7 +156,8 @@ class Pairer:
         after its last call (docs/history.md, "Commands between calls"). Outcome unknown
         (``info``), counted as no call; only the join and the claims see it."""
         key = e.get("key")
-        op = Op(self.count, e.get("attempt"), _intern(e.get("f")), _intern(key) if type(key) is str else key,
+        # (`feed` saw that `f` is a call's name)
+        op = Op(self.count, e.get("attempt"), _intern(e["f"]), _intern(key) if type(key) is str else key,
                 e.get("invoked") if isinstance(e.get("invoked"), int) else e["time"])
         self.count += 1
         op.complete({TYPE: INFO, "time": e["time"], "sent": e.get("sent") or []})

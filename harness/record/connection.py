@@ -94,6 +94,7 @@ class Call:
 # The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
 # seen by any thread that runs in a copy of that thread's context.
 _CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
+_get_call, _set_call = _CALL.get, _CALL.set
 
 
 class SendTracker:
@@ -116,11 +117,11 @@ class SendTracker:
     def begin(self, attempt: str, f: str, key: str, invoked: int) -> Call:
         """A lease call starts in this thread: commands sent in its context belong to it."""
         call = Call(attempt, f, key, invoked)
-        _CALL.set(call)
+        _set_call(call)
         return call
 
     def add(self, entry: list) -> None:
-        call = _CALL.get()
+        call = _get_call()
         with self._lock:
             late = call is not None and not call.open and self.on_late is not None
             if not late:
@@ -131,13 +132,16 @@ class SendTracker:
     def drain(self) -> list[list]:
         """The commands sent since the last drain; closes the call this thread began (a command
         sent in its context from now on is late)."""
-        call = _CALL.get()
+        call = _get_call()
+        if call is None and not self._pending:
+            return []    # between calls with nothing sent: nothing to close or take (a command
+            #              added meanwhile waits for the next drain, as if added just after)
         with self._lock:
             if call is not None:
                 call.open = False
             out, self._pending = self._pending, []
         if call is not None:
-            _CALL.set(None)
+            _set_call(None)
         return out
 
 

@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 
 from leasecheck.events import CALL_HUNG
 
@@ -29,17 +28,9 @@ FROZEN_SLACK_S = 0.5
 STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
 
 
-@dataclass(slots=True)
-class _Open:
-    thread: int           # threading.get_ident() of the slot's thread
-    attempt: str
-    f: str
-    key: str
-    invoked: int          # history ns of the invocation
-    entered: int          # CLOCK_MONOTONIC ns
-    frozen: int           # the watch's frozen ns when it entered
-    reported: bool = False
-    task: object = None   # the asyncio task making the call (an asynchronous lease), else None
+# An open call, as ``enter`` stores it: a tuple, made once per lease call on the slot's path.
+THREAD, ATTEMPT, F, KEY, INVOKED, ENTERED, FROZEN, TASK = range(8)
+_ident, _clock = threading.get_ident, time.monotonic_ns
 
 
 class HungWatch:
@@ -50,7 +41,10 @@ class HungWatch:
         self.history, self.bound_ns, self.stop_code = history, int(bound_s * 1e9), stop_code
         self.bound_s = bound_s
         self.period_s = min(PERIOD_S, max(MIN_PERIOD_S, bound_s / 10))
-        self._open: dict[str, _Open] = {}     # process -> its open call
+        # process -> its open call: (thread ident, attempt, f, key, invoked history ns, entered
+        # CLOCK_MONOTONIC ns, the watch's frozen ns when it entered, the asyncio task or None)
+        self._open: dict[str, tuple] = {}
+        self._reported: dict[str, tuple] = {}    # process -> the call of it reported last
         self._frozen = 0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
@@ -64,8 +58,7 @@ class HungWatch:
 
     # -- the slots' side -----------------------------------------------------------------------
     def enter(self, process: str, attempt: str, f: str, key: str, invoked: int, task=None) -> None:
-        self._open[process] = _Open(threading.get_ident(), attempt, f, key, invoked,
-                                    time.monotonic_ns(), self._frozen, task=task)
+        self._open[process] = (_ident(), attempt, f, key, invoked, _clock(), self._frozen, task)
 
     def leave(self, process: str) -> None:
         self._open.pop(process, None)
@@ -74,7 +67,7 @@ class HungWatch:
     def hung(self, process: str) -> bool:
         """Whether ``process`` is inside a call already reported hung (the worker may leave it)."""
         call = self._open.get(process)
-        return call is not None and call.reported
+        return call is not None and self._reported.get(process) is call
 
     # -- the watch -----------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -92,13 +85,13 @@ class HungWatch:
     def check(self, now: int) -> None:
         """Report every open call that has run longer than the bound and was not reported yet."""
         for process, call in list(self._open.items()):
-            running = now - call.entered - (self._frozen - call.frozen)
-            if call.reported or running < self.bound_ns:
+            running = now - call[ENTERED] - (self._frozen - call[FROZEN])
+            if running < self.bound_ns or self._reported.get(process) is call:
                 continue
-            call.reported = True
-            self.history.record(process, CALL_HUNG, f=call.f, attempt=call.attempt, key=call.key,
-                                invoked=call.invoked, running_s=round(running / 1e9, 3),
-                                bound_s=self.bound_s, stack=self.stack(call.thread, call.task))
+            self._reported[process] = call
+            self.history.record(process, CALL_HUNG, f=call[F], attempt=call[ATTEMPT], key=call[KEY],
+                                invoked=call[INVOKED], running_s=round(running / 1e9, 3),
+                                bound_s=self.bound_s, stack=self.stack(call[THREAD], call[TASK]))
 
     def stack(self, thread: int, task=None) -> str:
         """The stack of ``thread`` (or of ``task``, a coroutine's chain of awaits) from the lease's

@@ -71,6 +71,29 @@ class SlotBoard:
             _SINCE.pack_into(self._mm, off + 16, time.monotonic_ns())
         self._mm[off + 1] = 1 if holding else 0
 
+    def writers(self, i: int):
+        """``(on_call, on_hold)`` of record ``i``, as the claim loop calls them (``on_call(process,
+        call or None)``, ``on_hold(process, holding)``): ``enter``/``leave`` and ``hold`` with the
+        record's place bound once, for the slot's hot path (two calls per lease call)."""
+        mm, off, numbers, codes = self._mm, i * RECORD.size, self._numbers, _CODE
+        entry, since, clock = _ENTRY.pack_into, _SINCE.pack_into, time.monotonic_ns
+
+        def on_call(_process: str, call: str | None) -> None:
+            if call:
+                numbers[i] += 1
+                entry(mm, off + 4, numbers[i], clock())
+                mm[off] = codes[call]
+            else:
+                mm[off] = 0
+
+        def on_hold(_process: str, holding: bool) -> None:
+            if holding:
+                since(mm, off + 16, clock())
+                mm[off + 1] = 1
+            else:
+                mm[off + 1] = 0
+        return on_call, on_hold
+
     # -- the harness reads ----------------------------------------------------------------------
     def records(self) -> list[tuple[str, str, bool, int, int, int]]:
         """(process, call or "", holding, number, entered_ns, since_ns) of every slot."""

@@ -82,17 +82,6 @@ def main(argv: list[str]) -> int:
     # the harness made has room for it, `argv[2]` workers' worth)
     board = SlotBoard(run_dir / SLOT_BOARD, int(argv[2]) if len(argv) > 2 else cfg.workers, cfg.slots)
     stall = Stall()
-    record = {f"{name}.s{s}": index * cfg.slots + s for s in range(cfg.slots)}
-
-    def on_hold(process: str, holding: bool) -> None:
-        board.hold(record[process], holding)
-
-    def on_call(process: str, call: str | None) -> None:
-        if call:
-            board.enter(record[process], call)
-        else:
-            board.leave(record[process])
-
     asynchronous = is_async(lease_cls)
     slot_cls = AsyncSlot if asynchronous else Slot
     watch = HungWatch(history, cfg.call_bound_s, slot_cls._call.__code__)
@@ -117,6 +106,7 @@ def main(argv: list[str]) -> int:
         # wire path); the audited client still serves the sink.
         handed = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
         factory = per_slot(process) if callable(per_slot) else lease_cls
+        on_call, on_hold = board.writers(index * cfg.slots + s)
         factories.append(factory)
         slots.append(slot_cls(process=process, history=history, tracker=tracker, client=handed,
                           lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
@@ -168,10 +158,13 @@ def _join_slots(threads: list[threading.Thread], watch: HungWatch, stop: threadi
     inside a call already reported hung is left behind. Returns the slots left."""
     while True:
         alive = [t for t in threads if t.is_alive()]
-        over = stop.is_set() or history.now() >= deadline_ns
+        left_ns = deadline_ns - history.now()
+        over = stop.is_set() or left_ns <= 0
         if all(over and watch.hung(t.name) for t in alive):
             return [t.name for t in alive]
-        alive[0].join(0.1)
+        # Before the time is up nothing is left behind: wake at most once a second (a wake takes
+        # the interpreter from a busy slot) until then, ten times a second after.
+        alive[0].join(0.1 if over else min(1.0, max(0.1, left_ns / 1e9)))
 
 
 def _close(factories: list) -> None:

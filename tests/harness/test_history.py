@@ -70,3 +70,51 @@ def test_lines_are_compact_json_in_field_order_with_the_standard_encoders_fallba
     assert first == json.dumps(expected, separators=(",", ":"))
     assert json.loads(second)["big"] == 2 ** 70
     assert json.loads(second)["by_code"] == {"1": "x"} and json.loads(second)["text"] == "clé"
+
+
+def _slot_events(process, key):
+    attempt = f"{process}.7"
+    sent = [["w0.s0.c0", 3, "SET", 1], ["w0.s0.c0", None, "CLIENT"]]
+    call = {"attempt": attempt, "key": key}
+    return [("invoke", {"f": "acquire", **call}),
+            ("ok", {"f": "acquire", **call, "value": True, "sent": sent}),
+            ("fail", {"f": "acquire", **call, "value": False, "sent": []}),
+            ("ok", {"f": "renew", **call, "value": 1, "sent": sent}),                       # not a bool
+            ("ok", {"f": "release", **call, "value": True, "sent": [["c", 2 ** 70, "DEL"]]}),  # beyond orjson
+            ("job_start", call), ("effect", call),
+            ("job_end", {**call, "aborted": False}), ("job_end", {**call, "aborted": True}),
+            ("job_end", {**call, "aborted": None})]
+
+
+def test_a_slots_call_lines_are_the_bytes_record_writes(tmp_path, monkeypatch):
+    # CallLines formats a slot's events from parts encoded once: every line must be byte for byte
+    # what record() writes for the same event at the same time (odd characters in names and keys
+    # included), and what its templates cannot write goes through record() unchanged.
+    import itertools
+
+    from leasecheck.harness.record import history as history_module
+    out = {}
+    for side in ("record", "lines"):
+        ticks = itertools.count()
+        monkeypatch.setattr(history_module, "_clock", lambda: next(ticks) * 1000)
+        h = HistoryWriter(tmp_path / f"{side}.jsonl", t0_ns=0)
+        for process in ("w0.s1", 'w"1.s%d\\', "wé.s0"):
+            lines = h.calls(process)
+            for key in ("job:1", 'k"ey%s\\\n', "clé"):
+                for kind, fields in _slot_events(process, key):
+                    if side == "record":
+                        h.record(process, kind, **fields)
+                    elif kind == "invoke":
+                        lines.invoke(fields["f"], fields["attempt"], key)
+                    elif kind in ("ok", "fail"):
+                        lines.done(kind, fields["f"], fields["attempt"], key, fields["value"], fields["sent"])
+                    elif kind == "job_end":
+                        lines.job_end(fields["attempt"], key, fields["aborted"])
+                    else:
+                        lines.job(kind, fields["attempt"], key)
+        h.close()
+        out[side] = (tmp_path / f"{side}.jsonl").read_bytes()
+    assert out["lines"] == out["record"]
+    written = out["record"].splitlines()
+    assert len(written) == 3 * 3 * 10 and json.loads(written[4])["sent"] == [["c", 2 ** 70, "DEL"]]
+    assert [json.loads(line)["time"] for line in written] == [i * 1000 for i in range(90)]

@@ -1,0 +1,79 @@
+"""Which build of the checker a process runs: the compiled one (setup.py's mypyc extensions,
+``checkers/**/*.so``) where it is there and current, otherwise the ``.py`` files.
+
+The two are the same modules — one source, compiled or not. The `.py` files are loaded even where
+the extensions sit beside them when
+
+- ``LEASECHECK_PURE_PYTHON=1`` is in the environment (to test or measure the pure-Python checker on
+  a machine that has the compiled one: `bench/checker_speed.py` prints both ratios), or
+- a compiled module is older than its source (an edit, a pull, a checkout since the last build:
+  Python would otherwise run the old code), said once on stderr with the command that rebuilds.
+
+Never a mix: the compiled modules call each other directly, so either all of them are used or none.
+`install()` puts the finder first on ``sys.meta_path``; it decides at the first import of a
+checker module.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+PREFIX = "leasecheck.checkers."
+VARIABLE = "LEASECHECK_PURE_PYTHON"
+REBUILD = "python setup.py build_ext --inplace"
+
+
+GROUP = "checkers__mypyc"   # the extension that holds the compiled code (setup.py's group name)
+
+
+def stale(folders, group_dir=Path(__file__).parent) -> list[str]:
+    """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
+    module's own extension (a small shim, rebuilt only when the module's interface changes) or the
+    group's (``leasecheck/checkers__mypyc*.so``, which holds the code), whichever is newer."""
+    groups = [g.stat().st_mtime for g in Path(group_dir).glob(GROUP + ".*so")]
+    built = max(groups, default=0.0)
+    out = []
+    for folder in folders:
+        for ext in Path(folder).rglob("*.so"):
+            src = ext.with_name(ext.name.split(".", 1)[0] + ".py")
+            if src.is_file() and src.stat().st_mtime > max(ext.stat().st_mtime, built):
+                out.append(str(src))
+    return sorted(out)
+
+
+class SourceOnly(importlib.abc.MetaPathFinder):
+    """Finds a checker module's source file before any extension module of the same name, when
+    the pure-Python checker is to run (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.pure: bool | None = True if os.environ.get(VARIABLE) else None
+
+    def _decide(self, path) -> bool:
+        if self.pure is None:
+            old = stale(path)
+            self.pure = bool(old)
+            if old:
+                print(f"leasecheck: the compiled checker is older than {len(old)} of its sources "
+                      f"({Path(old[0]).name}, ...): running the pure-Python checker; rebuild it with "
+                      f"`{REBUILD}`", file=sys.stderr)
+        return self.pure
+
+    def find_spec(self, name, path, target=None):
+        if not name.startswith(PREFIX) or not path or not self._decide(path):
+            return None
+        leaf = name.rpartition(".")[2] + ".py"
+        for entry in path:
+            src = Path(entry) / leaf
+            if src.is_file():
+                loader = importlib.machinery.SourceFileLoader(name, str(src))
+                return importlib.util.spec_from_file_location(name, src, loader=loader)
+        return None     # a package, or not a checker module: the usual finders
+
+
+def install() -> None:
+    if not any(isinstance(f, SourceOnly) for f in sys.meta_path):
+        sys.meta_path.insert(0, SourceOnly())

@@ -1,0 +1,26 @@
+"""The slot board's per-slot writers (the claim loop's hot path) leave the records that
+``enter``/``leave``/``hold`` leave: the same call, number, times and holding flag."""
+import time
+
+from leasecheck.harness.run.slot_board import SlotBoard
+
+
+def test_a_slots_writers_write_what_enter_leave_and_hold_write(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=2, create=True)
+    on_call, on_hold = board.writers(board.index("w1.s0"))
+    before = time.monotonic_ns()
+    on_hold("w1.s0", True)
+    on_call("w1.s0", "acquire")
+    on_call("w1.s0", None)
+    on_call("w1.s0", "release")
+    records = {p: rest for p, *rest in board.records()}
+    call, holding, number, entered, since = records["w1.s0"]
+    assert (call, holding, number) == ("release", True, 2)
+    assert before <= since <= entered <= time.monotonic_ns()
+    assert all(r == ["", False, 0, 0, 0] for p, r in records.items() if p != "w1.s0")
+    on_call("w1.s0", None)
+    on_hold("w1.s0", False)
+    board.enter(board.index("w1.s0"), "renew")      # the two ways share the slot's call count
+    call, holding, number, _, _ = {p: rest for p, *rest in board.records()}["w1.s0"]
+    assert (call, holding, number) == ("renew", False, 3)
+    board.close()
