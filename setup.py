@@ -7,7 +7,7 @@
    set. The same ``.py`` files are installed either way; a failed compile never fails the
    install, it only leaves the pure-Python modules (with a warning). An editable install builds
    the extensions next to the sources (``checkers/**/*.so``); so does
-   ``python setup.py build_ext --inplace``. ``LEASECHECK_PURE_PYTHON=1`` at import time makes
+   ``python setup.py build_ext --inplace`` where mypy is installed. ``LEASECHECK_PURE_PYTHON=1`` at import time makes
    the package ignore them (``leasecheck/_pure.py``).
 """
 import os
@@ -62,7 +62,8 @@ def compiled_extensions() -> list:
     try:
         from mypyc.build import mypycify
     except ImportError:
-        return []        # no mypy where this is built: pure Python
+        _warn("mypy is not installed where this is built (pip install -e . brings it)")
+        return []
     here = os.getcwd()
     try:
         stage = _stage()

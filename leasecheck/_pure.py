@@ -24,7 +24,7 @@ from pathlib import Path
 
 PREFIX = "leasecheck.checkers."
 VARIABLE = "LEASECHECK_PURE_PYTHON"
-REBUILD = "python setup.py build_ext --inplace"
+REBUILD = "pip install -e ."
 
 
 GROUP = "checkers__mypyc"   # the extension that holds the compiled code (setup.py's group name)

@@ -13,7 +13,9 @@ What the store did to the holder's claim (its fate in the store model) names the
 
 - ``clock_jump``: it expired early — the store's clock was stepped forward or ran fast (Redis
   keeps expiries as wall-clock times);
-- ``short_expiry``: the lease itself wrote an expiry shorter than the TTL it was given;
+- ``short_expiry``: the lease itself wrote an expiry shorter than the TTL it was given (the
+  create's expiry, or the last renewal's, measured from the store time of the command that wrote
+  it);
 - ``eviction``: the store evicted it (memory pressure);
 - ``store_restart``: the store restarted without it (a volatile store comes back empty);
 - ``failover``: a replica that never had it was promoted (``--topology replicated``: the claim was
@@ -179,9 +181,16 @@ def _cause(claim: Claim | None, ttl_ms: float) -> str | None:
     if claim.fate in ("expired_while_held", "expired_after_job"):
         if claim.evictable:
             return "eviction"   # found gone during an eviction fault, before its expiry was due
-        # the expiry it was written with, or a shorter one its own lease set later
-        written = [ms for ms in (claim.deadline_ms, claim.expires_ms) if ms is not None]
-        if written and min(written) - claim.created * 1000 < ttl_ms - allowance_ms(ttl_ms):
+        # the expiry it was created with, or a later one (its renewal's), each measured from the
+        # store time of the command that wrote it: a store clock stepped back between the create
+        # and a renewal (a clock fault healed) shortens no span
+        spans = []
+        if claim.deadline_ms is not None:
+            spans.append(claim.deadline_ms - claim.created * 1000)
+        if claim.expires_ms is not None:
+            set_at = claim.expiry_set if claim.expiry_set is not None else claim.created
+            spans.append(claim.expires_ms - set_at * 1000)
+        if spans and min(spans) < ttl_ms - allowance_ms(ttl_ms):
             return "short_expiry"
         return "clock_jump"
     return None

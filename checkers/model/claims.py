@@ -110,6 +110,7 @@ class Claim:
     copy: bool = False           # a replica's copy of its primary's claim (applied from the primary)
     field: str | None = None     # the hash field, for a claim kept as a field of hash `key`
     free: bool = False           # a value nobody's claim: what a release (or an ended claim's call) wrote
+    expiry_set: float | None = None  # store time, s, of the write that gave it `expires_ms` (None: its create)
 
     @property
     def obj(self) -> tuple[str, str | None]:
@@ -436,6 +437,7 @@ class Claims:
             return self.create(key, c, expires_ms)
         if c.attempt is not None and claim.owner == c.attempt and not self.frees(c, key):
             claim.expires_ms = expires_ms
+            claim.expiry_set = c.t
             self.calls.effect(c, "extended_own")
             return claim
         self.end_by(claim, c, "overwritten")
@@ -447,6 +449,7 @@ class Claims:
     def expiry_changed(self, claim: Claim, c: _Cmd, old: float | None, new: float | None) -> None:
         if claim.free:
             return
+        claim.expiry_set = c.t
         if c.attempt is not None and c.attempt == claim.owner:
             if claim.deadline_ms is None:
                 claim.deadline_ms = new     # created without one (SETNX, HSETNX), then given its deadline

@@ -46,3 +46,32 @@ def test_a_renewal_moves_the_deadline():
     run = _run(1000)
     _holder_and_newcomer(run, px_a=1000, newcomer_ms=1100)
     assert run.check()["early_loss"]["count"] == 0
+
+
+def test_a_renewal_after_the_store_clock_stepped_back_is_not_a_short_expiry():
+    """The store's clock ran 1.8 s ahead when the claim was created (a clock fault), was set back
+    before the renewal (the fault healed) and jumped 2.8 s ahead again before the newcomer came:
+    the renewal's PEXPIRE 1000 is a full TTL from when it was written, though its expiry is
+    earlier, on the store's clock, than the create's. The claim was lost to the clock, not to a
+    short expiry the lease wrote (the holder's own deadline, 1.4 s, had not passed at 0.7 s)."""
+    run = _run(1000)
+    addr = "127.0.0.1:5000"
+    run.line(0, addr, "ECHO", "leasecheck:conn:w0.s0.c0")
+    run.ev(10, "w0.s0", "invoke", f="acquire", attempt="w0.s0.0", key=K)
+    run.line(11 + 1800, addr, "SET", K, "a", "NX", "PX", "1000")
+    run.ev(12, "w0.s0", "ok", f="acquire", attempt="w0.s0.0", key=K, value=True, sent=[["w0.s0.c0", 0, "SET"]])
+    run.job(13, "w0.s0.0", "job_start")
+    run.ev(400, "w0.s0", "invoke", f="renew", attempt="w0.s0.0", key=K)
+    run.line(401, addr, "PEXPIRE", K, "1000")
+    run.ev(402, "w0.s0", "ok", f="renew", attempt="w0.s0.0", key=K, value=True, sent=[["w0.s0.c0", 1, "PEXPIRE"]])
+    run.seq["w0.s0"] = [addr, 2]
+    run.call(700 + 2800, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "1000"))
+    for e in run.events[-2:]:                     # its SET on the store's clock, its call at 0.7 s
+        e["time"] -= 2800 * 1_000_000
+    run.job(703, "w1.s0.0", "job_start")
+    run.job(1300, "w0.s0.0", "job_end")
+    run.job(1600, "w1.s0.0", "job_end")
+    r = run.check()
+    assert r["early_loss"]["count"] == 1, r["early_loss"]
+    assert r["early_loss"]["by_cause"]["clock_jump"] == 1 and r["early_loss"]["by_cause"]["short_expiry"] == 0
+    assert r["failure_of"] == "store", r["reasons"]
