@@ -133,9 +133,6 @@ class SendTracker:
         """The commands sent since the last drain; closes the call this thread began (a command
         sent in its context from now on is late)."""
         call = _get_call()
-        if call is None and not self._pending:
-            return []    # between calls with nothing sent: nothing to close or take (a command
-            #              added meanwhile waits for the next drain, as if added just after)
         with self._lock:
             if call is not None:
                 call.open = False
