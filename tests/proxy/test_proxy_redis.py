@@ -50,10 +50,13 @@ def test_no_toxic_adds_little(redis_proxy, store):
 
 def test_latency_on_redis(redis_proxy):
     r = client(redis_proxy)
-    base = statistics.median(ping_ms(r) for _ in range(3))
+    base = [ping_ms(r) for _ in range(5)]
     redis_proxy.add_toxic(type="latency", attributes={"latency": 100})
-    slow = statistics.median(ping_ms(r) for _ in range(3))
-    assert 90 <= slow - base <= 110
+    slow = [ping_ms(r) for _ in range(5)]
+    # the fastest faulted PING against the fastest unfaulted one on the same connection: every
+    # one at least the toxic's 100 ms slower, the fastest within 10 % of it (a loaded machine
+    # delays some round trips by tens of ms, never all five)
+    assert 90 <= min(slow) - min(base) <= 110, (base, slow)
     r.close()
 
 

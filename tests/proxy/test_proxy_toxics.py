@@ -31,12 +31,14 @@ def closed_by_peer(sock: socket.socket) -> bool:
 @pytest.mark.parametrize("stream", ["downstream", "upstream"])
 def test_latency_within_ten_percent(proxy, stream):
     with connect(proxy) as sock:
-        base = median_rtt(sock, 7)
+        base = [rtt_ms(sock) for _ in range(7)]
         proxy.add_toxic(type="latency", stream=stream, attributes={"latency": 100})
-        slow = median_rtt(sock, 7)               # the toxic applies to this open connection
-    # Never less than the toxic's 100 ms (a sleep is not cut short); above it by what a loaded
-    # 2-core machine adds to a median of 7 round trips (a CI run once saw +12 ms).
-    assert 90 <= slow - base <= 130, (base, slow)
+        slow = [rtt_ms(sock) for _ in range(7)]  # the toxic applies to this open connection
+    # Every faulted round trip at least the toxic's 100 ms over the fastest unfaulted one (a sleep
+    # is not cut short), and the fastest of them within 10 % of it: what the toxic adds is
+    # compared with the same connection's round trips, fastest with fastest, so a machine under
+    # load (which delays some round trips by tens of ms, never all seven) does not move it.
+    assert 90 <= min(slow) - min(base) <= 110, (base, slow)
 
 
 def test_latency_keeps_order_and_stacks(proxy):
@@ -241,9 +243,14 @@ def test_toxicity_is_drawn_once_per_connection(proxy):
     kinds = []
     for _ in range(16):
         with connect(proxy) as sock:
-            slow = [rtt_ms(sock) > 40 for _ in range(3)]
-        assert len(set(slow)) == 1, slow          # all requests on a connection alike
-        kinds.append(slow[0])
+            rtts = [rtt_ms(sock) for _ in range(5)]
+        # A connection the toxic was drawn for delays every request by its 60 ms (a sleep is not
+        # cut short); one it was not drawn for delays none, so at most one of its five round
+        # trips is past 40 ms — what a loaded machine does to a round trip now and then. A draw
+        # per request would delay about half the requests of every connection.
+        toxic = min(rtts) >= 55
+        assert toxic or sum(r > 40 for r in rtts) <= 1, rtts     # all requests on a connection alike
+        kinds.append(toxic)
     assert set(kinds) == {True, False}            # 2 / 2**16 chance of a false failure
 
 
