@@ -14,7 +14,8 @@ Measured: ``processes`` (the worker killed, ``["w3"]``), ``pid``, ``exit_code`` 
 SIGKILL), ``gone`` (the process was reaped and its PID no longer names it), ``held`` (a slot of it
 held a claim when it was killed), ``slots`` (its slots that held one), ``attempts`` (the attempts
 that died with it: from its own history file, each one inside a lease call or holding a claim at
-the kill — its last 50 ms of history may be lost with it; also written to the history at once
+the kill — its last 50 ms of history may be lost with it, but the kill waits up to 1 s for the
+file to show the claim the board says it holds; also written to the history at once
 as a ``worker_killed`` event, where their jobs end), ``killed_after_s`` (the SIGKILL, in
 seconds after ``fault_start``), ``replacement`` and ``replacement_pid`` (the worker started at the
 heal; null when the run was ending).
@@ -34,6 +35,7 @@ from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK, RELEASE, TYPE, WO
 from leasecheck.rundir import RunFiles
 
 WAIT_S = 2.0
+ON_FILE_S = 1.0     # 20 of the history flusher's 50 ms periods
 REAPED_S = 5.0
 MEASURES = ("processes", "pid", "exit_code", "gone", "held", "slots", "attempts", "killed_after_s",
             "replacement", "replacement_pid")
@@ -69,6 +71,8 @@ def start(ctx, step):
     if i is None:
         return Active(step, [], data={"worker": None})
     slots = [p for p, holding in ctx.holders.slots_of(i) if holding] if held else []
+    if held:      # its claim on its own file first: the attempts that die with it are known
+        _on_file(RunFiles(ctx.run_dir).part(f"w{i}"), slots, time.monotonic() + ON_FILE_S)
     worker = ctx.workers[i]
     entry = {"kind": "respawn", "run_dir": str(ctx.run_dir), "worker": f"w{i}"}
     ident = ctx.ledger.add(entry)
@@ -105,6 +109,29 @@ def stop(ctx, active) -> dict:
             "killed_after_s": d["killed_after_s"],
             "replacement": replacement[0] if replacement else None,
             "replacement_pid": replacement[1] if replacement else None}
+
+
+def _on_file(path, slots: list[str], deadline: float) -> bool:
+    """Wait until ``path`` (a worker's history file) leaves an attempt of each of ``slots``
+    (``w3.s0``) open, or ``deadline``.
+    The holder aimed at is the slot that claimed last: its acquire may still wait in the
+    worker's buffer (written every 50 ms, later on a loaded machine), and a SIGKILL then would
+    lose it with the buffer — no attempt known to have died, no recovery time measured. The
+    file is read again only when it has grown."""
+    size = -1
+    while True:
+        try:
+            now = path.stat().st_size
+        except OSError:
+            now = -1
+        if now != size:
+            size = now
+            open_ = died(path)
+            if all(any(a.startswith(f"{slot}.") for a in open_) for slot in slots):
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
 
 
 def died(path) -> list[str]:
