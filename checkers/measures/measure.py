@@ -68,11 +68,13 @@ class Measured:
 
 def measure(events, audit, config: dict, clock_samples: list[dict] | None = None,
             all_witnesses: bool = False, progress=None, copy_owner=None,
-            clock_steps_ms: list[float] | None = None) -> Measured:
+            clock_steps_ms: list[float] | None = None, on_model=None) -> Measured:
     """Read the run (see the module docstring); CheckError when the config names no key prefix,
     HistoryError when the history is empty. `copy_owner`: on a replica, whose claim each copy of
     its primary's is (`nodes.CopyOwners`). `clock_steps_ms`: the sizes of the run's steps to the
     store's clock, when the caller looked them up already (else they are, ahead of the pass).
+    `on_model(claims, clock)`: told the store model's `ClaimsResult` (filled as the pass goes) and
+    the store clock, before the pass (`nodes.NodeFeed`).
     `events` is read once, as it comes, unless it is a one-shot iterable that must be looked at
     twice (no usable clock samples, or the clock steps not given): it is then read into a list."""
     if audit is None:
@@ -92,7 +94,8 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     digest = engine.start()
     prefix = require_prefix(config)
     trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in steps])
-    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner)
+    told = None if on_model is None else (lambda out: on_model(out, clock))
+    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner, told)
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
 
@@ -121,6 +124,8 @@ class _Audit:
 
     @classmethod
     def of(cls, audit) -> "_Audit":
+        if isinstance(audit, _Audit):
+            return audit
         if isinstance(audit, AuditStream):
             return cls(stream=audit)
         records, complete, problems = audit

@@ -109,14 +109,18 @@ class Engine:
                 settle(op)
 
     def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS,
-               replicated_from: frozenset[str] = frozenset(), copy_owner=None):
+               replicated_from: frozenset[str] = frozenset(), copy_owner=None, on_model=None):
         """One pass over the audit; returns `(joined, model result, calls not settled)`.
         ``replicated_from``: addresses a replica applies its primary's commands from;
-        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`).
+        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`);
+        ``on_model(result)``, when given, gets the model's `ClaimsResult` before the first line,
+        which the model fills as it goes (`nodes.NodeFeed`: the other nodes read its creates).
 
         The loop of `_attributed`, written out: it runs once per audit line."""
         replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need,
                         replicated_from=replicated_from, copy_owner=copy_owner)
+        if on_model is not None:
+            on_model(replay.out)
         joiner = self.joiner
         bound, wanted = joiner.bound, joiner.wanted
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
