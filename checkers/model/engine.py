@@ -153,14 +153,18 @@ class Engine:
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 
-    def windows(self) -> tuple[list[tuple[float, int, int]], float | None]:
+    def windows(self, limit: int = -1) -> tuple[list[tuple[float, int, int]], float | None]:
         """A join-only pass (to estimate the store clock without samples): (store time,
-        invocation, completion) of every joined command of a call that got a reply, and the
-        first command's store time."""
-        windows, first = [], None
+        invocation, completion) of every joined command of a call that got a reply — the first
+        `limit` of them, when it is not negative: the pass stops there — and the first
+        command's store time."""
+        windows: list[tuple[float, int, int]] = []
+        first = None
         for rec, _, op in self._attributed():
             if first is None and rec.kind == "cmd":
                 first = rec.time
             if op is not None and rec.addr != "lua" and op.type in (OK, FAIL):
                 windows.append((rec.time, op.invoke_time, op.end_time))
+                if len(windows) == limit:
+                    break
         return windows, first
