@@ -151,3 +151,18 @@ def test_a_run_without_clock_samples_still_reads_its_history_once(tmp_path, monk
     assert result.data["ops"] > 5_000 and any("no store-clock samples" in p for p in result.data["problems"])
     assert result.data["valid"] is True, result.data["reasons"]
     assert opened.get("history.jsonl") == 1 and parsed == {"loads": lines, "look_ahead": 0}
+
+
+def test_shrink_reads_the_recorded_run_once_to_judge_it_and_find_its_faults(tmp_path, monkeypatch):
+    """`leasecheck shrink RUN_DIR`: the faults that fired come from the one check of the run
+    (results.json ``faults``), not from a scan of its history of their own."""
+    from leasecheck.harness.search.shrink_run import read_run
+    saved = ROOT / "tests" / "checkers" / "redlock" / "clock-jump-bad"
+    run = tmp_path / "results" / "redlock" / STAMP
+    shutil.copytree(saved, run)
+    started = {json.loads(line)["n"] for line in (run / "history.jsonl").read_text().splitlines()
+               if '"fault_start"' in line}
+    opened, parsed = _count(monkeypatch)
+    rec = read_run(run, lambda d, parts: check_and_save(d, parts=parts).to_json())
+    assert opened.get("history.jsonl") == 1 and parsed["loads"] == len((run / "history.jsonl").read_bytes().splitlines())
+    assert {f.n for f in rec.faults} == started and started and "mutual_exclusion" in rec.violated
