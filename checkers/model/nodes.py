@@ -11,8 +11,10 @@ Under ``--topology replicated`` a replica's audit also shows the commands it app
 primary: each claim they create is a *copy* of the primary's claim with the same key and value.
 A copy belongs to the attempt whose create on a primary wrote that value (`CopyOwners`), so once
 the replica is promoted its model knows whose claim each copy is — another attempt's release of
-it there is a foreign release. That takes two passes: every node's own claims first, then each
-node whose audit holds copies once more with their owners.
+it there is a foreign release. The rule takes two passes — every node's own claims first, then
+each node whose audit holds copies once more with their owners — which `NodeFeed` makes in the
+one pass over the history: each node's second model asks the owners of the first ones as they go
+(`_Shared`), and is kept where they are the rule's (`measure_nodes`).
 
 The history is read once for the run and all its nodes (`NodeFeed`): each node is measured in a
 thread of its own from the events handed to it as the history goes, so no node's view of the
