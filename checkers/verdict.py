@@ -48,8 +48,12 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
           parts: list | None = None, nodes: dict | None = None, timeline: list | None = None) -> dict:
     """Check one run.
 
-    `events`: the history — a list of event dicts or a `HistoryStream` (other iterables are
-    read into a list). `audit`: an `AuditStream`, or what `parse_audit`/`load_audit` return
+    `events`: the history, read as it comes and never held whole: a `HistoryStream`, a list of
+    event dicts, or any iterable that starts afresh each time it is iterated. A one-shot
+    iterator (a generator) is read once, as it comes, where one pass is all the check makes (no
+    audit, no nodes); with an audit or nodes the check looks ahead at the run's clock faults
+    before its pass (`measure.store_clock_steps_ms`), so it refuses one (`TypeError`, before
+    reading anything) rather than list it. `audit`: an `AuditStream`, or what `parse_audit`/`load_audit` return
     (None: no audit). `clock_samples`: the `store-clock.jsonl` samples (without them the offset
     is estimated in a first, join-only pass). `progress()`, when given, is called every few ten
     thousand records read. The history and the audit are read side by side (`engine`); memory
@@ -61,8 +65,11 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
     its own (`nodes.measure_nodes`). `timeline`, when given, receives what the HTML report draws
     of the history (`measures.timeline.Timeline.drawing`), gathered in the same pass.
     """
-    if not isinstance(events, (list, tuple, HistoryStream)):
-        events = list(events)
+    if (audit is not None or nodes is not None) and one_shot(events):
+        raise TypeError(f"check() got a one-shot iterator of events ({type(events).__name__}) with "
+                        f"{'an audit' if audit is not None else 'store nodes'}: it reads the history twice (a "
+                        "look-ahead at the clock faults, then the pass), so pass a HistoryStream(run_dir), a "
+                        "list, or an object whose __iter__ starts afresh")
     drawing = gathering() if timeline is not None else contextlib.nullcontext()
     if nodes is None:
         with drawing:
@@ -99,6 +106,12 @@ def check(events, audit, config: dict, clock_samples: list[dict] | None = None,
                                            victims=out.get("foreign_releases_first") or [],
                                            key_prefix=str(config.get("key_prefix") or "")))
     return out
+
+
+def one_shot(events) -> bool:
+    """Whether `events` can be iterated only once (a generator, an iterator): it is its own
+    iterator."""
+    return iter(events) is events
 
 
 def failure_of(failing: list[str], found: dict) -> str | None:

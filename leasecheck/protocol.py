@@ -39,6 +39,10 @@ UNNUMBERED: Final = frozenset({
 # 0, ``PING`` of a health check). Such a line that comes right before a marker from the same
 # address is the new connection's, not the previous one's on that address (docs/history.md).
 HANDSHAKE: Final = frozenset({"HELLO", "AUTH", "CLIENT", "SELECT", "PING"})
+# ``ECHO leasecheck:harness:<role>`` opens each of the harness's own connections to a store (a
+# fault's probe, the admin connection, the nemesis's markers): the address it comes from is no
+# longer a worker connection's, and its lines are the harness's (leasecheck.harness.record.own).
+HARNESS_MARKER: Final = "leasecheck:harness:"
 # ``ECHO leasecheck:audit-end``: the last line of a complete audit (leasecheck.harness.record.audit.finish).
 AUDIT_END_MARKER: Final = "leasecheck:audit-end"
 # ``ECHO leasecheck:audit-drain:<n>``: the recorder has read everything sent before it.

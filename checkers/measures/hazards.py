@@ -30,7 +30,6 @@ Memory: one entry per attempt holding or releasing, and the latest winner of eac
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from leasecheck.events import (ACQUIRE, COMPLETIONS, FAIL, FAULT_START, INFO, INVOKE, JOB_END, OK, RELEASE, RENEW,
@@ -49,25 +48,45 @@ MISSED: Final = {
 }
 
 
-@dataclass
 class _Held:
+    """An attempt holding (or releasing) a claim: its key, its deadline (history ns), its
+    process, when its release was invoked, and whether it was counted past its deadline."""
+    __slots__ = ("key", "deadline", "process", "released", "past")
     key: Any
-    deadline: Any            # history ns
+    deadline: Any
     process: Any
-    released: Any = None   # the release's invocation
-    past: bool = False       # counted as holder_past_deadline
+    released: Any
+    past: bool
+
+    def __init__(self, key: Any, deadline: Any, process: Any, released: Any = None, past: bool = False) -> None:
+        self.key, self.deadline, self.process, self.released, self.past = key, deadline, process, released, past
 
 
-@dataclass
+class _Open:
+    """A call invoked and not yet completed: its name, invocation time and its attempt's
+    deadline then."""
+    __slots__ = ("f", "invoked", "deadline")
+    f: Any
+    invoked: Any
+    deadline: Any
+
+    def __init__(self, f: Any, invoked: Any, deadline: Any) -> None:
+        self.f, self.invoked, self.deadline = f, invoked, deadline
+
+
 class Hazards:
-    counts: dict = field(default_factory=lambda: {n: 0 for n in NAMES})
-    calls: dict = field(default_factory=lambda: {ACQUIRE: 0, RELEASE: 0, RENEW: 0})   # invocations by call
-    first: dict = field(default_factory=dict)          # hazard -> {attempt, time_s} of its first
-    ttl_ns: int | None = None
-    _held: dict = field(default_factory=dict)          # attempt -> _Held
-    _open: dict = field(default_factory=dict)          # attempt -> (f, invoke time, deadline then)
-    _last: dict = field(default_factory=dict)          # key -> attempt whose claim is the latest won
-    _start: int | None = None
+    """Feed it the history (`feed`, or `begin` then `see` for the `TYPES`); `counts`, `calls`
+    (invocations by call) and `first` ({hazard: {who, time_s}} of its first) grow as it goes."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {n: 0 for n in NAMES}
+        self.calls: dict[str, int] = {ACQUIRE: 0, RELEASE: 0, RENEW: 0}   # invocations by call
+        self.first: dict[str, dict] = {}           # hazard -> {who, time_s} of its first
+        self.ttl_ns: int | None = None
+        self._held: dict[Any, _Held] = {}           # attempt -> _Held
+        self._open: dict[Any, _Open] = {}           # attempt -> its call in flight
+        self._last: dict[Any, Any] = {}             # key -> attempt whose claim is the latest won
+        self._start: Any = None
 
     def feed(self, e: dict) -> None:
         """Take the next event of the history (any type)."""
@@ -85,13 +104,15 @@ class Hazards:
     def see(self, e: dict, kind: Any, t: Any) -> None:
         """Take an event of one of the `TYPES` (after `begin`): the digest hands this measure
         only those."""
-        if kind == RUN_START and self.ttl_ns is None:
-            ttl = (e.get("config") or {}).get("ttl_ms")
-            self.ttl_ns = round(ttl * 1e6) if isinstance(ttl, (int, float)) else None
+        if kind == INVOKE or kind == OK or kind == FAIL or kind == INFO:
+            f = e.get("f")
+            if f == ACQUIRE or f == RELEASE or f == RENEW:
+                self._call(e, kind, f, t)
             return
-        f = e.get("f")
-        if f in self.calls and (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO):
-            self._call(e, kind, f, t)
+        if kind == RUN_START:
+            if self.ttl_ns is None:
+                ttl = (e.get("config") or {}).get("ttl_ms")
+                self.ttl_ns = round(ttl * 1e6) if isinstance(ttl, (int, float)) else None
         elif kind == JOB_END:
             held = self._held.get(e.get("attempt"))
             if held is not None and not held.past and t > held.deadline:
@@ -105,31 +126,34 @@ class Hazards:
             if any(a.startswith(f"{slot}.") and h.released is None and h.deadline > t for a, h in self._held.items()):
                 self._hit("holder_killed", slot, t)
 
-    def _call(self, e: dict, kind: Any, f: Any, t: Any) -> None:
-        attempt, key = e.get("attempt"), e.get("key")
+    def _call(self, e: dict, kind: Any, f: str, t: Any) -> None:
+        attempt = e.get("attempt")
         held = self._held.get(attempt)
         if kind == INVOKE:
             self.calls[f] += 1
-            self._open[attempt] = (f, t, held.deadline if held is not None else None)
+            self._open[attempt] = _Open(f, t, held.deadline if held is not None else None)
             if f == RELEASE and held is not None:
                 held.released = t
             return
-        f_, invoked, deadline = self._open.pop(attempt, (f, t, None))
-        won = kind == OK and e.get("value") is True
+        key = e.get("key")
+        call = self._open.pop(attempt, None)
+        invoked, deadline = (call.invoked, call.deadline) if call is not None else (t, None)
+        ttl_ns = self.ttl_ns
         if f == ACQUIRE:
-            other = self._held.get(self._last.get(key))
-            if other is not None and self._last.get(key) != attempt and other.released is None \
+            last = self._last.get(key)
+            other = self._held.get(last)
+            if other is not None and last != attempt and other.released is None \
                     and invoked - EDGE_NS <= other.deadline <= t + EDGE_NS:
                 self._hit("acquire_at_expiry", attempt, t)
-            if won and self.ttl_ns is not None:
-                self._held[attempt] = _Held(key, invoked + self.ttl_ns, e.get("process", ""))
+            if ttl_ns is not None and kind == OK and e.get("value") is True:
+                self._held[attempt] = _Held(key, invoked + ttl_ns, e.get("process", ""))
                 self._last[key] = attempt
         elif f == RENEW:
             if deadline is not None and invoked - EDGE_NS <= deadline <= t + EDGE_NS:
                 self._hit("renew_at_expiry", attempt, t)
-            if won and held is not None and self.ttl_ns is not None:
-                held.deadline = invoked + self.ttl_ns
-        elif f == RELEASE:
+            if held is not None and ttl_ns is not None and kind == OK and e.get("value") is True:
+                held.deadline = invoked + ttl_ns
+        else:
             if deadline is not None and invoked <= deadline <= t:
                 self._hit("release_at_expiry", attempt, t)
             self._held.pop(attempt, None)

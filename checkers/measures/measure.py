@@ -7,6 +7,7 @@ the join and the store clock; without one, those are None. Nothing is judged her
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from leasecheck.protocol import on_store
@@ -68,13 +69,18 @@ class Measured:
 
 def measure(events, audit, config: dict, clock_samples: list[dict] | None = None,
             all_witnesses: bool = False, progress=None, copy_owner=None,
-            clock_steps_ms: list[float] | None = None) -> Measured:
+            clock_steps_ms: list[float] | None = None, on_model=None) -> Measured:
     """Read the run (see the module docstring); CheckError when the config names no key prefix,
     HistoryError when the history is empty. `copy_owner`: on a replica, whose claim each copy of
     its primary's is (`nodes.CopyOwners`). `clock_steps_ms`: the sizes of the run's steps to the
     store's clock, when the caller looked them up already (else they are, ahead of the pass).
-    `events` is read once, as it comes, unless it is a one-shot iterable that must be looked at
-    twice (no usable clock samples, or the clock steps not given): it is then read into a list."""
+    `on_model(claims, clock)`: told the store model's `ClaimsResult` (filled as the pass goes) and
+    the store clock, before the pass (`nodes.NodeFeed`).
+    `events` is read as it comes and never held whole: a one-shot iterator (a generator) only
+    with `clock_steps_ms` given (else the look-ahead needs a second pass: `TypeError`). Without
+    usable clock samples the offset is estimated from the history's first events
+    (`ESTIMATE_EVENTS`, the first `ESTIMATE_COMMANDS` joined commands), which are kept for the
+    pass to read again: the history is read once."""
     if audit is None:
         digest = Digest().consume(events, progress)
         require_prefix(config)
@@ -82,17 +88,21 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     audit = _Audit.of(audit)
     clock_problems: list[str] = []
     clock = StoreClock.from_samples(clock_samples or [])
-    if (clock is None or clock_steps_ms is None) and not isinstance(events, (list, tuple, HistoryStream)):
-        events = list(events)
-    # Without samples the clock is estimated first, in a pass of its own.
+    if clock_steps_ms is None and iter(events) is events:
+        raise TypeError(f"measure() got a one-shot iterator of events ({type(events).__name__}) and no "
+                        "clock_steps_ms: the look-ahead at the clock faults would need a second pass")
     # Looked up before the pass, which then reads the file the look-ahead opened (`HistoryStream.scan`).
     steps = clock_steps_ms if clock_steps_ms is not None else store_clock_steps_ms(events)
-    clock = clock or _estimate_clock(events, audit, clock_problems)
-    engine = Engine(events, audit, progress)
+    source = events
+    if clock is None:       # estimated from the history's first events, kept for the pass
+        source = _Prefix(events)
+        clock = _estimate_clock(source, audit, clock_problems)
+    engine = Engine(source, audit, progress)
     digest = engine.start()
     prefix = require_prefix(config)
     trust = max([TRUST_CLIENT_MS] + [1.5 * s for s in steps])
-    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner)
+    told = None if on_model is None else (lambda out: on_model(out, clock))
+    joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner, told)
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
 
@@ -121,6 +131,8 @@ class _Audit:
 
     @classmethod
     def of(cls, audit) -> "_Audit":
+        if isinstance(audit, _Audit):
+            return audit
         if isinstance(audit, AuditStream):
             return cls(stream=audit)
         records, complete, problems = audit
@@ -144,13 +156,47 @@ class _Audit:
         return sum(r.kind == "cmd" for r in self.records)
 
 
-def _estimate_clock(events, audit: _Audit, problems: list[str]) -> StoreClock:
-    """No store-clock samples: estimate the offset from the joined commands (a join-only pass
-    over history and audit), or, with nothing joined, align the first audit line with the first
-    event."""
-    pre = Engine(events, audit)
+# Without clock samples the offset is estimated from the first joined commands: at most this many,
+# from at most this many of the history's first events (kept in memory for the pass to read again).
+ESTIMATE_COMMANDS = 5_000
+ESTIMATE_EVENTS = 50_000
+
+
+class _Prefix:
+    """A history whose first events are read twice: `head()` yields up to `ESTIMATE_EVENTS` of
+    them, keeping them; iterating it then yields the kept ones (dropping each as it goes) and
+    the rest of the same iteration. So the history is read once, and memory holds the head."""
+
+    def __init__(self, events) -> None:
+        self.it = iter(events)
+        self.kept: deque = deque()
+
+    def head(self):
+        kept, it = self.kept, self.it
+        while len(kept) < ESTIMATE_EVENTS:
+            e = next(it, _END)
+            if e is _END:
+                return
+            kept.append(e)
+            yield e
+
+    def __iter__(self):
+        kept = self.kept
+        while kept:
+            yield kept.popleft()
+        yield from self.it
+
+
+_END = object()
+
+
+def _estimate_clock(events: _Prefix, audit: _Audit, problems: list[str]) -> StoreClock:
+    """No store-clock samples: estimate the offset from the commands joined in the history's
+    head (a join-only pass over it and the audit, `events.head()`), or, with nothing joined, align
+    the first audit line with the first event."""
+    pre = Engine(events.head(), audit)
     digest = pre.start()
-    windows, first = pre.windows()
+    windows, first = pre.windows(ESTIMATE_COMMANDS)
     clock = StoreClock.estimate(windows)
     if clock is not None:
         problems.append(f"no store-clock samples: store times converted with an offset estimated "

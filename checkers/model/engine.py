@@ -109,14 +109,18 @@ class Engine:
                 settle(op)
 
     def replay(self, clock: StoreClock, prefix: str, trust_ms: float = TRUST_CLIENT_MS,
-               replicated_from: frozenset[str] = frozenset(), copy_owner=None):
+               replicated_from: frozenset[str] = frozenset(), copy_owner=None, on_model=None):
         """One pass over the audit; returns `(joined, model result, calls not settled)`.
         ``replicated_from``: addresses a replica applies its primary's commands from;
-        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`).
+        ``copy_owner``: whose claim a copy applied from there is (`claims.Claims`);
+        ``on_model(result)``, when given, gets the model's `ClaimsResult` before the first line,
+        which the model fills as it goes (`nodes.NodeFeed`: the other nodes read its creates).
 
         The loop of `_attributed`, written out: it runs once per audit line."""
         replay = Replay(self.digest.jobs.runs, clock, prefix, trust_ms, need=self.need,
                         replicated_from=replicated_from, copy_owner=copy_owner)
+        if on_model is not None:
+            on_model(replay.out)
         joiner = self.joiner
         bound, wanted = joiner.bound, joiner.wanted
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
@@ -149,14 +153,18 @@ class Engine:
         remaining = self.joiner.remaining()
         return joined, replay.finish(joined, remaining), remaining
 
-    def windows(self) -> tuple[list[tuple[float, int, int]], float | None]:
+    def windows(self, limit: int = -1) -> tuple[list[tuple[float, int, int]], float | None]:
         """A join-only pass (to estimate the store clock without samples): (store time,
-        invocation, completion) of every joined command of a call that got a reply, and the
-        first command's store time."""
-        windows, first = [], None
+        invocation, completion) of every joined command of a call that got a reply — the first
+        `limit` of them, when it is not negative: the pass stops there — and the first
+        command's store time."""
+        windows: list[tuple[float, int, int]] = []
+        first = None
         for rec, _, op in self._attributed():
             if first is None and rec.kind == "cmd":
                 first = rec.time
             if op is not None and rec.addr != "lua" and op.type in (OK, FAIL):
                 windows.append((rec.time, op.invoke_time, op.end_time))
+                if len(windows) == limit:
+                    break
         return windows, first

@@ -31,7 +31,11 @@ The rules, in audit order:
   to that one), counted like the marker as a connection's lines (`handshakes`), in no call's
   `sent` list and not unattributed; otherwise each is judged as any line, in order (an
   `UNNUMBERED` one: unattributed, without a number).
-- A line from an address no marker named (another client, the harness's admin connection) is
+- `"ECHO" "leasecheck:harness:<role>"` from address X: one of the harness's own connections
+  (a fault's probe, its admin connection) got X, perhaps a moment after a worker connection gave
+  it up. X is bound to no connection from there; the marker, the handshake-named lines held right
+  before it and the lines that follow are unattributed.
+- A line from an address no marker named (another client, the harness's connections) is
   unattributed. So is every line from a connection bound before a `# gap`: lines are missing
   there, so its numbering is lost.
 - In a complete audit, a sent command that is missing never ran: that settles an `info` call, and
@@ -49,7 +53,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Sequence
 
-from leasecheck.protocol import AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, UNNUMBERED
+from leasecheck.protocol import (AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, HARNESS_MARKER,
+                                UNNUMBERED)
 
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.rundir import AUDIT
@@ -177,6 +182,7 @@ class Joiner:
         if by_seq is not None and seq in by_seq:
             return True                        # the common case: its call is in
         if rec.name == "ECHO" and len(rec.argv) == 2 and (rec.argv[1].startswith(CONN_MARKER)
+                                                          or rec.argv[1].startswith(HARNESS_MARKER)
                                                           or rec.argv[1] == END_MARKER):
             return True
         if binding.after and by_seq is not None:
@@ -204,6 +210,9 @@ class Joiner:
         if held is not None:
             if name == "ECHO" and len(rec.argv) == 2 and rec.argv[1].startswith(CONN_MARKER):
                 out.handshakes += len(held)    # the new connection's handshake
+                del self.held[rec.addr]
+            elif name == "ECHO" and len(rec.argv) == 2 and rec.argv[1].startswith(HARNESS_MARKER):
+                out.unattributed += len(held)  # the handshake of one of the harness's connections
                 del self.held[rec.addr]
             elif name in HANDSHAKE and not self._numbered_here(self.bound.get(rec.addr), name):
                 held.append(rec)               # more of it
@@ -234,6 +243,13 @@ class Joiner:
             if arg.startswith(CONN_MARKER):
                 self._close(binding)
                 self.bound[rec.addr] = _Binding(arg[len(CONN_MARKER):])
+                return None, None
+            if arg.startswith(HARNESS_MARKER):
+                # One of the harness's own connections got this address: it is no longer the
+                # connection's that was bound here, and the lines from it are the harness's.
+                self._close(binding)
+                self.bound.pop(rec.addr, None)
+                out.unattributed += 1
                 return None, None
             if arg == END_MARKER:
                 return None, None

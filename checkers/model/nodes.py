@@ -11,8 +11,10 @@ Under ``--topology replicated`` a replica's audit also shows the commands it app
 primary: each claim they create is a *copy* of the primary's claim with the same key and value.
 A copy belongs to the attempt whose create on a primary wrote that value (`CopyOwners`), so once
 the replica is promoted its model knows whose claim each copy is — another attempt's release of
-it there is a foreign release. That takes two passes: every node's own claims first, then each
-node whose audit holds copies once more with their owners.
+it there is a foreign release. The rule takes two passes — every node's own claims first, then
+each node whose audit holds copies once more with their owners — which `NodeFeed` makes in the
+one pass over the history: each node's second model asks the owners of the first ones as they go
+(`_Shared`), and is kept where they are the rule's (`measure_nodes`).
 
 The history is read once for the run and all its nodes (`NodeFeed`): each node is measured in a
 thread of its own from the events handed to it as the history goes, so no node's view of the
@@ -33,7 +35,7 @@ from leasecheck.rundir import node_audit, node_clock
 from leasecheck.checkers.read.audit import AuditStream
 from leasecheck.checkers.model.claims import Claim, ClaimsResult, ForeignRelease
 from leasecheck.checkers.model.clock import StoreClock
-from leasecheck.checkers.measures.measure import measure, replication_addresses, store_clock_steps_ms
+from leasecheck.checkers.measures.measure import _Audit, measure, replication_addresses, store_clock_steps_ms
 from leasecheck.checkers.measures.mutual_exclusion import Holds
 from leasecheck.checkers.read.rundir import load_store_clock
 from leasecheck.events import FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
@@ -227,13 +229,116 @@ def only_node(events, node: str, one_endpoint: bool = False) -> list[dict]:
     return out + view.close()
 
 
+class _Shared:
+    """What the models of a replicated run's nodes share in the one pass (`NodeFeed`): each
+    node's first model (copies without owners) registers its creates as it makes them, and says
+    how far its audit is read (`through`, the store time of the line it takes next), whether it
+    waits for history (`idle`) and whether it is over (`done`); each node's second model asks
+    `owner` for a copy's owner, which waits until every first model is past the copy (+
+    `COPY_SLACK_NS`), over, or idle while the reader is held up by a model that waits (`stuck`:
+    nothing more can come). That answer is a guess, checked against `CopyOwners` at the end."""
+
+    def __init__(self, names: list[str], clocks: dict[str, StoreClock | None]) -> None:
+        self.cond = threading.Condition()
+        self.names = names
+        self.clocks = clocks                       # from each node's samples (None: none)
+        self.through: dict[str, float] = {}
+        self.idle: set[str] = set()
+        self.done: set[str] = set()
+        self.waiting: set[str] = set()             # second models waiting in `owner`
+        self.stuck = False
+        self.models: dict[str, tuple] = {}         # name -> (its ClaimsResult, its clock)
+        self.seen: dict[str, int] = {}             # name -> its claims registered so far
+        self.by: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
+
+    def started(self, name: str, out: ClaimsResult, clock: StoreClock) -> None:
+        with self.cond:
+            self.models[name] = (out, clock)
+            self.seen[name] = 0
+
+    def at(self, name: str):
+        """`rec -> None`: node `name`'s first model takes audit record `rec` next."""
+        through = self.through
+
+        def taking(rec) -> None:
+            t = rec.time
+            if t:
+                through[name] = t
+        return taking
+
+    def set_idle(self, name: str, idle: bool) -> None:
+        with self.cond:
+            (self.idle.add if idle else self.idle.discard)(name)
+            self.cond.notify_all()
+
+    def over(self, name: str) -> None:
+        with self.cond:
+            self.done.add(name)
+            self.cond.notify_all()
+
+    def held_up(self, who: str | None, held: bool) -> None:
+        """The reader could not hand a batch to `who` (held) or just did (not held)."""
+        stuck = held and who in self.waiting
+        if stuck != self.stuck:
+            with self.cond:
+                self.stuck = stuck
+                self.cond.notify_all()
+
+    def _past(self, name: str, at_ns: int) -> bool:
+        if name in self.done or (name in self.idle and self.stuck):
+            return True
+        clock, t = self.clocks.get(name), self.through.get(name)
+        return clock is not None and t is not None and t > clock.to_store_s(at_ns)
+
+    def owner(self, me: str, db: int, key: str, token: str, at_ns: int) -> str | None:
+        """`CopyOwners`'s answer from the creates registered so far (see the class docstring)."""
+        limit = at_ns + COPY_SLACK_NS
+        with self.cond:
+            self.waiting.add(me)
+            try:
+                while not all(self._past(n, limit) for n in self.names):
+                    self.cond.wait(0.005)
+            finally:
+                self.waiting.discard(me)
+            for name, (out, clock) in self.models.items():
+                claims, i = out.claims, self.seen[name]
+                for c in claims[i:]:
+                    if c.owner is not None and not c.copy and c.token is not None:
+                        bisect.insort(self.by[(c.db, c.key, c.token)], (clock.to_history_ns(c.created), c.owner))
+                self.seen[name] = len(claims)
+            made = self.by.get((db, key, token))
+        if not made:
+            return None
+        i = bisect.bisect_right([t for t, _ in made], limit)
+        return made[i - 1][1] if i else None
+
+
+class _Watched(_Audit):
+    """An audit whose reader says which record its model takes next (`_Shared.at`)."""
+
+    def __init__(self, stream: AuditStream, taking) -> None:
+        super().__init__(stream=stream)
+        self.taking = taking
+
+    def __iter__(self):
+        taking = self.taking
+        for rec in self.stream:
+            taking(rec)
+            yield rec
+
+
 class NodeFeed:
     """The history read once for a run of several nodes: iterating a `NodeFeed` yields every
     event (the run's own digest reads them) while each node with an audit is measured from its
     `NodeView` in a thread of its own, fed in batches as the history goes (at most `QUEUED`
     batches ahead of it: memory stays bounded), and every won acquire's hold is gathered
     (`mutual_exclusion.Holds`). After the iteration, `measured()` is each node's `NodeMeasure`.
-    `copy_owner`: as in `measure` (a replicated run's second pass)."""
+    `copy_owner`: as in `measure` (a replicated run's second pass).
+
+    In a replicated run each node is also measured a second time in the same pass, with its
+    copies' owners (`_Shared.owner`, in a thread of its own fed the same batches): `guessed()`.
+    Where those owners are the ones `CopyOwners` names from every node's first measure, that is
+    the node's measure with owners, and the history needs no second pass (`measure_nodes`)."""
 
     def __init__(self, events, audits: dict, config: dict, copy_owner=None, only: set | None = None,
                  clock_steps_ms: list[float] | None = None) -> None:
@@ -243,16 +348,32 @@ class NodeFeed:
         self.holds = Holds(float(config.get("ttl_ms") or 0))
         self.steps = clock_steps_ms
         self._out: dict[str, NodeMeasure] = {}
+        self._guessed: dict[str, NodeMeasure] = {}
         self._errors: list[BaseException] = []
+        self.again: list[str] = []     # nodes `measure_nodes` measured in a second pass (none, as a rule)
+        self.shared: _Shared | None = None
+        if copy_owner is None and only is None and replication_addresses(config):
+            self.shared = _Shared([n for n, _, _ in self.nodes],
+                                  {n: StoreClock.from_samples(s or []) for n, _, s in self.nodes})
 
     def __iter__(self):
         if self.steps is None:
             self.steps = store_clock_steps_ms(self.events)   # the look-ahead every node's model needs
         one = self.config.get("topology") == "replicated"
         views = [NodeView(name, one) for name, _, _ in self.nodes]
-        queues = [queue.Queue(QUEUED) for _ in self.nodes]
-        threads = [threading.Thread(target=self._measure, args=(n, q), daemon=True,
-                                    name=f"leasecheck-{n[0]}") for n, q in zip(self.nodes, queues)]
+        # per node: its consumers, (queue, thread, who) — the first model's and, in a replicated
+        # run, the second's (`guessed`) — each handed the same batches
+        consumers: list[list[tuple]] = []
+        threads = []
+        for n in self.nodes:
+            mine = []
+            for guess in ([False, True] if self.shared is not None else [False]):
+                q: queue.Queue = queue.Queue(QUEUED)
+                t = threading.Thread(target=self._measure, args=(n, q, guess), daemon=True,
+                                     name=f"leasecheck-{n[0]}{'-owners' if guess else ''}")
+                mine.append((q, t, n[0] if guess else None))
+                threads.append(t)
+            consumers.append(mine)
         for t in threads:
             t.start()
         batches: list[list] = [[] for _ in self.nodes]
@@ -260,41 +381,68 @@ class NodeFeed:
         try:
             for e in self.events:
                 feed(e)
-                for view, batch, q, t in zip(views, batches, queues, threads):
+                for view, batch, mine in zip(views, batches, consumers):
                     batch += view.feed(e)
                     if len(batch) >= BATCH:
-                        self._put(q, t, batch[:])
+                        ready = batch[:]
+                        for q, t, who in mine:
+                            self._put(q, t, ready, who)
                         batch.clear()
                 yield e
-            for view, batch, q, t in zip(views, batches, queues, threads):
-                self._put(q, t, batch + view.close())
+            for view, batch, mine in zip(views, batches, consumers):
+                ready = batch + view.close()
+                for q, t, who in mine:
+                    self._put(q, t, ready, who)
         finally:
-            for q, t in zip(queues, threads):
-                self._put(q, t, None)                 # the end of the history
+            for mine in consumers:
+                for q, t, who in mine:
+                    self._put(q, t, None, who)            # the end of the history
             for t in threads:
                 t.join()
         if self._errors:
             raise self._errors[0]
 
-    @staticmethod
-    def _put(q: queue.Queue, t: threading.Thread, batch) -> None:
+    def _put(self, q: queue.Queue, t: threading.Thread, batch, who: str | None = None) -> None:
+        shared = self.shared
         while t.is_alive():
             try:
-                q.put(batch, timeout=0.1)
+                q.put(batch, timeout=0.1 if shared is None else 0.005)
+                if shared is not None:
+                    shared.held_up(who, False)
                 return
             except queue.Full:
-                continue
+                if shared is not None:
+                    shared.held_up(who, True)
 
-    def _measure(self, node: tuple, q: queue.Queue) -> None:
+    def _measure(self, node: tuple, q: queue.Queue, guess: bool = False) -> None:
         name, audit, samples = node
+        shared = self.shared
+        first = shared is not None and not guess
 
         def events():
-            while (batch := q.get()) is not None:
+            while True:
+                try:
+                    batch = q.get_nowait()
+                except queue.Empty:
+                    if first:
+                        shared.set_idle(name, True)
+                    batch = q.get()
+                    if first:
+                        shared.set_idle(name, False)
+                if batch is None:
+                    return
                 yield from batch
         try:
-            m = measure(events(), audit, self.config, samples, copy_owner=self.copy_owner,
-                        clock_steps_ms=self.steps)
-            self._out[name] = NodeMeasure(
+            if shared is None:
+                m = measure(events(), audit, self.config, samples, copy_owner=self.copy_owner,
+                            clock_steps_ms=self.steps)
+            elif first:
+                m = measure(events(), _Watched(audit, shared.at(name)), self.config, samples,
+                            clock_steps_ms=self.steps, on_model=lambda out, clock: shared.started(name, out, clock))
+            else:
+                m = measure(events(), AuditStream(audit.path, audit.text, audit.name), self.config, samples,
+                            copy_owner=lambda *a: shared.owner(name, *a), clock_steps_ms=self.steps)
+            (self._guessed if guess else self._out)[name] = NodeMeasure(
                 name, m.model.claims, m.model.foreign, m.clock, m.audit.complete, m.audit.lines,
                 m.joined.unattributed, [f"{name}: {p}" for p in m.problems],
                 [f"{name}: {d}" for d in m.joined.disagreements + m.model.disagreements], m.model)
@@ -302,10 +450,26 @@ class NodeFeed:
             self._errors.append(e)
             while q.get() is not None:   # let the reader finish
                 pass
+        finally:
+            if first:
+                shared.over(name)
 
     def measured(self) -> list[NodeMeasure]:
         """Each node's measure, in the order of the audits given."""
         return [self._out[name] for name, _, _ in self.nodes if name in self._out]
+
+    def guessed(self) -> dict[str, NodeMeasure]:
+        """A replicated run: each node's measure with its copies' owners as `_Shared.owner`
+        guessed them in the pass (by node name)."""
+        return dict(self._guessed)
+
+
+def owners_agree(n: NodeMeasure, owners: CopyOwners) -> bool:
+    """Whether every copy in `n` has the owner `owners` names (each copy's owner was asked once,
+    when it was made, with these arguments): then `n` is the measure a pass with `owners` gives."""
+    to_history = n.clock.to_history_ns
+    return all(owners(c.db, c.key, c.token, to_history(c.created)) == c.owner
+               for c in n.claims if c.copy and c.token is not None)
 
 
 def measure_nodes(events, audits: dict, config: dict, measured_first=None) -> list[NodeMeasure]:
@@ -321,9 +485,14 @@ def measure_nodes(events, audits: dict, config: dict, measured_first=None) -> li
     out = measured_first.measured()
     if not replication_addresses(config) or not any(n.copies for n in out):
         return out
-    again = NodeFeed(events, audits, config, copy_owner=CopyOwners(out), only={n.name for n in out if n.copies},
-                     clock_steps_ms=measured_first.steps)
-    for _ in again:
-        pass
-    redone = {n.name: n for n in again.measured()}
-    return [redone.get(n.name, n) for n in out]
+    owners, guessed = CopyOwners(out), measured_first.guessed()
+    settled = {n.name: guessed[n.name] for n in out
+               if n.copies and n.name in guessed and owners_agree(guessed[n.name], owners)}
+    again = {n.name for n in out if n.copies and n.name not in settled}
+    measured_first.again = sorted(again)
+    if again:       # a guess the pass could not confirm: those nodes measured once more
+        second = NodeFeed(events, audits, config, copy_owner=owners, only=again, clock_steps_ms=measured_first.steps)
+        for _ in second:
+            pass
+        settled.update({n.name: n for n in second.measured()})
+    return [settled.get(n.name, n) for n in out]

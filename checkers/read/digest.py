@@ -24,8 +24,8 @@ from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.checkers.measures import timeline as _timeline
 from leasecheck.events import (
-    CALL_HUNG, EFFECT, FAIL, INFO, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END, JOB_START, LEASE_ERROR,
-    OK, RELEASE, RENEW,
+    ACQUIRE, CALL_HUNG, EFFECT, FAIL, INFO, INVOKE, FAULT_END, FAULT_NOT_FIRED, FAULT_START, F_EFFECT, JOB_END,
+    JOB_START, LEASE_ERROR, OK, RELEASE, RENEW,
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
@@ -69,6 +69,18 @@ class Digest:
             self.end = t
         self.count += 1
         kind = e.get(TYPE)
+        if (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
+            # A lease call's event, the common case: read once, handed to the three that read it.
+            f = e["f"]
+            if f == ACQUIRE or f == RELEASE or f == RENEW:
+                self.hazards.see(e, kind, t)
+            self._call_event = e
+            self.pairer.call(e, kind, f)
+            if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline
+                self.exceptions.calls += 1
+            else:
+                self.exceptions.feed(e)
+            return
         if kind in HAZARD_TYPES:           # (each measure is handed the types it reads)
             self.hazards.see(e, kind, t)
         if kind == CALL_HUNG:    # names its call (`f`), but is no part of its invoke/completion pair

@@ -114,10 +114,12 @@ class Pairer:
         return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
     def feed(self, e: dict) -> None:
-        f = e.get("f")
+        self.call(e, e.get(TYPE), e.get("f"))
+
+    def call(self, e: dict, kind: Any, f: Any) -> None:
+        """`feed` of an event whose `type` is `kind` and `f` is `f` (the digest has read them)."""
         if f not in CALLS:
             return
-        kind = e.get(TYPE)
         attempt = e.get("attempt")
         open_ = self.open
         if kind == INVOKE:

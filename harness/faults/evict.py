@@ -20,6 +20,7 @@ import redis
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults.base import Active, Fault, FaultContext, Step
 from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.record.own import harness_client
 from leasecheck.harness.stores.leftovers import delete_matching, glob_literal
 
 FILL_LIMIT_KEYS = 200_000
@@ -29,7 +30,7 @@ FILL_LIMIT_S = 5.0
 @undoes("redis-config")
 def _undo_config(entry: dict) -> None:
     """``{"kind": "redis-config", "host": H, "port": P, "settings": {...}}``: CONFIG SET them back."""
-    r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
+    r = harness_client(entry["host"], entry["port"], "heal", socket_timeout=5)
     try:
         for k, v in entry["settings"].items():
             r.config_set(k, v)
@@ -40,7 +41,7 @@ def _undo_config(entry: dict) -> None:
 @undoes("redis-del-prefix")
 def _undo_fillers(entry: dict) -> None:
     """``{"kind": "redis-del-prefix", "host": H, "port": P, "prefix": K}``: delete the fillers."""
-    r = redis.Redis(host=entry["host"], port=entry["port"], socket_timeout=5)
+    r = harness_client(entry["host"], entry["port"], "heal", socket_timeout=5)
     try:
         delete_matching(r, glob_literal(entry["prefix"]) + "*")
     except redis.ConnectionError:
@@ -125,7 +126,7 @@ class EvictedKeys:
 
     def __init__(self, store, db: int, filler_prefix: str, old_flags: str):
         # The client is kept: collecting it would close the pool, and the subscription with it.
-        self._client = redis.Redis(host=store.host, port=store.port, db=db, socket_timeout=5)
+        self._client = harness_client(store.host, store.port, "evicted-keys", db=db, socket_timeout=5)
         self._client.config_set("notify-keyspace-events", "".join(sorted(set(old_flags) | set("Ee"))))
         self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         self._pubsub.subscribe(f"__keyevent@{db}__:evicted")

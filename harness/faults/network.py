@@ -20,6 +20,7 @@ from redis.retry import Retry
 
 from leasecheck.harness.faults.base import Active, Fault, FaultContext, Param, Step
 from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.record.own import harness_client
 
 
 @undoes("toxic")
@@ -107,8 +108,8 @@ def _probe_rtt(node, samples: int, timeout_s: float = 5.0) -> float | None:
     """The least PING round trip of ``samples`` through the proxy to ``node`` in ms; None when it
     did not answer. The least, not the median: a loaded machine only adds to a round trip (a CI
     run's median of 3 was 110 ms under a 100 ms toxic), and a latency toxic never delivers early."""
-    client = redis.Redis(host="127.0.0.1", port=node.proxy.listen_port, socket_timeout=timeout_s,
-                         socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+    client = harness_client("127.0.0.1", node.proxy.listen_port, "probe", socket_timeout=timeout_s,
+                            socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
     rtts = []
     try:
         for _ in range(samples):

@@ -25,6 +25,12 @@ import redis
 
 from leasecheck.harness.faults.base import Active, FaultContext, Step
 from leasecheck.harness.faults.network import _ProxyFault
+from leasecheck.harness.record.own import marker_command
+from leasecheck.protocol import HARNESS_MARKER
+
+# The probe's connection marks itself as the harness's first; the store echoes the marker back.
+_MARKER = (HARNESS_MARKER + "probe").encode()
+_ANSWER = b"$%d\r\n%s\r\n+OK" % (len(_MARKER), _MARKER)
 
 STREAMS = {"replies": "downstream", "requests": "upstream"}
 
@@ -69,16 +75,27 @@ def judge(target: str, answered: bool, applied: bool | None) -> tuple[bool | Non
         (False, "a probe's SET ran on the store (the requests got through)")
 
 
+def _answered(sock: socket.socket) -> bool:
+    """Whether the ``SET``'s ``+OK`` came back, after the reply to the connection's marker."""
+    buf = b""
+    while len(buf) < len(_ANSWER):
+        data = sock.recv(256)
+        if not data:
+            return False
+        buf += data
+    return buf.startswith(_ANSWER)
+
+
 def _probe(node, key: str) -> tuple[bool, bool | None]:
     """(answered through the proxy, applied on the store) for one ``SET key 1 PX 10000``, sent
     on a bare socket: a client library's handshake (``HELLO``, ``CLIENT SETINFO``) would wait for
     its own answer first and never send the probe."""
-    command = [b"SET", key.encode(), b"1", b"PX", b"10000"]
-    wire = b"*%d\r\n" % len(command) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in command)
+    command = [b"SET", key.encode(), b"1", b"PX", b"10000"]   # after the harness's marker
+    wire = marker_command("probe") + b"*%d\r\n" % len(command) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in command)
     try:
         with socket.create_connection(("127.0.0.1", node.proxy.listen_port), timeout=0.5) as sock:
             sock.sendall(wire)
-            answered = sock.recv(64).startswith(b"+OK")
+            answered = _answered(sock)
     except OSError:   # a timeout: no answer
         answered = False
     try:

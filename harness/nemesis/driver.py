@@ -25,6 +25,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from leasecheck.harness.faults import FAULTS, FaultContext, Step
+from leasecheck.harness.record.own import harness_client
 from leasecheck.events import FAULT_END, FAULT_NOT_FIRED, FAULT_START, NEMESIS
 from leasecheck.protocol import fault_marker
 
@@ -67,8 +68,8 @@ class Nemesis:
         self.error: str | None = None
         self._why_stopped = "the run ended"
         # Markers go to every node's audit, on connections of their own (never a fault's).
-        self._markers = [redis.Redis(host=node.store.host, port=node.store.port, db=ctx.cfg.store_db,
-                                     socket_timeout=0.5, retry=Retry(NoBackoff(), 0))
+        self._markers = [harness_client(node.store.host, node.store.port, "nemesis", db=ctx.cfg.store_db,
+                                        socket_timeout=0.5, retry=Retry(NoBackoff(), 0))
                          for node in ctx.nodes if node.store.port]
 
     def start(self) -> None:

@@ -2,8 +2,9 @@
 candidate carried out as a real run, and the result written as a scenario file.
 
 Shrinking reads only the run directory: ``config.json`` (the configuration, seed included),
-``schedule.json`` (the faults planned), ``history.jsonl`` (which of them fired: a ``fault_start``
-per step) and the verdict, re-checked from the same files for the properties it violated. Each
+``schedule.json`` (the faults planned) and the verdict, re-checked from the same files (its
+history read once) for the properties it violated and the faults that fired (its ``faults``: a
+``fault_start`` per step). Each
 candidate is that configuration with the candidate's faults as an explicit schedule (no random
 nemesis), its workers and time limit; its runs go to ``RUN_DIR/shrink/``, so ``results/latest``
 and the run's own scenario list are left alone.
@@ -33,7 +34,6 @@ from leasecheck.harness.settings.replay import config_values, schedule_steps
 from leasecheck.harness.settings.scenario import load_scenario
 from leasecheck.harness.settings.scenario_dump import dump
 from leasecheck.harness.search.shrink import Candidate, Fault, Replayed, Trial, changes
-from leasecheck.events import FAULT_START, TYPE, parse_event
 from leasecheck.rundir import CONFIG, HISTORY, RunFiles
 
 WORDS = {True: "VALID", False: "INVALID"}
@@ -76,12 +76,9 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
                          "first (a killed run), or pass a finished run")
     old = config_values(run_dir, shrink_kept(), "shrink")
     planned = schedule_steps(run_dir, "shrink")
-    try:
-        fired = _fired(files.history)
-    except (ValueError, OSError) as e:
-        raise UsageError(f"{said}: {files.history}: unreadable ({e}); pass an intact run directory") from None
     parts: list = []
-    result = check(run_dir, parts)
+    result = check(run_dir, parts)       # the one read of its history: the faults that fired are the check's
+    fired = {f["n"] for f in result.get("faults") or [] if isinstance(f, dict) and isinstance(f.get("n"), int)}
     if result.get("valid") is not False:
         word = WORDS.get(result.get("valid"), "INCONCLUSIVE")
         raise UsageError(f"{said}: the run did not fail ({word}); shrink needs an INVALID run, such as "
@@ -94,18 +91,6 @@ def read_run(run_dir: Path, check: Callable[[Path, list], dict]) -> Recorded:
         not_fired=tuple(s for n, s in enumerate(steps) if n not in fired),
         violated=frozenset(name for name, part in parts if part.valid is False),
         reasons=tuple(result.get("reasons") or ()))
-
-
-def _fired(history: Path) -> set[int]:
-    """The step numbers with a ``fault_start`` in the history."""
-    out = set()
-    with history.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if FAULT_START in line:   # a quick look; the parsed event decides
-                ev = parse_event(line.encode())
-                if ev.get(TYPE) == FAULT_START and isinstance(ev.get("n"), int):
-                    out.add(ev["n"])
-    return out
 
 
 def candidate_config(rec: Recorded, cand: Candidate, results_dir: Path) -> RunConfig:

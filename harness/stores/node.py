@@ -26,6 +26,7 @@ from pathlib import Path
 import redis
 
 from leasecheck.harness.record.audit import ClockSampler, MonitorRecorder
+from leasecheck.harness.record.own import harness_client
 from leasecheck.harness.proxy.path import ProxyPath
 from leasecheck.harness.stores.base import Store
 from leasecheck.harness.stores.kinds import store_for
@@ -69,7 +70,7 @@ class Node:
 
     def connect(self, db: int) -> redis.Redis:
         """The harness's own connection, straight to the store (never through the proxy)."""
-        self.admin = redis.Redis(host=self.store.host, port=self.store.port, db=db, socket_timeout=10)
+        self.admin = harness_client(self.store.host, self.store.port, "admin", db=db, socket_timeout=10)
         return self.admin
 
     def start_audit(self) -> None:

@@ -65,6 +65,7 @@ from redis.retry import Retry
 from leasecheck.harness.errors import StoreError
 from leasecheck.harness.run.host import free_port
 from leasecheck.harness.proxy.embedded import EmbeddedProxy
+from leasecheck.harness.record.own import harness_client
 from leasecheck.harness.stores.base import ServerRole
 from leasecheck.protocol import SENTINEL_SERVICE
 
@@ -74,9 +75,13 @@ FAILOVER_TIMEOUT_MS = 3000
 READY_TIMEOUT_S = 30.0
 
 
-def _client(port: int, timeout_s: float = 1.0) -> redis.Redis:
-    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-                       retry=Retry(NoBackoff(), 0))
+def _client(port: int, timeout_s: float = 1.0, store: bool = True) -> redis.Redis:
+    """A connection of the harness's to a store node (marked as the harness's in its audit), or
+    to a Sentinel (``store=False``: a Sentinel has no audit and knows no ``ECHO``)."""
+    kwargs = dict(socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+    if store:
+        return harness_client("127.0.0.1", port, "replication", **kwargs)
+    return redis.Redis(host="127.0.0.1", port=port, **kwargs)
 
 
 def role(port: int, timeout_s: float = 0.5, clients: dict | None = None) -> tuple[str, int | None] | None:
@@ -194,7 +199,7 @@ class Replication:
         could find no replica to promote (a Sentinel asks the primary for its replicas every 10 s)."""
         for s in self.sentinels:
             try:
-                with _client(s.port) as c:
+                with _client(s.port, store=False) as c:
                     master = c.sentinel_master(SERVICE)
                     replicas = c.sentinel_slaves(SERVICE)
             except redis.RedisError:
@@ -216,7 +221,7 @@ class Replication:
         for s in self.sentinels:
             c = clients.get(s.port) if clients is not None else None
             if c is None:
-                c = _client(s.port, 0.5)
+                c = _client(s.port, 0.5, store=False)
                 if clients is not None:
                     clients[s.port] = c
             try:

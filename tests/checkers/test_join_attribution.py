@@ -168,6 +168,44 @@ def test_a_held_handshake_is_judged_at_the_end_of_the_audit():
     assert j.disagreements == [] and j.unattributed == 1 and j.handshakes == 0
 
 
+def test_a_harness_connection_on_a_worker_connections_old_port_takes_none_of_its_numbers():
+    # a fault's probe through the proxy got the client port a worker connection had given up a
+    # moment before (a partition closed it): its marker frees the address, and its PINGs are
+    # the harness's, not commands 1, 2, 3 of the worker connection
+    events = call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+    probe = [line(2.0, "a:1", "ECHO", "leasecheck:harness:probe")] + [line(2.1 + i / 10, "a:1", "PING")
+                                                                      for i in range(3)]
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"),
+                                   line(1.2, "a:1", "SET", "k", "t", "NX"), *probe), events)
+    assert j.disagreements == [] and j.problems == [] and j.missing == {}
+    assert j.attempt == [None, "w0.s0.0", None, None, None, None]
+    assert j.unattributed == 4 and j.handshakes == 0        # the probe's marker and its PINGs
+
+
+def test_without_its_marker_the_harness_connections_pings_are_orphans_of_the_old_connection():
+    # what the marker is for: the same audit with the probe unmarked
+    events = call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"), line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   *[line(2.1 + i / 10, "a:1", "PING") for i in range(3)]), events)
+    assert sorted(d.split(": ", 1)[1] for d in j.disagreements) == [
+        f"PING from w0.s0.c0 seq {n} is in no sent list" for n in (1, 2, 3)]
+
+
+def test_a_worker_connection_after_a_harness_one_on_the_same_port_is_numbered_from_its_marker():
+    events = (call(10, "w0.s0.0", "acquire", "ok", True, [("w0.s0.c0", 0, "SET")])
+              + call(20, "w0.s0.1", "acquire", "ok", True, [("w0.s0.c1", 0, "SET")]))
+    records, ops, j = joined(audit(marker(1.1, "a:1", "w0.s0.c0"), line(1.2, "a:1", "SET", "k", "t", "NX"),
+                                   line(1.5, "a:1", "SELECT", "2"),
+                                   line(1.6, "a:1", "ECHO", "leasecheck:harness:admin"),
+                                   line(1.7, "a:1", "TIME"),
+                                   hello(2.0, "a:1"), marker(2.1, "a:1", "w0.s0.c1"),
+                                   line(2.2, "a:1", "SET", "k", "u", "NX")), events)
+    assert j.disagreements == [] and j.missing == {}
+    assert j.attempt == [None, "w0.s0.0", None, None, None, None, None, "w0.s0.1"]
+    # the admin connection's SELECT (its handshake), marker and TIME; the worker's HELLO is its handshake
+    assert j.unattributed == 3 and j.handshakes == 1
+
+
 def test_the_stream_does_not_wait_for_the_history_on_a_hello():
     from leasecheck.checkers.model.join import Joiner
     records = audit(marker(1.1, "a:1", "w0.s0.c0"), hello(2.0, "a:1"), line(2.1, "a:1", "SET", "k", "t"))[0]

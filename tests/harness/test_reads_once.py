@@ -117,3 +117,52 @@ def test_drawing_a_checked_run_again_reads_its_timeline_not_its_history(tmp_path
     write_report(run)
     assert "history.jsonl" not in opened and parsed["loads"] == 0 and opened.get("timeline.json") == 1
     assert _page_data(run) == first
+
+
+def test_a_whole_check_and_save_of_a_replicated_run_with_replica_copies_reads_its_history_once(tmp_path, monkeypatch):
+    """Copies' owners are settled in the same pass (`nodes._Shared`): no second pass over the
+    history for the nodes that hold copies. Each node's audit is read by its two models."""
+    saved = ROOT / "tests" / "checkers" / "replicated" / "failover-naive-del-foreign-bad"
+    run = tmp_path / "results" / "replicated" / STAMP
+    shutil.copytree(saved, run)
+    text = (run / "history.jsonl").read_bytes().splitlines()
+    faults = sum(b'"fault_start"' in line for line in text)
+    opened, parsed = _count(monkeypatch)
+    result = check_and_save(run)
+    assert result.data["valid"] is False and result.data["foreign_releases"] == 2
+    assert result.data["audit"]["nodes"]["node2"]["copies"] >= 1          # copies whose owners decide the count
+    assert opened.get("history.jsonl") == 1
+    assert parsed == {"loads": len(text), "look_ahead": faults} and faults >= 1
+    assert all(opened.get(f"audit-node{i}.log") == 2 for i in (1, 2)), opened
+    assert "timeline.json" in opened and (run / "report.html").is_file()
+    assert _page_data(run)["lanes"] and "Store nodes" in (run / "report.html").read_text()
+
+
+def test_a_run_without_clock_samples_still_reads_its_history_once(tmp_path, monkeypatch):
+    """The store clock is then estimated from the history's head, kept for the pass
+    (`measure._Prefix`), not from a pass of its own."""
+    run = tmp_path / "results" / "bench" / STAMP
+    _generate()(run, 20_000)
+    shutil.rmtree(run / "history.d")
+    (run / "store-clock.jsonl").unlink()
+    lines = sum(1 for _ in open(run / "history.jsonl", "rb"))
+    opened, parsed = _count(monkeypatch)
+    result = check_and_save(run)
+    assert result.data["ops"] > 5_000 and any("no store-clock samples" in p for p in result.data["problems"])
+    assert result.data["valid"] is True, result.data["reasons"]
+    assert opened.get("history.jsonl") == 1 and parsed == {"loads": lines, "look_ahead": 0}
+
+
+def test_shrink_reads_the_recorded_run_once_to_judge_it_and_find_its_faults(tmp_path, monkeypatch):
+    """`leasecheck shrink RUN_DIR`: the faults that fired come from the one check of the run
+    (results.json ``faults``), not from a scan of its history of their own."""
+    from leasecheck.harness.search.shrink_run import read_run
+    saved = ROOT / "tests" / "checkers" / "redlock" / "clock-jump-bad"
+    run = tmp_path / "results" / "redlock" / STAMP
+    shutil.copytree(saved, run)
+    started = {json.loads(line)["n"] for line in (run / "history.jsonl").read_text().splitlines()
+               if '"fault_start"' in line}
+    opened, parsed = _count(monkeypatch)
+    rec = read_run(run, lambda d, parts: check_and_save(d, parts=parts).to_json())
+    assert opened.get("history.jsonl") == 1 and parsed["loads"] == len((run / "history.jsonl").read_bytes().splitlines())
+    assert {f.n for f in rec.faults} == started and started and "mutual_exclusion" in rec.violated

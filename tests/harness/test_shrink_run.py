@@ -33,11 +33,16 @@ def run_dir(tmp_path, fired=(0, 1, 2), **cfg):
 
 
 def check(valid=False, violated=("foreign_releases",)):
+    """A checker's answer: the verdict, its parts and the faults that fired (results.json's
+    ``faults``, one per ``fault_start`` in the history: what shrink takes them from)."""
     parts = [(name, SimpleNamespace(valid=False)) for name in violated] + [("overlap", SimpleNamespace(valid=True))]
 
     def fake(d, out):
         out.extend(parts)
-        return {"valid": valid, "reasons": ["3 foreign release(s): ..."]}
+        history = d / "history.jsonl"
+        started = [json.loads(line) for line in history.read_text().splitlines()] if history.is_file() else []
+        faults = [{"n": e["n"], "fault": e["fault"]} for e in started if e["type"] == "fault_start"]
+        return {"valid": valid, "reasons": ["3 foreign release(s): ..."], "faults": faults}
     return fake
 
 

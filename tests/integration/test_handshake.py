@@ -36,7 +36,8 @@ def test_a_handshake_on_a_reused_client_port_is_no_disagreement(leasecheck):
     assert hellos >= sum(markers.values())           # the store lists each connection's HELLO
     assert res["disagreements"] == []
     assert res["audit"]["complete"] is True
-    # the harness's own connections (no marker: its clock and the audit's end marker, which is
+    # the harness's own connections (no worker marker: its marked admin connection with its clock,
+    # and the audit's end marker, which is
     # not counted) and nothing else: no lease connection's handshake is unattributed
     own = sum(n for a, n in lines.items() if a not in markers) - end_markers
     assert res["audit"]["unattributed"] == own

@@ -197,6 +197,9 @@ class Checker:
                     for e in self.objects.values():
                         e.evictable = True
                 continue
+            if name == "ECHO" and len(argv) == 2 and argv[1].startswith("leasecheck:harness:"):
+                bound.pop(addr, None)       # the harness's own connection: none of a worker's
+                continue
             if name == "ECHO" and len(argv) == 2 and argv[1].startswith("leasecheck:conn:"):
                 bound[addr] = argv[1][len("leasecheck:conn:"):]
                 seqs[bound[addr]] = 0
