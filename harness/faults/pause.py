@@ -1,7 +1,8 @@
 """Pause processes with SIGSTOP and continue them with SIGCONT — a GC pause, a VM stall.
 
 Targets: ``holder`` (a worker that holds a claim right now, outside ``release()``: the classic
-failure needs the holder stalled past its deadline), ``worker`` (one at random), ``workers``
+failure needs the holder stalled past its deadline; a holder that let go between the pick and the
+stop is continued at once and another picked), ``worker`` (one at random), ``workers``
 (about half of them, at random), ``store`` (the store the harness started: clients time out,
 queued commands run on SIGCONT, TTLs keep running), and three aimed at lease calls: ``releaser``, ``acquirer``,
 ``renewer`` — the worker one of whose slots is inside ``release()`` / ``acquire()`` / ``renew()``
@@ -37,6 +38,8 @@ from leasecheck.harness.run.procfs import descendants, is_stopped
 
 AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # target -> lease call
 CALL_WAIT_S = 5.0
+HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
+STOP_SEEN_S = 0.1       # for a SIGSTOPped worker to show state T
 
 
 class Pause(Fault):
@@ -48,7 +51,7 @@ class Pause(Fault):
     node_target = "store"           # pause:node2 stops node2's store alone
     store_targets = ("store",)
     acts = "pauses the store process"
-    measures = ("paused_s", "stopped_s", "stopped_samples", "processes", "in_call", "slot", "waited_s")
+    measures = ("paused_s", "stopped_s", "stopped_samples", "processes", "in_call", "slot", "waited_s", "held", "retries")
     undoes = ("sigcont",)   # leasecheck.harness.nemesis.heal's own; a container's pause writes docker-unpause
 
     def start(self, ctx: FaultContext, step: Step) -> Active:
@@ -59,21 +62,17 @@ class Pause(Fault):
             period = 0.1 if store.kind == "docker" else 0.02  # an API call vs /proc
             return Active(step, ids, data={"pids": [], "names": [step.target],
                                            "watch": Watch(store.is_paused, period).start()})
-        aimed = None
+        aimed = held = None
         if step.target in AIMED:
             aimed, pids, names = self._pick_caller(ctx, AIMED[step.target])
+            pids, ids = self._stop_all(ctx, pids)
+        elif step.target == "holder":
+            held, pids, names, ids = self._stop_holder(ctx)
         else:
             pids, names = self._pick(ctx, step.target)
-        pids = [p for w in pids for p in (w, *descendants(w))]   # an exec: lease's children too
-        ids = []
-        for pid in pids:
-            ids.append(ctx.ledger.add({"kind": "sigcont", "pid": pid, "started": proc_started(pid)}))
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
+            pids, ids = self._stop_all(ctx, pids)
         watch = Watch(lambda: bool(pids) and all(is_stopped(p) for p in pids)).start()
-        return Active(step, ids, data={"pids": pids, "names": names, "watch": watch, "aimed": aimed})
+        return Active(step, ids, data={"pids": pids, "names": names, "watch": watch, "aimed": aimed, "held": held})
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         watch = active.data["watch"]
@@ -89,7 +88,52 @@ class Pause(Fault):
                     "processes": active.data["names"]}
         if aimed is not None:
             measured.update(in_call=in_call, slot=aimed["slot"], waited_s=aimed["waited_s"])
+        held = active.data.get("held")
+        if held is not None:
+            measured.update(held)
         return measured
+
+    @staticmethod
+    def _stop_all(ctx: FaultContext, workers: list[int]) -> tuple[list[int], list[int]]:
+        """SIGSTOP each worker and its child processes (an exec: lease's), each with its undo."""
+        pids = [p for w in workers for p in (w, *descendants(w))]
+        ids = []
+        for pid in pids:
+            ids.append(ctx.ledger.add({"kind": "sigcont", "pid": pid, "started": proc_started(pid)}))
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        return pids, ids
+
+    def _stop_holder(self, ctx: FaultContext) -> tuple[dict, list[int], list[str], list[int]]:
+        """Stop the worker of the slot that claimed last, then look at the board once it is seen
+        stopped (frozen, it reports nothing more): when that slot no longer holds the same claim
+        outside ``release()`` — its job ended between the pick and the stop, which a loaded machine
+        makes likely with short jobs — continue it at once and aim again, within ``HOLDER_WAIT_S``
+        in all. ``held`` says whether the stopped slot still held its claim; ``retries`` how many
+        picks missed. When no holder comes in time, a worker at random is paused (``slot`` null)."""
+        deadline = time.monotonic() + HOLDER_WAIT_S
+        retries = 0
+        while True:
+            found = ctx.holders.wait_for_holding_slot(max(0.0, deadline - time.monotonic()))
+            i = worker_index(found[0]) if found is not None else None
+            if i is None or ctx.workers[i].poll() is not None:
+                pids, names = self._pick(ctx, "worker")
+                pids, ids = self._stop_all(ctx, pids)
+                return {"slot": None, "held": False, "retries": retries}, pids, names, ids
+            process, since = found
+            pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
+            seen_by = time.monotonic() + STOP_SEEN_S
+            while not all(is_stopped(p) for p in pids) and time.monotonic() < seen_by:
+                time.sleep(0.001)
+            now = ctx.holders.slot(process)
+            still = now is not None and now[1] and now[0] != "release" and now[3] == since
+            if still or time.monotonic() >= deadline:
+                return {"slot": process, "held": bool(still), "retries": retries}, pids, [f"w{i}"], ids
+            for ident in reversed(ids):
+                ctx.ledger.heal(ident)
+            retries += 1
 
     def _pick_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str]]:
         """The worker of the slot that entered ``call`` last, stopped at once; a random one when
@@ -110,7 +154,7 @@ class Pause(Fault):
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
         alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None]
         if target == "holder":
-            holding = ctx.holders.wait_for_holder(timeout_s=2.0)
+            holding = ctx.holders.wait_for_holder(timeout_s=HOLDER_WAIT_S)
             chosen = [holding] if holding is not None else []
             if not chosen and alive:
                 chosen = [ctx.rng.choice(alive)]

@@ -1,0 +1,87 @@
+"""``pause:holder`` stops a slot that still holds its claim: when the holder it picked lets go
+between the pick and the stop (its job ended — on a loaded machine a few milliseconds are enough),
+the pause sees it on the frozen board, continues that worker at once and aims again; ``held`` and
+``retries`` in ``measured`` say how it landed."""
+import random
+import subprocess
+import time
+from types import SimpleNamespace
+
+from leasecheck.harness.faults.base import FaultContext, Step
+from leasecheck.harness.faults.pause import Pause
+from leasecheck.harness.nemesis.heal import Ledger
+from leasecheck.harness.run.holders import HolderTable
+from leasecheck.harness.run.procfs import is_stopped
+from leasecheck.harness.run.slot_board import SlotBoard
+
+
+class LetsGoAfterThePick(HolderTable):
+    """The first pick is w0.s0; right after it, w0.s0 releases and w1.s0 claims — the race."""
+    def __init__(self, board, worker_side):
+        super().__init__(board)
+        self.worker_side, self.picks = worker_side, 0
+
+    def wait_for_holding_slot(self, timeout_s):
+        found = super().wait_for_holding_slot(timeout_s)
+        self.picks += 1
+        if self.picks == 1:
+            w = self.worker_side
+            w.hold(w.index("w0.s0"), False)
+            w.hold(w.index("w1.s0"), True)
+        return found
+
+
+def _stopped_within(pid, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if is_stopped(pid):
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def _ctx(tmp_path, table, workers):
+    return FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
+                        holders=table, rng=random.Random(1))
+
+
+def test_a_holder_that_let_go_before_the_stop_is_continued_and_the_next_holder_paused(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    worker_side = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
+    worker_side.hold(worker_side.index("w0.s0"), True)
+    table = LetsGoAfterThePick(board, worker_side)
+    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        ctx = _ctx(tmp_path, table, workers)
+        fault = Pause()
+        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.3))
+        assert active.data["names"] == ["w1"]
+        assert _stopped_within(workers[1].pid, 1.0)
+        assert not is_stopped(workers[0].pid)           # the first pick was continued at once
+        time.sleep(0.3)
+        measured = fault.stop(ctx, active)
+        assert measured["slot"] == "w1.s0" and measured["held"] is True and measured["retries"] == 1
+        assert measured["processes"] == ["w1"] and measured["stopped_s"] >= 0.2
+        assert not _stopped_within(workers[1].pid, 0.05)
+        assert ctx.ledger.heal_all() == []                # nothing left to undo
+    finally:
+        for w in workers:
+            w.kill()
+            w.wait()
+
+
+def test_a_holder_still_holding_is_paused_on_the_first_pick(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.hold(board.index("w1.s0"), True)
+    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        ctx = _ctx(tmp_path, HolderTable(board), workers)
+        fault = Pause()
+        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
+        assert _stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
+        measured = fault.stop(ctx, active)
+        assert (measured["slot"], measured["held"], measured["retries"]) == ("w1.s0", True, 0)
+    finally:
+        for w in workers:
+            w.kill()
+            w.wait()
