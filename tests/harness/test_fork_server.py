@@ -204,3 +204,72 @@ def test_a_server_killed_leaves_its_children_running(tmp_path):
         assert _spawn(s, tmp_path, "exit", "0") is None
     finally:
         s.close()
+
+
+# -- in a run ------------------------------------------------------------------------------------
+@pytest.fixture
+def watched(monkeypatch):
+    """The fork servers a run starts and what each spawn returned (None: not served)."""
+    from leasecheck.harness.run import fork_server
+    seen = {"servers": [], "spawned": []}
+    init, spawn = fork_server.ForkServer.__init__, fork_server.ForkServer.spawn
+
+    def watched_init(self, *a, **k):
+        init(self, *a, **k)
+        seen["servers"].append(self)
+
+    def watched_spawn(self, *a, **k):
+        w = spawn(self, *a, **k)
+        seen["spawned"].append(w)
+        return w
+    monkeypatch.setattr(fork_server.ForkServer, "__init__", watched_init)
+    monkeypatch.setattr(fork_server.ForkServer, "spawn", watched_spawn)
+    return seen
+
+
+def _started_pids(run_dir: Path) -> list[int]:
+    lines = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    return sorted(e["pid"] for e in lines if e.get("type") == "worker_start")
+
+
+@pytest.mark.integration
+def test_a_runs_workers_are_forked_and_its_server_ended_by_pid(tmp_path, watched):
+    import leasecheck
+    result = leasecheck.run(lease="token-cas", time_limit="2s", workers=3,
+                            results_dir=str(tmp_path / "results"))
+    assert result.valid is True
+    (server,) = watched["servers"]
+    assert server.proc.returncode == 0 and not Path(f"/proc/{server.pid}").exists()
+    workers = watched["spawned"]
+    assert len(workers) == 3 and all(isinstance(w, Forked) for w in workers)
+    assert all(w.returncode == 0 for w in workers)            # each reaped, its own exit code known
+    run_dir = Path(result.run_dir)
+    assert _started_pids(run_dir) == sorted(w.pid for w in workers)
+    assert (run_dir / "workers.log").read_text() == ""
+
+
+@pytest.mark.integration
+def test_a_failed_run_still_ends_its_server_and_workers(tmp_path, watched, monkeypatch):
+    import leasecheck
+    from leasecheck.harness.run.runner import Run
+
+    def broken(self):
+        raise RuntimeError("broken on purpose")
+    monkeypatch.setattr(Run, "_schedule", broken)      # after the workers started
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        leasecheck.run(lease="token-cas", time_limit="2s", workers=2,
+                       results_dir=str(tmp_path / "results"))
+    (server,) = watched["servers"]
+    assert server.proc.returncode is not None and not Path(f"/proc/{server.pid}").exists()
+    assert len(watched["spawned"]) == 2
+    assert all(w.returncode is not None and not Path(f"/proc/{w.pid}").exists() for w in watched["spawned"])
+
+
+@pytest.mark.integration
+def test_worker_start_exec_gives_each_worker_its_own_popen(tmp_path, watched, monkeypatch):
+    import leasecheck
+    monkeypatch.setenv("LEASECHECK_WORKER_START", "exec")
+    result = leasecheck.run(lease="token-cas", time_limit="2s", workers=2,
+                            results_dir=str(tmp_path / "results"))
+    assert result.valid is True and watched["servers"] == []
+    assert len(_started_pids(Path(result.run_dir))) == 2
