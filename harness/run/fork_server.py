@@ -68,6 +68,7 @@ class ForkServer:
         self._lock = threading.Lock()
         self.env = dict(env)
         self.available = True
+        self.refused: str | None = None      # why the server last declined a worker (for a reader of the run)
         argv = [sys.executable, "-m", "leasecheck.harness.run.fork_server", str(theirs.fileno())]
         if lease is not None:
             argv += ["--lease", lease]
@@ -105,8 +106,10 @@ class ForkServer:
                     reply = None
                 if reply is None:
                     self.available = False       # dead or stuck: every worker from here on is started fresh
+                    self.refused = "the fork server did not answer"
                     return None
             if "pid" not in reply:
+                self.refused = reply.get("error")
                 if reply.get("unfit"):
                     self.available = False
                 return None

@@ -147,6 +147,9 @@ def test_a_wait_in_another_thread_leaves_poll_free(server, tmp_path):
 
 def test_an_environment_other_than_the_servers_is_not_served(server, tmp_path):
     assert _spawn(server, tmp_path, "report", env=dict(server.env, LD_PRELOAD="x.so")) is None
+    own, server.env = server.env, dict(server.env, EXTRA="1")   # past the runner's check: the server's own
+    assert _spawn(server, tmp_path, "report") is None and "environment" in server.refused
+    server.env = own
     assert _spawn(server, tmp_path, "exit", "0").wait(30) == 0      # still serving the others
     with open(tmp_path / "child.log", "ab") as log:
         assert server.spawn("not_imported_here", [], server.env, log) is None
@@ -158,7 +161,7 @@ def test_a_server_whose_imports_started_a_thread_forks_nothing(tmp_path):
     try:
         with open(tmp_path / "child.log", "ab") as log:
             assert s.spawn("fork_threaded", [], s.env, log) is None
-        assert not s.available
+        assert not s.available and "thread" in s.refused
     finally:
         s.close()
 
