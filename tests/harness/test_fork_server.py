@@ -166,6 +166,17 @@ def test_a_server_whose_imports_started_a_thread_forks_nothing(tmp_path):
         s.close()
 
 
+def test_a_server_whose_imports_opened_a_socket_forks_nothing(tmp_path):
+    with open(tmp_path / "server.log", "ab") as log:
+        s = ForkServer(["fork_socket"], _env(), log)
+    try:
+        with open(tmp_path / "child.log", "ab") as log:
+            assert s.spawn("fork_socket", [], s.env, log) is None
+        assert not s.available and "socket" in s.refused
+    finally:
+        s.close()
+
+
 def test_a_server_that_failed_to_start_forks_nothing(tmp_path):
     with open(tmp_path / "server.log", "ab") as log:
         s = ForkServer(["no_such_module_here"], _env(), log)
