@@ -71,6 +71,9 @@ def _started(results: Path, before: set[Path], proc: subprocess.Popen, timeout_s
     return None
 
 
+FORK_SERVER = "leasecheck.harness.run.fork_server"
+
+
 def _children(pid: int, needle: str) -> list[psutil.Process]:
     try:
         kids = psutil.Process(pid).children(recursive=True)
@@ -79,7 +82,11 @@ def _children(pid: int, needle: str) -> list[psutil.Process]:
     out = []
     for k in kids:
         try:
-            if needle in " ".join(k.cmdline()):
+            cmd = " ".join(k.cmdline())
+            # the run's fork server has the worker module in its command line, as its children do
+            parent = k.parent()
+            server = FORK_SERVER in cmd and FORK_SERVER not in (" ".join(parent.cmdline()) if parent else "")
+            if needle in cmd and not server:
                 out.append(k)
         except psutil.Error:
             pass

@@ -45,6 +45,14 @@ def _tree(pid: int) -> list[int]:
     return seen
 
 
+def _parent_cmd(pid: int) -> str:
+    try:
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
 def _kind(pid: int) -> str | None:
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -53,6 +61,8 @@ def _kind(pid: int) -> str | None:
     text = b" ".join(cmd).decode(errors="replace")
     if "redis-server" in text:
         return "redis-server"
+    if "leasecheck.harness.run.fork_server" in text:      # the server, or a worker it forked
+        return "worker" if "leasecheck.harness.run.fork_server" in _parent_cmd(pid) else "fork-server"
     if "leasecheck.harness.run.worker" in text:
         return "worker"
     if "leasecheck.harness.proxy" in text or "proxy" in text.split(" -m ")[-1][:20]:

@@ -32,6 +32,7 @@ from leasecheck.harness.faults import FaultContext, kill_holder
 from leasecheck.harness.nemesis.heal import Ledger, heal_leftovers
 from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run.fork_server import ForkServer
 from leasecheck.harness.run.holders import HolderTable, pump
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.harness.run.host import faketime_env
@@ -51,6 +52,9 @@ from leasecheck.rundir import (FAKETIME, HARNESS_PART, HISTORY, HISTORY_PARTS, L
                                save_config, save_schedule)
 
 READY_TIMEOUT_S = 120.0
+WORKER_MODULE = "leasecheck.harness.run.worker"
+# "exec" starts every worker with subprocess.Popen, as before the fork server (a comparison, a debug)
+WORKER_START_ENV = "LEASECHECK_WORKER_START"
 NEMESIS_LOG = "nemesis.log"        # the traceback of a nemesis that failed (read by no checker)
 
 
@@ -107,7 +111,8 @@ class Run:
         self.log = log
         self.worker_path = list(worker_path or [])
         self.run_dir = make_run_dir(cfg)
-        self.workers: list[subprocess.Popen] = []
+        self.workers: list = []                # subprocess.Popen, or fork_server.Forked (the same calls)
+        self.fork_server: ForkServer | None = None
         self.nodes: list[Node] = []            # the store nodes (one, or several), in start order
         self.replication: Replication | None = None   # --topology replicated: replication, Sentinels
         self.history: HistoryWriter | None = None
@@ -169,6 +174,7 @@ class Run:
             try:
                 self._stop()
             finally:
+                self._end_fork_server()      # by its PID, whatever _stop got to
                 for s, h in old.items():
                     signal.signal(s, h)
         first = writes.failure(self.run_dir)
@@ -184,6 +190,17 @@ class Run:
             self.log(f"[yellow]healed a killed run's faults:[/] {line}")
         skew_store = "store" in self.plan.skews
         skew_workers = "workers" in self.plan.skews
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # The folder holding the leasecheck package (the repository root of a source checkout),
+        # then the caller's own import path, then what the environment already says.
+        root = str(Path(leasecheck.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+            [root, *self.worker_path, *filter(None, [env.get("PYTHONPATH")])]))
+        # The fork server imports the workers' modules while the stores start. A worker under
+        # libfaketime needs LD_PRELOAD at its exec: a run that skews the workers' clocks has none.
+        if not skew_workers and env.get(WORKER_START_ENV) != "exec":
+            with open(self.run_dir / WORKERS_LOG, "ab") as errlog:
+                self.fork_server = ForkServer([WORKER_MODULE], env, errlog, lease=cfg.lease)
         if skew_store or skew_workers:
             self.faketime_dir.mkdir()
         for node in nodes_for(cfg, self.run_dir, skew_store, node_names(cfg)):
@@ -215,12 +232,6 @@ class Run:
             if cfg.audit:
                 node.start_audit()
 
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        # The folder holding the leasecheck package (the repository root of a source checkout),
-        # then the caller's own import path, then what the environment already says.
-        root = str(Path(leasecheck.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
-            [root, *self.worker_path, *filter(None, [env.get("PYTHONPATH")])]))
         # Room on the board for the replacements kill:holder starts (each under a new name).
         self._board_workers = cfg.workers + sum(st.fault == "kill" and st.target == "holder" for st in self.plan.steps)
         self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, self._board_workers, cfg.slots, create=True)
@@ -258,15 +269,22 @@ class Run:
         self.log(f"running {cfg.workers} worker(s) x {cfg.slots} slot(s), lease [bold]{cfg.lease}[/], "
                  f"TTL {cfg.ttl_s:g}s, {cfg.time_limit_s:g}s, seed {cfg.seed} -> {self.run_dir}")
 
-    def _spawn(self, i: int) -> subprocess.Popen:
-        """Start worker ``w{i}`` (it prints ``ready`` once its slots are built)."""
+    def _spawn(self, i: int):
+        """Start worker ``w{i}`` (it prints ``ready`` once its slots are built): forked by the fork
+        server (``leasecheck.harness.run.fork_server``) when there is one and it can serve it,
+        else a fresh ``python -m`` of its own — the same process either way (its pipes, its log,
+        its environment, a session of its own)."""
         env = self._env
         if self._skew_workers:
             env = dict(env, **faketime_env(self.faketime_dir / f"w{i}"))
+        args = [str(self.run_dir), str(i), str(self._board_workers)]
         with open(self.run_dir / WORKERS_LOG, "ab") as errlog:
+            if self.fork_server is not None:
+                forked = self.fork_server.spawn(WORKER_MODULE, args, env, errlog)
+                if forked is not None:
+                    return forked
             return subprocess.Popen(
-                [sys.executable, "-m", "leasecheck.harness.run.worker", str(self.run_dir), str(i),
-                 str(self._board_workers)],
+                [sys.executable, "-m", WORKER_MODULE, *args],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=env,
                 start_new_session=True, bufsize=0)
 
@@ -376,6 +394,7 @@ class Run:
                     stream.close()
                 except OSError:
                     pass
+        self._end_fork_server()
         self._pump_stop.set()
         if self._pump:
             self._pump.join(2)
@@ -404,6 +423,12 @@ class Run:
                     raise
                 writes.note(self.run_dir / HISTORY, e)       # history.d/ stays: `check` merges it
 
+
+    def _end_fork_server(self) -> None:
+        """End the fork server by its PID (its workers have ended; none starts from here on)."""
+        server, self.fork_server = self.fork_server, None
+        if server is not None:
+            server.close()
 
     def _remove_run_keys(self, node: Node) -> None:
         """A store the harness did not start keeps nothing of the run."""

@@ -1,6 +1,7 @@
 """A worker: one OS process running ``--slots`` claim loops, each on its own connection.
 
-Started by the runner as ``python -m leasecheck.harness.run.worker RUN_DIR INDEX``. Protocol on stdin/stdout:
+Started by the runner as ``python -m leasecheck.harness.run.worker RUN_DIR INDEX``, or forked as that
+process by the run's fork server (``leasecheck.harness.run.fork_server``, which then calls `main`). Protocol on stdin/stdout:
 the worker prints ``ready`` once its slots are built, waits for ``go <t0_ns>`` (the run's start
 on CLOCK_MONOTONIC), runs until the time limit, and stops early on ``stop``, on SIGTERM, or when
 stdin closes (the harness died). It answers ``clock <token>`` with ``clock <token> <wall_ns>``
