@@ -8,6 +8,7 @@ it at the kill, `kills`). Attempts that lost their acquire are not kept: they ne
 """
 from __future__ import annotations
 
+from leasecheck.checkers.read.ops import Op
 from leasecheck.events import ACQUIRE, INFO, OK, RELEASE, RENEW
 
 
@@ -18,7 +19,7 @@ class AttemptEnds:
         self.ended: dict[str, int] = {}       # attempt -> history ns of its last completion
         self.how: dict[str, str] = {}         # attempt -> "released", "raised", ...
 
-    def feed(self, op) -> None:
+    def feed(self, op: Op) -> None:   # (typed: compiled, its fields are read natively)
         if op.end_time is None or op.f not in (ACQUIRE, RELEASE, RENEW):
             return
         if op.f == ACQUIRE:

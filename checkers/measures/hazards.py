@@ -107,7 +107,7 @@ class Hazards:
         if kind == INVOKE or kind == OK or kind == FAIL or kind == INFO:
             f = e.get("f")
             if f == ACQUIRE or f == RELEASE or f == RENEW:
-                self._call(e, kind, f, t)
+                self.call(e, kind, f, t)
             return
         if kind == RUN_START:
             if self.ttl_ns is None:
@@ -126,7 +126,9 @@ class Hazards:
             if any(a.startswith(f"{slot}.") and h.released is None and h.deadline > t for a, h in self._held.items()):
                 self._hit("holder_killed", slot, t)
 
-    def _call(self, e: dict, kind: Any, f: str, t: Any) -> None:
+    def call(self, e: dict, kind: Any, f: str, t: Any) -> None:
+        """`see` of a lease call's event (`kind` invoke or a completion) whose `f` is ``acquire``,
+        ``release`` or ``renew`` (the digest has read both)."""
         attempt = e.get("attempt")
         held = self._held.get(attempt)
         if kind == INVOKE:

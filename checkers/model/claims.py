@@ -223,7 +223,9 @@ class Replay:
         self.calls = CallChecks(self.out, self.store, self.following)
         self.claims.store, self.claims.calls = self.store, self.calls
         self.last_time = 0.0
-        self.script = ("", 0.0)
+        # the last non-script command's name and store time (a script's commands run at its time)
+        self.script_name = ""
+        self.script_time = 0.0
 
     def feed(self, rec: AuditRecord, attempt: str | None, op: Op | None) -> None:
         store = self.store
@@ -235,7 +237,7 @@ class Replay:
             return
         if rec.addr != "lua":
             self.last_time = rec.time
-            self.script = (rec.name, rec.time)
+            self.script_name, self.script_time = rec.name, rec.time   # (two fields: no tuple per line)
             if (op is not None and rec.name == "SET" and op.f == ACQUIRE
                     and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
                 # The most common line by far: an acquire's SET NX that the live claim turns
@@ -253,7 +255,7 @@ class Replay:
                     store.evicting(m.group(1) == "start")
             c = _Cmd(rec, rec.time, attempt, op, rec.name)
         else:
-            c = _Cmd(rec, self.script[1], attempt, op, f"{self.script[0]}: {rec.argv[0]}")
+            c = _Cmd(rec, self.script_time, attempt, op, f"{self.script_name}: {rec.argv[0]}")
         if op is not None:
             if op.f == F_EFFECT and rec.addr != "lua" and rec.name.startswith("EVAL"):
                 self.claims.judge_effect(c)

@@ -53,7 +53,7 @@ class Engine:
             self.progress()
         return True
 
-    def _read_until_ready(self, rec) -> None:
+    def _read_until_ready(self, rec: AuditRecord) -> None:
         """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
         completion (the joiner's `add`) can make it ready, so it is asked only after one."""
         if self.history_over:

@@ -326,7 +326,7 @@ class Joiner:
             late = self.horizon.get(conn, -1) > seq
             return _orphan(out, rec, conn, seq, [] if late else self.pending.get(slot_of(conn), []))
         entry = _sent_entry(op, conn, seq)
-        want = str(entry[2]).upper() if entry is not None else ""
+        want = _upper(entry[2]) if entry is not None else ""
         if entry is None or want != name:      # the entry stays wanted: the call's command is not in the audit
             out.mismatches += 1
             out.unattributed += 1
@@ -418,6 +418,22 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
     out = joiner.finish(complete)
     out.attempt, out.op = attempts, indices
     return out
+
+
+_UPPER: dict[str, str] = {}    # a sent entry's command name -> in upper case (a few dozen names)
+_UPPER_MAX: Final = 4096       # (a history with more distinct names is upper-cased each time)
+
+
+def _upper(name: Any) -> str:
+    """`str(name).upper()`, kept for the names seen (one per audit line: no new string each time)."""
+    if type(name) is str:
+        up = _UPPER.get(name)
+        if up is None:
+            up = name.upper()
+            if len(_UPPER) < _UPPER_MAX:
+                _UPPER[name] = up
+        return up
+    return str(name).upper()
 
 
 def _sent_entry(op: Op, conn: str, seq: int) -> tuple | None:

@@ -73,7 +73,7 @@ class Digest:
             # A lease call's event, the common case: read once, handed to the three that read it.
             f = e["f"]
             if f == ACQUIRE or f == RELEASE or f == RENEW:
-                self.hazards.see(e, kind, t)
+                self.hazards.call(e, kind, f, t)
             self._call_event = e
             self.pairer.call(e, kind, f)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline

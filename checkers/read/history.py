@@ -128,8 +128,11 @@ class HistoryStream:
         last_time = -1 << 200   # before any time
         bad = None              # (line number, reason) of an unparsed line not yet reported
         count = 0
+        lineno = 0
+        line: bytes          # (typed, for the compiled build: bytes operations, not generic ones)
         with self._open(path) as f:
-            for lineno, line in enumerate(f, 1):
+            for line in f:
+                lineno += 1
                 self.bytes_read += len(line)
                 try:
                     event = loads(line)
@@ -151,7 +154,7 @@ class HistoryStream:
                 elif bad is not None:
                     problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                     bad = None
-                if line[-1:] != b"\n":
+                if line[-1] != 10:     # (no line from the file is empty: `line[-1:] != b"\n"`)
                     problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
                 if t < last_time:
                     problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")

@@ -34,7 +34,7 @@ class Op:
     type: str | None                 # 'ok', 'fail', 'info', or None when it never completed
     value: Any                       # the returned value of an `ok` call
     end_time: Any                    # int, or None when it never completed
-    sent: Any                        # ((conn, seq, name[, reply]), ...) of the completion
+    sent: tuple                      # ((conn, seq, name[, reply]), ...) of the completion (always a tuple)
     fence: Any                       # an effect's fencing token (--sink)
     outcome: str | None              # a release that found nothing: what it met (claims.FOUND_NOTHING)
 
