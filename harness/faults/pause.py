@@ -39,7 +39,7 @@ from leasecheck.harness.run.procfs import descendants, is_stopped
 AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # target -> lease call
 CALL_WAIT_S = 5.0
 HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
-STOP_SEEN_S = 0.1       # for a SIGSTOPped worker to show state T
+STOP_SEEN_S = 1.0       # for a SIGSTOPped worker to show state T (not seen by then: held false)
 
 
 class Pause(Fault):
@@ -124,11 +124,15 @@ class Pause(Fault):
                 return {"slot": None, "held": False, "retries": retries}, pids, names, ids
             process, since = found
             pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
+            # Judge the board only once the worker is seen stopped: on a loaded machine a SIGSTOP
+            # can take a scheduling slice or more to take hold, and the slot runs on meanwhile.
             seen_by = time.monotonic() + STOP_SEEN_S
-            while not all(is_stopped(p) for p in pids) and time.monotonic() < seen_by:
+            seen = all(is_stopped(p) for p in pids)
+            while not seen and time.monotonic() < seen_by:
                 time.sleep(0.001)
+                seen = all(is_stopped(p) for p in pids)
             now = ctx.holders.slot(process)
-            still = now is not None and now[1] and now[0] != "release" and now[3] == since
+            still = seen and now is not None and now[1] and now[0] != "release" and now[3] == since
             if still or time.monotonic() >= deadline:
                 return {"slot": process, "held": bool(still), "retries": retries}, pids, [f"w{i}"], ids
             for ident in reversed(ids):

@@ -85,3 +85,39 @@ def test_a_holder_still_holding_is_paused_on_the_first_pick(tmp_path):
         for w in workers:
             w.kill()
             w.wait()
+
+
+def test_the_board_is_judged_only_once_the_worker_is_seen_stopped(tmp_path, monkeypatch):
+    """A SIGSTOP that takes 0.3 s to show (a loaded machine): the picked slot enters ``release()``
+    at 0.2 s, before its stop took hold; the pause must see that, not the board of 0.1 s."""
+    from leasecheck.harness.faults import pause as pause_module
+
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    worker_side = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
+    worker_side.hold(worker_side.index("w0.s0"), True)
+    time.sleep(0.01)
+    worker_side.hold(worker_side.index("w1.s0"), True)       # the most recent claimer: picked first
+    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    real, first, entered = pause_module.is_stopped, [], []
+
+    def slow_to_show(pid):
+        now = time.monotonic()
+        first.append(now) if not first else None
+        if now - first[0] >= 0.2 and not entered:
+            entered.append(now)
+            worker_side.enter(worker_side.index("w1.s0"), "release")
+        return real(pid) if now - first[0] >= 0.3 else False
+
+    monkeypatch.setattr(pause_module, "is_stopped", slow_to_show)
+    try:
+        ctx = _ctx(tmp_path, HolderTable(board), workers)
+        fault = Pause()
+        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
+        monkeypatch.setattr(pause_module, "is_stopped", real)
+        measured = fault.stop(ctx, active)
+        assert (measured["slot"], measured["held"], measured["retries"]) == ("w0.s0", True, 1)
+        assert not _stopped_within(workers[1].pid, 0.05)       # the releasing one was continued
+    finally:
+        for w in workers:
+            w.kill()
+            w.wait()
