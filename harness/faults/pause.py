@@ -156,13 +156,9 @@ class Pause(Fault):
         return aimed, [ctx.workers[i].pid], [f"w{i}"]
 
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
+        """``worker`` (one at random) or ``workers`` (about half); a holder is `_stop_holder`'s."""
         alive = [i for i, w in enumerate(ctx.workers) if w.poll() is None]
-        if target == "holder":
-            holding = ctx.holders.wait_for_holder(timeout_s=HOLDER_WAIT_S)
-            chosen = [holding] if holding is not None else []
-            if not chosen and alive:
-                chosen = [ctx.rng.choice(alive)]
-        elif target == "worker":
+        if target == "worker":
             chosen = [ctx.rng.choice(alive)] if alive else []
         else:
             chosen = sorted(ctx.rng.sample(alive, max(1, len(alive) // 2))) if alive else []

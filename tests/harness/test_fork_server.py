@@ -155,24 +155,14 @@ def test_an_environment_other_than_the_servers_is_not_served(server, tmp_path):
         assert server.spawn("not_imported_here", [], server.env, log) is None
 
 
-def test_a_server_whose_imports_started_a_thread_forks_nothing(tmp_path):
+@pytest.mark.parametrize("module, why", [("fork_threaded", "thread"), ("fork_socket", "socket")])
+def test_a_server_whose_imports_started_a_thread_or_opened_a_socket_forks_nothing(tmp_path, module, why):
     with open(tmp_path / "server.log", "ab") as log:
-        s = ForkServer(["fork_threaded"], _env(), log)
+        s = ForkServer([module], _env(), log)
     try:
         with open(tmp_path / "child.log", "ab") as log:
-            assert s.spawn("fork_threaded", [], s.env, log) is None
-        assert not s.available and "thread" in s.refused
-    finally:
-        s.close()
-
-
-def test_a_server_whose_imports_opened_a_socket_forks_nothing(tmp_path):
-    with open(tmp_path / "server.log", "ab") as log:
-        s = ForkServer(["fork_socket"], _env(), log)
-    try:
-        with open(tmp_path / "child.log", "ab") as log:
-            assert s.spawn("fork_socket", [], s.env, log) is None
-        assert not s.available and "socket" in s.refused
+            assert s.spawn(module, [], s.env, log) is None
+        assert not s.available and why in s.refused
     finally:
         s.close()
 
