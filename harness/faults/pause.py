@@ -19,7 +19,10 @@ paused — sampled every 20 ms (100 ms for a container) until just before SIGCON
 measures ``in_call``: whether the slot it aimed at was still inside that very call when the pause
 ended (it had not reported leaving it before it was stopped), i.e. whether the pause landed while
 the call was in flight; ``slot`` names it, ``waited_s`` is how long it waited for one (false and
-null when none came and a random worker was paused instead). A paused worker's child processes
+null when none came and a random worker was paused instead). Once the picked worker is seen
+stopped, the pause looks at the board: a slot that has left the call, or whose call has sent a
+command beyond the one in flight at the pick (the stop took hold too late), is continued at once
+and the pause aims again, for up to ``REAIM_S``; ``retries`` counts those missed picks. A paused worker's child processes
 (an ``exec:`` lease's, one per slot) are stopped and continued with it, each with an undo entry of
 its own, and counted among the processes that must be seen stopped.
 """
@@ -40,6 +43,7 @@ AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # t
 CALL_WAIT_S = 5.0
 HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
 STOP_SEEN_S = 1.0       # for a SIGSTOPped worker to show state T (not seen by then: held false)
+REAIM_S = 1.0           # an aimed pause aims again for this long after its first pick
 
 
 class Pause(Fault):
@@ -64,8 +68,7 @@ class Pause(Fault):
                                            "watch": Watch(store.is_paused, period).start()})
         aimed = held = None
         if step.target in AIMED:
-            aimed, pids, names = self._pick_caller(ctx, AIMED[step.target])
-            pids, ids = self._stop_all(ctx, pids)
+            aimed, pids, names, ids = self._stop_caller(ctx, AIMED[step.target])
         elif step.target == "holder":
             held, pids, names, ids = self._stop_holder(ctx)
         else:
@@ -87,7 +90,7 @@ class Pause(Fault):
                     "stopped_s": stopped, "stopped_samples": [watch.held, watch.samples],
                     "processes": active.data["names"]}
         if aimed is not None:
-            measured.update(in_call=in_call, slot=aimed["slot"], waited_s=aimed["waited_s"])
+            measured.update(in_call=in_call, slot=aimed["slot"], waited_s=aimed["waited_s"], retries=aimed["retries"])
         held = active.data.get("held")
         if held is not None:
             measured.update(held)
@@ -124,13 +127,7 @@ class Pause(Fault):
                 return {"slot": None, "held": False, "retries": retries}, pids, names, ids
             process, since = found
             pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
-            # Judge the board only once the worker is seen stopped: on a loaded machine a SIGSTOP
-            # can take a scheduling slice or more to take hold, and the slot runs on meanwhile.
-            seen_by = time.monotonic() + STOP_SEEN_S
-            seen = all(is_stopped(p) for p in pids)
-            while not seen and time.monotonic() < seen_by:
-                time.sleep(0.001)
-                seen = all(is_stopped(p) for p in pids)
+            seen = _seen_stopped(pids)
             now = ctx.holders.slot(process)
             still = seen and now is not None and now[1] and now[0] != "release" and now[3] == since
             if still or time.monotonic() >= deadline:
@@ -139,21 +136,36 @@ class Pause(Fault):
                 ctx.ledger.heal(ident)
             retries += 1
 
-    def _pick_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str]]:
-        """The worker of the slot that entered ``call`` last, stopped at once; a random one when
-        none enters it within ``CALL_WAIT_S``."""
+    def _stop_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str], list[int]]:
+        """Stop the worker of the slot that entered ``call`` last, then look at the board once it
+        is seen stopped: when that slot has left the call, or its call has sent a command beyond
+        the one in flight at the pick (the stop took hold too late: a check-then-act release's
+        delete may have gone), continue it at once and aim again — for up to ``REAIM_S`` after
+        the first pick. A random worker is paused when no slot enters ``call`` within
+        ``CALL_WAIT_S`` (``slot`` null). ``retries`` counts the picks that missed."""
         t = time.monotonic()
-        found = ctx.holders.wait_for_call(call, timeout_s=CALL_WAIT_S)
-        if found is None:
-            pids, names = self._pick(ctx, "worker")
-            return {"slot": None, "number": None, "waited_s": None}, pids, names
-        slot, number = found
-        i = worker_index(slot)
-        if ctx.workers[i].poll() is not None:     # its worker died inside the call
-            pids, names = self._pick(ctx, "worker")
-            return {"slot": None, "number": None, "waited_s": None}, pids, names
-        aimed = {"slot": slot, "number": number, "waited_s": round(time.monotonic() - t, 4)}
-        return aimed, [ctx.workers[i].pid], [f"w{i}"]
+        retries, reaim_by, missed = 0, None, set()
+        while True:
+            left = CALL_WAIT_S - (time.monotonic() - t) if reaim_by is None else reaim_by - time.monotonic()
+            found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, left), exclude=missed)
+            i = worker_index(found[0]) if found is not None else None
+            if found is None or ctx.workers[i].poll() is not None:   # none came, or its worker died inside
+                pids, names = self._pick(ctx, "worker")
+                pids, ids = self._stop_all(ctx, pids)
+                return {"slot": None, "number": None, "waited_s": None, "retries": retries}, pids, names, ids
+            slot, number = found
+            sent = ctx.holders.sent(slot)
+            reaim_by = reaim_by or time.monotonic() + REAIM_S
+            pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
+            landed = _seen_stopped(pids) and ctx.holders.still_in(slot, number) \
+                and ctx.holders.sent(slot) <= max(sent, 1)
+            if landed or time.monotonic() >= reaim_by:
+                aimed = {"slot": slot, "number": number, "waited_s": round(time.monotonic() - t, 4), "retries": retries}
+                return aimed, pids, [f"w{i}"], ids
+            for ident in reversed(ids):
+                ctx.ledger.heal(ident)
+            missed.add(found)
+            retries += 1
 
     def _pick(self, ctx: FaultContext, target: str) -> tuple[list[int], list[str]]:
         """``worker`` (one at random) or ``workers`` (about half); a holder is `_stop_holder`'s."""
@@ -163,3 +175,15 @@ class Pause(Fault):
         else:
             chosen = sorted(ctx.rng.sample(alive, max(1, len(alive) // 2))) if alive else []
         return [ctx.workers[i].pid for i in chosen], [f"w{i}" for i in chosen]
+
+
+def _seen_stopped(pids: list[int]) -> bool:
+    """Whether every one of ``pids`` shows state T within ``STOP_SEEN_S``. The board is judged only
+    once a worker is seen stopped: on a loaded machine a SIGSTOP can take a scheduling slice or
+    more to take hold, and the slot runs on meanwhile."""
+    seen_by = time.monotonic() + STOP_SEEN_S
+    seen = all(is_stopped(p) for p in pids)
+    while not seen and time.monotonic() < seen_by:
+        time.sleep(0.001)
+        seen = all(is_stopped(p) for p in pids)
+    return seen

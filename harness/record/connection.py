@@ -103,6 +103,7 @@ class SendTracker:
     def __init__(self, process: str, on_late: Callable[[Call, list], None] | None = None):
         self.process = process
         self.on_late = on_late     # (call, entry) for a command sent after its call returned
+        self.on_sent: Callable[[], None] | None = None   # each command sent (the slot board's count)
         self._lock = threading.Lock()
         self._conn_count = 0
         self._pending: list[list] = []
@@ -126,6 +127,8 @@ class SendTracker:
             late = call is not None and not call.open and self.on_late is not None
             if not late:
                 self._pending.append(entry)
+        if self.on_sent is not None:
+            self.on_sent()
         if late:
             self.on_late(call, list(entry))   # as sent: its reply, read later, is not added
 

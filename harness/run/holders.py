@@ -28,32 +28,30 @@ class HolderTable:
         """Worker indexes with at least one slot holding a claim."""
         return sorted({worker_index(p) for p, _, holding, *_ in self._records() if holding})
 
+    def _wait(self, pick, timeout_s: float):
+        """``pick(records)``'s first answer that is not None, polling the board every ``POLL_S``
+        for up to ``timeout_s``; None when none came."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = pick(self._records())
+            if found is not None:
+                return found
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_S)
+
     def wait_for_holder(self, timeout_s: float) -> int | None:
         """A worker holding a claim now (the most recent claimer), waiting up to ``timeout_s``.
         A slot inside ``release()`` still counts as holding until the call returns, but its
         delete may already have run: stopped then, it stalls no live claim, and the holder pause
         misses (about one pause in three hundred with 0.3 s jobs). So it is passed over."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            holding = [(since, p) for p, call, held, _, _, since in self._records() if held and call != "release"]
-            if holding:
-                return worker_index(max(holding)[1])
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_S)
+        found = self.wait_for_holding_slot(timeout_s)
+        return worker_index(found[0]) if found is not None else None
 
     def wait_for_holding_slot(self, timeout_s: float) -> tuple[str, int] | None:
         """A slot holding a claim now, outside ``release()`` (the most recent claimer), as
         (process, since_ns: when it began holding), waiting up to ``timeout_s`` for one."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            holding = [(since, p) for p, call, held, _, _, since in self._records() if held and call != "release"]
-            if holding:
-                since, process = max(holding)
-                return process, since
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_S)
+        return self._wait(_latest_holder, timeout_s)
 
     def slot(self, process: str) -> tuple[str, bool, int, int] | None:
         """(call, holding, number, since_ns) of ``process`` now, or None when the board lacks it."""
@@ -75,18 +73,20 @@ class HolderTable:
         """(process, holding) of each slot of worker ``worker``."""
         return [(p, held) for p, _, held, *_ in self._records() if worker_index(p) == worker]
 
-    def wait_for_call(self, call: str, timeout_s: float) -> tuple[str, int] | None:
+    def wait_for_call(self, call: str, timeout_s: float, exclude=()) -> tuple[str, int] | None:
         """A slot inside ``call`` now (the one that entered it last), as (process, call number),
-        waiting up to ``timeout_s`` for one; the number tells this call from the slot's next."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            inside = [(entered, p, number) for p, c, _, number, entered, _ in self._records() if c == call]
-            if inside:
-                _, process, number = max(inside)
-                return process, number
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_S)
+        waiting up to ``timeout_s`` for one; the number tells this call from the slot's next.
+        Calls in ``exclude`` (such pairs) are passed over."""
+        def latest_inside(records):
+            inside = [(entered, p, number) for p, c, _, number, entered, _ in records
+                      if c == call and (p, number) not in exclude]
+            return max(inside)[1:] if inside else None
+        return self._wait(latest_inside, timeout_s)
+
+    def sent(self, process: str) -> int:
+        """How many commands ``process``'s client sent since it entered its current (or last)
+        lease call (0 without a board)."""
+        return self.board.sent(self.board.index(process)) if self.board is not None else 0
 
     def still_in(self, process: str, number: int) -> bool:
         """Whether ``process`` is still inside its call number ``number``."""
@@ -94,6 +94,14 @@ class HolderTable:
             if p == process:
                 return bool(call) and n == number
         return False
+
+
+def _latest_holder(records) -> tuple[str, int] | None:
+    holding = [(since, p) for p, call, held, _, _, since in records if held and call != "release"]
+    if not holding:
+        return None
+    since, process = max(holding)
+    return process, since
 
 
 def worker_index(process: str) -> int:

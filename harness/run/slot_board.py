@@ -11,6 +11,8 @@ One record per slot (index: worker × slots + slot), written only by that slot's
 
     call      u8   0 none, 1 acquire, 2 release, 3 renew   (written last on entry, first on exit)
     holding   u8   1 while the slot holds a claim
+    sent      u16  commands the slot's client sent since it entered its current (or last) call:
+                   a pause aimed at a call tells by it whether the call moved on before the stop held
     number    u32  how many calls the slot has entered (tells one release from the next)
     entered   i64  CLOCK_MONOTONIC ns when it entered its current call
     since     i64  CLOCK_MONOTONIC ns when it began holding
@@ -28,11 +30,12 @@ from pathlib import Path
 
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
 
-RECORD = struct.Struct("<BBxxIqq")
+RECORD = struct.Struct("<BBHIqq")
 CALLS = ("", "acquire", "release", "renew")
 _CODE = {name: i for i, name in enumerate(CALLS) if name}
-_ENTRY = struct.Struct("<Iq")     # number, entered: at offset 4
+_ENTRY = struct.Struct("<HIq")    # sent (reset to 0), number, entered: at offset 2
 _SINCE = struct.Struct("<q")      # since: at offset 16
+_SENT = struct.Struct("<H")       # sent: at offset 2
 
 
 class SlotBoard:
@@ -49,6 +52,7 @@ class SlotBoard:
         finally:
             os.close(fd)
         self._numbers = [0] * (workers * slots)
+        self._sent = [0] * (workers * slots)
 
     # -- a worker's slots write ----------------------------------------------------------------
     def index(self, process: str) -> int:
@@ -58,8 +62,9 @@ class SlotBoard:
 
     def enter(self, i: int, call: str) -> None:
         self._numbers[i] += 1
+        self._sent[i] = 0
         off = i * RECORD.size
-        _ENTRY.pack_into(self._mm, off + 4, self._numbers[i], time.monotonic_ns())
+        _ENTRY.pack_into(self._mm, off + 2, 0, self._numbers[i], time.monotonic_ns())
         self._mm[off] = _CODE[call]
 
     def leave(self, i: int) -> None:
@@ -71,17 +76,28 @@ class SlotBoard:
             _SINCE.pack_into(self._mm, off + 16, time.monotonic_ns())
         self._mm[off + 1] = 1 if holding else 0
 
+    def count_sent(self, i: int):
+        """A function of no arguments that counts one command sent by slot ``i`` (its send
+        tracker calls it for each command, ``SendTracker.on_sent``); entering a call resets it."""
+        mm, off, counts, pack = self._mm, i * RECORD.size + 2, self._sent, _SENT.pack_into
+
+        def on_sent() -> None:
+            counts[i] = n = (counts[i] + 1) & 0xFFFF
+            pack(mm, off, n)
+        return on_sent
+
     def writers(self, i: int):
         """``(on_call, on_hold)`` of record ``i``, as the claim loop calls them (``on_call(process,
         call or None)``, ``on_hold(process, holding)``): ``enter``/``leave`` and ``hold`` with the
         record's place bound once, for the slot's hot path (two calls per lease call)."""
-        mm, off, numbers, codes = self._mm, i * RECORD.size, self._numbers, _CODE
+        mm, off, numbers, sent, codes = self._mm, i * RECORD.size, self._numbers, self._sent, _CODE
         entry, since, clock = _ENTRY.pack_into, _SINCE.pack_into, time.monotonic_ns
 
         def on_call(_process: str, call: str | None) -> None:
             if call:
                 numbers[i] += 1
-                entry(mm, off + 4, numbers[i], clock())
+                sent[i] = 0
+                entry(mm, off + 2, 0, numbers[i], clock())
                 mm[off] = codes[call]
             else:
                 mm[off] = 0
@@ -98,10 +114,14 @@ class SlotBoard:
     def records(self) -> list[tuple[str, str, bool, int, int, int]]:
         """(process, call or "", holding, number, entered_ns, since_ns) of every slot."""
         out = []
-        for i, (code, holding, number, entered, since) in enumerate(RECORD.iter_unpack(self._mm)):
+        for i, (code, holding, _sent, number, entered, since) in enumerate(RECORD.iter_unpack(self._mm)):
             process = f"w{i // self.slots}.s{i % self.slots}"
             out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since))
         return out
+
+    def sent(self, i: int) -> int:
+        """Record ``i``'s commands sent since it entered its current or last call."""
+        return _SENT.unpack_from(self._mm, i * RECORD.size + 2)[0]
 
     def close(self) -> None:
         try:

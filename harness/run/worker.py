@@ -108,6 +108,7 @@ def main(argv: list[str]) -> int:
         handed = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
         factory = per_slot(process) if callable(per_slot) else lease_cls
         on_call, on_hold = board.writers(index * cfg.slots + s)
+        tracker.on_sent = board.count_sent(index * cfg.slots + s)
         factories.append(factory)
         slots.append(slot_cls(process=process, history=history, tracker=tracker, client=handed,
                           lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,

@@ -24,3 +24,24 @@ def test_a_slots_writers_write_what_enter_leave_and_hold_write(tmp_path):
     call, holding, number, _, _ = {p: rest for p, *rest in board.records()}["w1.s0"]
     assert (call, holding, number) == ("renew", False, 3)
     board.close()
+
+
+def test_a_slots_sent_count_counts_its_commands_since_it_entered_its_call(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=1, slots=2, create=True)
+    i = board.index("w0.s1")
+    on_call, _ = board.writers(i)
+    count = board.count_sent(i)
+    on_call("w0.s1", "release")
+    count()
+    count()
+    assert board.sent(i) == 2 and board.sent(board.index("w0.s0")) == 0
+    on_call("w0.s1", None)
+    assert board.sent(i) == 2          # leaving keeps the last call's count
+    on_call("w0.s1", "acquire")
+    assert board.sent(i) == 0          # entering the next call starts it again
+    count()
+    board.enter(i, "renew")
+    assert board.sent(i) == 0
+    call, holding, number, _, _ = {p: rest for p, *rest in board.records()}["w0.s1"]
+    assert (call, number) == ("renew", 3)
+    board.close()
