@@ -119,8 +119,11 @@ def test_the_classic_incident_on_both_paths_fails_alike(leasecheck):
 def test_faults_act_on_the_wire_path(leasecheck):
     r = leasecheck("run", "--lease", f"{HERE}:TokenCasUrl", "--nemesis", "pause:holder,latency,partition,kill",
                    "--nemesis-interval", "2s", "--time-limit", "14s", "--seed", "3")
-    assert r.code == 0, r.out + r.err
     res = r.results
+    # VALID, or INVALID for the store alone: a kill that lands while a claim is young can let
+    # another attempt in before that claim's deadline (early loss, the store's finding; under load
+    # the restart is quick enough more often). The lease and the wire path must never be at fault.
+    assert r.code == 0 or (r.code == 1 and res["failure_of"] == "store"), r.out + r.err
     kinds = {f["fault"] for f in res["faults"]}
     assert kinds == {"pause", "latency", "partition", "kill"}, kinds
     assert all(f["took_effect"] is True for f in res["faults"]), res["faults"]
