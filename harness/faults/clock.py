@@ -11,6 +11,11 @@ written: libfaketime rates corrupt later offsets.
 Modes (``params.mode``): ``bump`` (default) holds one offset for the duration; ``strobe`` flips
 between the offset and zero every ``params.period`` seconds (default 0.05).
 
+A forward jump of the store's clock is aimed at a held claim: it waits (up to ``HOLDER_WAIT_S``)
+until some slot holds a claim outside ``release()``, since only a live claim can be expired early —
+a jump that lands while the key is free between two claims shows nothing. ``holder`` names that
+slot (null when none came in time and the jump went ahead anyway), ``waited_s`` the wait.
+
 Measured while it acts, right after the files are written: the store's ``TIME`` against the real
 clock (``store_skew_s``, again just before and after the heal), or each worker's own
 ``time.time()``, asked through its stdin (``worker_skew_s``) — each with the probe's round trip,
@@ -32,6 +37,7 @@ from leasecheck.harness.stores.daemon import DEFAULT_IMAGE, DockerUnavailable, c
 from leasecheck.harness.stores.image import image_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
+HOLDER_WAIT_S = 2.0     # a forward store jump waits this long at most for a held claim to aim at
 
 
 @undoes("faketime")
@@ -62,7 +68,7 @@ class Clock(Fault):
     acts = "skews the store's clock"
     lasts_ttls = False
     measures = ("offsets_s", "held_s", "store_skew_s", "store_probe_rtt_s", "store_skew_before_heal_s",
-                "store_skew_after_heal_s", "worker_skew_s", "worker_probe_rtt_s")
+                "store_skew_after_heal_s", "worker_skew_s", "worker_probe_rtt_s", "holder", "waited_s")
     undoes = ("faketime",)
 
     def validate(self, cfg, target: str) -> None:
@@ -94,6 +100,11 @@ class Clock(Fault):
             self.default_size(ctx.cfg, ctx.rng, step.target, step.params.get("direction"))
         node = ctx.node_for(step.target)
         files = self._files(ctx, step.target)
+        aimed = None
+        if "store" in files and offset > 0 and ctx.holders is not None and step.params.get("mode") != "strobe":
+            t = time.monotonic()
+            found = ctx.holders.wait_for_holding_slot(HOLDER_WAIT_S)
+            aimed = {"holder": found[0] if found is not None else None, "waited_s": round(time.monotonic() - t, 4)}
         offsets = {}
         ids = []
         for name, path in files.items():
@@ -102,7 +113,7 @@ class Clock(Fault):
             off = offset if name == "store" else ctx.rng.uniform(0.25, 1.0) * offset
             offsets[name] = round(off, 6)
             write_offset(path, off)
-        active = Active(step, ids, data={"offsets": offsets, "files": files})
+        active = Active(step, ids, data={"offsets": offsets, "files": files, "aimed": aimed})
         # The probes come before a strobe starts flipping the files back to zero.
         if "store" in files:
             active.data["store"] = store_skew(node.admin)
@@ -126,6 +137,8 @@ class Clock(Fault):
         for ident in active.ledger_ids:
             ctx.ledger.heal(ident)
         measured = {"offsets_s": active.data["offsets"], "held_s": round(time.monotonic() - active.started, 4)}
+        if active.data.get("aimed") is not None:
+            measured.update(active.data["aimed"])
         if "store" in active.data:
             skew, rtt = active.data["store"]
             measured.update(store_skew_s=skew, store_probe_rtt_s=rtt,

@@ -62,3 +62,50 @@ def test_offsets_are_written_atomically(tmp_path):
     assert p.read_text() == "+1.250000\n"
     write_offset(p, -0.5)
     assert p.read_text() == "-0.500000\n"
+
+
+class _Holders:
+    """A holder table whose first claim is held ``after_s`` after the wait began (never: None)."""
+    def __init__(self, after_s):
+        self.after_s, self.waits = after_s, []
+
+    def wait_for_holding_slot(self, timeout_s):
+        self.waits.append(timeout_s)
+        if self.after_s is None or self.after_s > timeout_s:
+            time.sleep(timeout_s)
+            return None
+        time.sleep(self.after_s)
+        return "w3.s0", 1
+
+
+def test_a_forward_store_jump_waits_for_a_held_claim_and_names_its_holder(tmp_path):
+    ctx = _ctx(tmp_path)
+    ctx.holders = _Holders(after_s=0.2)
+    clock = FAULTS["clock"]
+    t = time.monotonic()
+    active = clock.start(ctx, Step(0, "clock", "store", 1.0, size=2.5))
+    assert time.monotonic() - t >= 0.2 and float((tmp_path / "faketime" / "store").read_text()) == 2.5
+    measured = clock.stop(ctx, active)
+    assert measured["holder"] == "w3.s0" and 0.2 <= measured["waited_s"] < 1.0
+
+
+def test_a_forward_store_jump_goes_ahead_when_no_claim_is_held_in_time(tmp_path, monkeypatch):
+    from leasecheck.harness.faults import clock as clock_module
+    monkeypatch.setattr(clock_module, "HOLDER_WAIT_S", 0.1)
+    ctx = _ctx(tmp_path)
+    ctx.holders = _Holders(after_s=None)
+    clock = FAULTS["clock"]
+    active = clock.start(ctx, Step(0, "clock", "store", 1.0, size=2.5))
+    measured = clock.stop(ctx, active)
+    assert ctx.holders.waits == [0.1] and measured["holder"] is None and measured["waited_s"] >= 0.1
+
+
+def test_a_backward_jump_or_a_strobe_is_not_aimed(tmp_path):
+    ctx = _ctx(tmp_path)
+    ctx.holders = _Holders(after_s=0.0)
+    clock = FAULTS["clock"]
+    for step in (Step(0, "clock", "store", 1.0, size=-2.0),
+                 Step(0, "clock", "store", 1.0, size=2.0, params={"mode": "strobe", "period": 0.02})):
+        measured = clock.stop(ctx, clock.start(ctx, step))
+        assert "holder" not in measured and "waited_s" not in measured
+    assert ctx.holders.waits == []
