@@ -2,6 +2,7 @@
 real ``leasecheck`` command line in a subprocess."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,15 @@ from leasecheck.harness.stores.embedded import EmbeddedStore
 from leasecheck.rundir import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
+DURATIONS = ROOT / "tests" / "durations.json"     # seconds per test file, for the order of collection
+
+
+def pytest_configure(config):
+    """Keep the collection's order of files under ``--dist loadfile``: pytest-xdist would otherwise
+    hand them out by their number of tests (``--loadscope-reorder``, its default), not by their
+    cost (below)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(tryfirst=True)          # before `-m` deselects anything
@@ -29,12 +39,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("integration") or item.path.is_relative_to(docker):
             item.add_marker(pytest.mark.slow)
-    # The files with a `slow` test first, each file's tests still in their order: `-n N --dist
-    # loadfile` hands files out in this order, so the long ones start early and the short unit
-    # test files fill the workers' ends (at -n 6 the busiest worker's share fell ~40 s in a
-    # simulation of four measured runs: bench/suite_durations.py).
+    # The longest files first, each file's tests still in their order: `-n N --dist loadfile`
+    # hands files out in this order, so the long ones start early and the short unit-test files
+    # fill the workers' ends. A file's cost is its seconds in tests/durations.json (measured:
+    # `bench/suite_durations.py LOG --write tests/durations.json`); a file not listed counts 20 s
+    # when it has a `slow` test, else 0. At -n 6 a run in alphabetical order ended with the two
+    # shrink files (150-180 s each) started at 360 s and 400 s: 580 s against ~480 s for the rest.
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+
+    def cost(item) -> float:
+        name = item.path.relative_to(ROOT).as_posix() if item.path.is_relative_to(ROOT) else str(item.path)
+        return known.get(name, 20.0 if item.path in slow_files else 0.0)
+    items.sort(key=lambda item: -cost(item))
 
 
 @pytest.fixture(scope="module")
