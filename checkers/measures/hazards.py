@@ -129,7 +129,10 @@ class Hazards:
     def call(self, e: dict, kind: Any, f: str, t: Any) -> None:
         """`see` of a lease call's event (`kind` invoke or a completion) whose `f` is ``acquire``,
         ``release`` or ``renew`` (the digest has read both)."""
-        attempt = e.get("attempt")
+        self.call_by(e, kind, f, t, e.get("attempt"))
+
+    def call_by(self, e: dict, kind: Any, f: str, t: Any, attempt: Any) -> None:
+        """`call` of an event whose `attempt` the caller has read too."""
         held = self._held.get(attempt)
         if kind == INVOKE:
             self.calls[f] += 1

@@ -72,13 +72,23 @@ class Digest:
         if (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
             # A lease call's event, the common case: read once, handed to the three that read it.
             f = e["f"]
-            if f == ACQUIRE or f == RELEASE or f == RENEW:
-                self.hazards.call(e, kind, f, t)
-            self._call_event = e
-            self.pairer.call(e, kind, f)
+            if type(f) is str:
+                # (typed: compiled, the comparisons are C ones; each field read once, for all three)
+                attempt = e.get("attempt")
+                if f == ACQUIRE or f == RELEASE or f == RENEW:
+                    self.hazards.call_by(e, kind, f, t, attempt)
+                    self._call_event = e
+                    self.pairer.known_call(e, kind, f, attempt, t)
+                else:
+                    self._call_event = e
+                    if f == F_EFFECT:
+                        self.pairer.known_call(e, kind, f, attempt, t)
+            else:
+                self._call_event = e
+                self.pairer.call(e, kind, f)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline
                 self.exceptions.calls += 1
-            else:
+            elif kind == INFO:               # (an invocation is none of its business)
                 self.exceptions.feed(e)
             return
         if kind in HAZARD_TYPES:           # (each measure is handed the types it reads)

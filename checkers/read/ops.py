@@ -50,8 +50,12 @@ class Op:
 
     def complete(self, e: dict) -> None:
         """Take the completion event `e`'s outcome."""
-        self.type = kind = e[TYPE]
-        self.end_time = e["time"]
+        self.completed_by(e, e[TYPE], e["time"])
+
+    def completed_by(self, e: dict, kind: Any, t: Any) -> None:
+        """`complete` of an event whose `type` is `kind` and `time` is `t` (the caller has read them)."""
+        self.type = kind
+        self.end_time = t
         self.value = e.get("value") if kind == OK else None
         self.fence = e.get("fence")
         sent = e.get("sent")
@@ -120,7 +124,11 @@ class Pairer:
         """`feed` of an event whose `type` is `kind` and `f` is `f` (the digest has read them)."""
         if f not in CALLS:
             return
-        attempt = e.get("attempt")
+        self.known_call(e, kind, f, e.get("attempt"), e.get("time"))
+
+    def known_call(self, e: dict, kind: Any, f: str, attempt: Any, t: Any) -> None:
+        """`call` of an event whose `f` is one of `CALLS`, its `attempt` and `time` read (`t`
+        is only read for an invocation, whose `time` must be there)."""
         open_ = self.open
         if kind == INVOKE:
             if attempt in open_:
@@ -128,7 +136,9 @@ class Pairer:
                                      f"{open_[attempt].f} was still open")
                 self.abandoned.append(open_[attempt])
             key = e.get("key")
-            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, e["time"])
+            if t is None:
+                t = e["time"]       # (a KeyError, as ever, for an invocation without a time)
+            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
             self.count += 1
             if self.keep:
                 self.ops.append(new)
@@ -147,7 +157,7 @@ class Pairer:
             if op is not None:
                 open_[attempt] = op
             return
-        op.complete(e)
+        op.completed_by(e, kind, e["time"] if t is None else t)
         if self.on_done is not None:
             self.on_done(op)
 
