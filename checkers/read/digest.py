@@ -20,6 +20,7 @@ from leasecheck.checkers.measures.hazards import TYPES as HAZARD_TYPES, Hazards
 from leasecheck.checkers.measures.hung_calls import HungCalls
 from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
+from leasecheck.checkers.model.join import Joiner
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.checkers.measures import timeline as _timeline
@@ -36,9 +37,11 @@ class Digest:
     """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs;
     each `late_sent` event, as a call of its own whose outcome is unknown, to `on_late` (the join)."""
 
-    def __init__(self, on_done=None, on_late=None) -> None:
-        self.pairer = Pairer(self._done, keep=False, on_late=on_late)
+    def __init__(self, on_done=None, on_late=None, joiner: Joiner | None = None) -> None:
+        self.pairer = Pairer(None, keep=False, on_late=on_late)
+        self.pairer.digest = self          # (`_done`, called natively where compiled)
         self.on_done = on_done
+        self.joiner = joiner               # gets each completed call after `on_done` (a C call where compiled)
         self.releases = Releases()
         self.completed = 0                 # completed lease calls (sink writes aside)
         self.effect_ops: list[Op] = []     # the sink writes (--sink), completed
@@ -144,6 +147,8 @@ class Digest:
             self.timeline.call(op, (self._call_event or {}).get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
+        if self.joiner is not None:
+            self.joiner.add(op)
 
     def consume(self, events, progress=None) -> "Digest":
         """Feed every event of `events`; `progress()` is called every PROGRESS_EVERY events."""

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
+
+if TYPE_CHECKING:   # (ops is imported by digest: a type only, for the compiled build's C call)
+    from leasecheck.checkers.read.digest import Digest
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern: Final = sys.intern
@@ -110,6 +113,7 @@ class Pairer:
         self.problems: list[str] = []
         self.open: dict[Any, Op] = {}
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
+        self.digest: Digest | None = None   # the digest this pairer feeds: its `_done` after `on_done`
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
@@ -160,6 +164,8 @@ class Pairer:
         op.completed_by(e, kind, e["time"] if t is None else t)
         if self.on_done is not None:
             self.on_done(op)
+        if self.digest is not None:
+            self.digest._done(op)
 
 
     def _late(self, e: dict) -> Op:
