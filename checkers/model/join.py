@@ -344,7 +344,12 @@ class Joiner:
     def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
-        left = self.left.pop(op.index, 1) - 1
+        more = self.left.get(op.index)   # (get and del, not pop: compiled, C calls)
+        if more is None:
+            left = 0
+        else:
+            del self.left[op.index]
+            left = more - 1
         if left:
             self.left[op.index] = left
         else:

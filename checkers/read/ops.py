@@ -154,7 +154,9 @@ class Pairer:
             return
         if kind not in COMPLETIONS:
             return
-        op = open_.pop(attempt, None)
+        op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
+        if op is not None:
+            del open_[attempt]
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
