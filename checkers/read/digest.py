@@ -38,8 +38,7 @@ class Digest:
     each `late_sent` event, as a call of its own whose outcome is unknown, to `on_late` (the join)."""
 
     def __init__(self, on_done=None, on_late=None, joiner: Joiner | None = None) -> None:
-        self.pairer = Pairer(None, keep=False, on_late=on_late)
-        self.pairer.digest = self          # (`_done`, called natively where compiled)
+        self.pairer = Pairer(None, keep=False, on_late=on_late)   # (each call it completes goes to `_done`)
         self.on_done = on_done
         self.joiner = joiner               # gets each completed call after `on_done` (a C call where compiled)
         self.releases = Releases()
@@ -81,14 +80,15 @@ class Digest:
                 if f == ACQUIRE or f == RELEASE or f == RENEW:
                     self.hazards.call_by(e, kind, f, t, attempt)
                     self._call_event = e
-                    self.pairer.known_call(e, kind, f, attempt, t)
+                    done = self.pairer.known_call(e, kind, f, attempt, t)
                 else:
                     self._call_event = e
-                    if f == F_EFFECT:
-                        self.pairer.known_call(e, kind, f, attempt, t)
+                    done = self.pairer.known_call(e, kind, f, attempt, t) if f == F_EFFECT else None
             else:
                 self._call_event = e
-                self.pairer.call(e, kind, f)
+                done = self.pairer.call(e, kind, f)
+            if done is not None:
+                self._done(done)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline
                 self.exceptions.calls += 1
             elif kind == INFO:               # (an invocation is none of its business)
@@ -101,7 +101,9 @@ class Digest:
             return
         if "f" in e:
             self._call_event = e
-            self.pairer.feed(e)
+            done = self.pairer.feed(e)
+            if done is not None:
+                self._done(done)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline: a call that completed
                 self.exceptions.calls += 1
             else:

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
-
-if TYPE_CHECKING:   # (ops is imported by digest: a type only, for the compiled build's C call)
-    from leasecheck.checkers.read.digest import Digest
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern: Final = sys.intern
@@ -113,7 +110,6 @@ class Pairer:
         self.problems: list[str] = []
         self.open: dict[Any, Op] = {}
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
-        self.digest: Digest | None = None   # the digest this pairer feeds: its `_done` after `on_done`
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
@@ -121,18 +117,20 @@ class Pairer:
         """The calls without a completion (so far), in invocation order."""
         return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
-    def feed(self, e: dict) -> None:
-        self.call(e, e.get(TYPE), e.get("f"))
+    def feed(self, e: dict) -> Op | None:
+        """Take the next event; returns the call it completed, if any (after `on_done` got it)."""
+        return self.call(e, e.get(TYPE), e.get("f"))
 
-    def call(self, e: dict, kind: Any, f: Any) -> None:
+    def call(self, e: dict, kind: Any, f: Any) -> Op | None:
         """`feed` of an event whose `type` is `kind` and `f` is `f` (the digest has read them)."""
         if f not in CALLS:
-            return
-        self.known_call(e, kind, f, e.get("attempt"), e.get("time"))
+            return None
+        return self.known_call(e, kind, f, e.get("attempt"), e.get("time"))
 
-    def known_call(self, e: dict, kind: Any, f: str, attempt: Any, t: Any) -> None:
+    def known_call(self, e: dict, kind: Any, f: str, attempt: Any, t: Any) -> Op | None:
         """`call` of an event whose `f` is one of `CALLS`, its `attempt` and `time` read (`t`
-        is only read for an invocation, whose `time` must be there)."""
+        is only read for an invocation, whose `time` must be there). The caller that needs
+        each completed call can take the returned one (compiled: no Python call of `on_done`)."""
         open_ = self.open
         if kind == INVOKE:
             if attempt in open_:
@@ -147,13 +145,13 @@ class Pairer:
             if self.keep:
                 self.ops.append(new)
             open_[attempt] = new
-            return
+            return None
         if kind == LATE_SENT:
             if self.on_late is not None:
                 self.on_late(self._late(e))
-            return
+            return None
         if kind not in COMPLETIONS:
-            return
+            return None
         op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
         if op is not None:
             del open_[attempt]
@@ -162,12 +160,11 @@ class Pairer:
                                  "has no matching invoke (ignored)")
             if op is not None:
                 open_[attempt] = op
-            return
+            return None
         op.completed_by(e, kind, e["time"] if t is None else t)
         if self.on_done is not None:
             self.on_done(op)
-        if self.digest is not None:
-            self.digest._done(op)
+        return op
 
 
     def _late(self, e: dict) -> Op:
