@@ -129,7 +129,10 @@ class Hazards:
     def call(self, e: dict, kind: Any, f: str, t: Any) -> None:
         """`see` of a lease call's event (`kind` invoke or a completion) whose `f` is ``acquire``,
         ``release`` or ``renew`` (the digest has read both)."""
-        attempt = e.get("attempt")
+        self.call_by(e, kind, f, t, e.get("attempt"))
+
+    def call_by(self, e: dict, kind: Any, f: str, t: Any, attempt: Any) -> None:
+        """`call` of an event whose `attempt` the caller has read too."""
         held = self._held.get(attempt)
         if kind == INVOKE:
             self.calls[f] += 1
@@ -138,7 +141,9 @@ class Hazards:
                 held.released = t
             return
         key = e.get("key")
-        call = self._open.pop(attempt, None)
+        call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
+        if call is not None:
+            del self._open[attempt]
         invoked, deadline = (call.invoked, call.deadline) if call is not None else (t, None)
         ttl_ns = self.ttl_ns
         if f == ACQUIRE:
@@ -158,7 +163,8 @@ class Hazards:
         else:
             if deadline is not None and invoked <= deadline <= t:
                 self._hit("release_at_expiry", attempt, t)
-            self._held.pop(attempt, None)
+            if attempt in self._held:
+                del self._held[attempt]
             if self._last.get(key) == attempt:
                 del self._last[key]
 

@@ -98,8 +98,11 @@ class CallChecks:
         if op.type == FAIL and op.index not in self.effects:
             # The most common call by far (an acquire that lost) whose commands changed nothing:
             # it agrees with the audit; forget it, as `check` and `classify_release` would.
-            self.shown.pop(op.index, None)
-            self.saw.pop(op.index, None)
+            # (`in` and del, not pop: compiled, C calls, not method calls)
+            if op.index in self.shown:
+                del self.shown[op.index]
+            if op.index in self.saw:
+                del self.saw[op.index]
             return
         self.check(op, missing)
         self.classify_release(op)

@@ -30,7 +30,7 @@ class Engine:
     def __init__(self, events, audit, progress=None) -> None:
         self.audit, self.progress = audit, progress
         self.joiner = Joiner()
-        self.digest = Digest(on_done=self.joiner.add, on_late=self.joiner.add)
+        self.digest = Digest(on_late=self.joiner.add, joiner=self.joiner)
         self._it = iter(events)
         self.history_over = False
 

@@ -118,7 +118,7 @@ class Joiner:
     def __init__(self) -> None:
         self.out = Join()
         self.wanted: dict[str, dict[int, Op]] = {}   # conn -> {seq: the call that sent it}
-        self.left: dict[int, int] = {}               # op index -> sent commands not yet found
+        self.left: dict[int, int] = {}               # op index -> sent commands not yet found (when more than one)
         self.unmatched: dict[int, Op] = {}           # calls with sent commands not yet found
         self.matched: list[Op] = []                  # calls whose commands were all found
         self.done = False
@@ -159,7 +159,8 @@ class Joiner:
                 horizon[conn] = seq
             n += 1
         if n:
-            self.left[op.index] = n
+            if n > 1:                    # (a call of one command, the common case, needs no count)
+                self.left[op.index] = n
             self.unmatched[op.index] = op
         else:
             self.matched.append(op)      # nothing to wait for
@@ -343,7 +344,12 @@ class Joiner:
     def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
-        left = self.left.pop(op.index) - 1
+        more = self.left.get(op.index)   # (get and del, not pop: compiled, C calls)
+        if more is None:
+            left = 0
+        else:
+            del self.left[op.index]
+            left = more - 1
         if left:
             self.left[op.index] = left
         else:

@@ -23,7 +23,7 @@ import builtins
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Final, Iterable, Iterator
 
 from leasecheck.rundir import AUDIT
 
@@ -44,6 +44,8 @@ _HEAD = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)", re.S)
 _LINE = re.compile(r"(\d+\.\d+) \[(\d+) ([^ ]+)\] (.*)\n\Z")   # the same, a whole raw line
 _ARG = re.compile(r'"((?:[^"\\]|\\.)*)"(?: |\Z)', re.S)
 _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)
+# `str.isascii` once (compiled, a method call looks the method up on every line; this is a plain call)
+_isascii: Final = str.isascii
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b"}
 
 
@@ -187,7 +189,7 @@ class AuditStream:
             # line whose arguments are quoted without escapes (what `_command_head` accepts, and
             # what the fast path of `unquote_args` splits), without building its groups.
             parts = raw.split(" ", 3)
-            if len(parts) == 4 and raw.isascii():
+            if len(parts) == 4 and _isascii(raw):
                 stamp, db, addr, rest = parts
                 dot, n = stamp.find("."), len(rest)
                 if (n > 2 and rest[n - 2] == '"' and rest[0] == '"' and 0 < dot < len(stamp) - 1

@@ -20,6 +20,7 @@ from leasecheck.checkers.measures.hazards import TYPES as HAZARD_TYPES, Hazards
 from leasecheck.checkers.measures.hung_calls import HungCalls
 from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
+from leasecheck.checkers.model.join import Joiner
 from leasecheck.checkers.read.ops import Op, Pairer
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.checkers.measures import timeline as _timeline
@@ -36,9 +37,10 @@ class Digest:
     """The calls are not kept: each completed one goes to `on_done`, which keeps what it needs;
     each `late_sent` event, as a call of its own whose outcome is unknown, to `on_late` (the join)."""
 
-    def __init__(self, on_done=None, on_late=None) -> None:
-        self.pairer = Pairer(self._done, keep=False, on_late=on_late)
+    def __init__(self, on_done=None, on_late=None, joiner: Joiner | None = None) -> None:
+        self.pairer = Pairer(None, keep=False, on_late=on_late)   # (each call it completes goes to `_done`)
         self.on_done = on_done
+        self.joiner = joiner               # gets each completed call after `on_done` (a C call where compiled)
         self.releases = Releases()
         self.completed = 0                 # completed lease calls (sink writes aside)
         self.effect_ops: list[Op] = []     # the sink writes (--sink), completed
@@ -72,13 +74,24 @@ class Digest:
         if (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
             # A lease call's event, the common case: read once, handed to the three that read it.
             f = e["f"]
-            if f == ACQUIRE or f == RELEASE or f == RENEW:
-                self.hazards.call(e, kind, f, t)
-            self._call_event = e
-            self.pairer.call(e, kind, f)
+            if type(f) is str:
+                # (typed: compiled, the comparisons are C ones; each field read once, for all three)
+                attempt = e.get("attempt")
+                if f == ACQUIRE or f == RELEASE or f == RENEW:
+                    self.hazards.call_by(e, kind, f, t, attempt)
+                    self._call_event = e
+                    done = self.pairer.known_call(e, kind, f, attempt, t)
+                else:
+                    self._call_event = e
+                    done = self.pairer.known_call(e, kind, f, attempt, t) if f == F_EFFECT else None
+            else:
+                self._call_event = e
+                done = self.pairer.call(e, kind, f)
+            if done is not None:
+                self._done(done)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline
                 self.exceptions.calls += 1
-            else:
+            elif kind == INFO:               # (an invocation is none of its business)
                 self.exceptions.feed(e)
             return
         if kind in HAZARD_TYPES:           # (each measure is handed the types it reads)
@@ -88,7 +101,9 @@ class Digest:
             return
         if "f" in e:
             self._call_event = e
-            self.pairer.feed(e)
+            done = self.pairer.feed(e)
+            if done is not None:
+                self._done(done)
             if kind == OK or kind == FAIL:   # Exceptions.feed's common case, inline: a call that completed
                 self.exceptions.calls += 1
             else:
@@ -134,6 +149,8 @@ class Digest:
             self.timeline.call(op, (self._call_event or {}).get("error") if op.type == INFO else None)
         if self.on_done is not None:
             self.on_done(op)
+        if self.joiner is not None:
+            self.joiner.add(op)
 
     def consume(self, events, progress=None) -> "Digest":
         """Feed every event of `events`; `progress()` is called every PROGRESS_EVERY events."""

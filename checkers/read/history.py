@@ -89,13 +89,8 @@ class HistoryStream:
         use_merged = not self.parts_only and merged.is_file() and merged.stat().st_size > 0
         found: list[dict] = []
         for path in [merged] if use_merged else _part_files(self.run):
-            tail = b""
             f = self._open(path)
-            while chunk := f.read(_SCAN_CHUNK):
-                buf = tail + chunk
-                end = buf.rfind(b"\n") + 1
-                _lines_with(buf, end, token, found)
-                tail = buf[end:]
+            tail = _scan_file(f, token, found)
             if use_merged:
                 f.seek(0)
                 self._kept = f          # the pass after this look-ahead reads it from the start
@@ -224,12 +219,32 @@ def _part_files(run: Path) -> list[Path]:
     return sorted((run / PARTS).glob("*" + PART_SUFFIX), key=natural)
 
 
-def _lines_with(buf: bytes, end: int, token: bytes, found: list[dict]) -> None:
+def _scan_file(f: Any, token: bytes, found: list[dict]) -> bytes:
+    """`scan` of one open file, read `_SCAN_CHUNK` at a time into one buffer (no new bytes
+    object per chunk); returns its last line when that has no newline."""
+    buf = bytearray(2 * _SCAN_CHUNK)
+    kept = 0                    # an unfinished line's bytes, at the start of `buf`
+    while True:
+        if kept + _SCAN_CHUNK > len(buf):     # a line longer than a chunk: room for it
+            buf.extend(bytes(kept + _SCAN_CHUNK - len(buf)))
+        with memoryview(buf) as view:
+            n = f.readinto(view[kept:kept + _SCAN_CHUNK])
+        if not n:
+            return bytes(buf[:kept])
+        total = kept + n
+        end = buf.rfind(b"\n", 0, total) + 1
+        _lines_with(buf, end, token, found)
+        kept = total - end
+        buf[:kept] = buf[end:total]
+
+
+def _lines_with(buf: Any, end: int, token: bytes, found: list[dict]) -> None:
+    """Parse each line of `buf[:end]` (whole lines, bytes or a bytearray) that holds `token` into `found`."""
     i = buf.find(token, 0, end)
     while i != -1:
         start, stop = buf.rfind(b"\n", 0, i) + 1, buf.find(b"\n", i)
         try:
-            found.append(_parse_event(buf[start:stop]))
+            found.append(_parse_event(bytes(buf[start:stop])))
         except ValueError:
             pass
         i = buf.find(token, stop, end)

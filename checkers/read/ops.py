@@ -50,8 +50,12 @@ class Op:
 
     def complete(self, e: dict) -> None:
         """Take the completion event `e`'s outcome."""
-        self.type = kind = e[TYPE]
-        self.end_time = e["time"]
+        self.completed_by(e, e[TYPE], e["time"])
+
+    def completed_by(self, e: dict, kind: Any, t: Any) -> None:
+        """`complete` of an event whose `type` is `kind` and `time` is `t` (the caller has read them)."""
+        self.type = kind
+        self.end_time = t
         self.value = e.get("value") if kind == OK else None
         self.fence = e.get("fence")
         sent = e.get("sent")
@@ -113,14 +117,20 @@ class Pairer:
         """The calls without a completion (so far), in invocation order."""
         return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
-    def feed(self, e: dict) -> None:
-        self.call(e, e.get(TYPE), e.get("f"))
+    def feed(self, e: dict) -> Op | None:
+        """Take the next event; returns the call it completed, if any (after `on_done` got it)."""
+        return self.call(e, e.get(TYPE), e.get("f"))
 
-    def call(self, e: dict, kind: Any, f: Any) -> None:
+    def call(self, e: dict, kind: Any, f: Any) -> Op | None:
         """`feed` of an event whose `type` is `kind` and `f` is `f` (the digest has read them)."""
         if f not in CALLS:
-            return
-        attempt = e.get("attempt")
+            return None
+        return self.known_call(e, kind, f, e.get("attempt"), e.get("time"))
+
+    def known_call(self, e: dict, kind: Any, f: str, attempt: Any, t: Any) -> Op | None:
+        """`call` of an event whose `f` is one of `CALLS`, its `attempt` and `time` read (`t`
+        is only read for an invocation, whose `time` must be there). The caller that needs
+        each completed call can take the returned one (compiled: no Python call of `on_done`)."""
         open_ = self.open
         if kind == INVOKE:
             if attempt in open_:
@@ -128,28 +138,33 @@ class Pairer:
                                      f"{open_[attempt].f} was still open")
                 self.abandoned.append(open_[attempt])
             key = e.get("key")
-            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, e["time"])
+            if t is None:
+                t = e["time"]       # (a KeyError, as ever, for an invocation without a time)
+            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
             self.count += 1
             if self.keep:
                 self.ops.append(new)
             open_[attempt] = new
-            return
+            return None
         if kind == LATE_SENT:
             if self.on_late is not None:
                 self.on_late(self._late(e))
-            return
+            return None
         if kind not in COMPLETIONS:
-            return
-        op = open_.pop(attempt, None)
+            return None
+        op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
+        if op is not None:
+            del open_[attempt]
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
             if op is not None:
                 open_[attempt] = op
-            return
-        op.complete(e)
+            return None
+        op.completed_by(e, kind, e["time"] if t is None else t)
         if self.on_done is not None:
             self.on_done(op)
+        return op
 
 
     def _late(self, e: dict) -> Op:
