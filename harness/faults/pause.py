@@ -44,6 +44,7 @@ CALL_WAIT_S = 5.0
 HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
 STOP_SEEN_S = 1.0       # for a SIGSTOPped worker to show state T (not seen by then: held false)
 REAIM_S = 1.0           # an aimed pause aims again for this long after its first pick
+RESUME_WAIT_S = 0.5     # a releaser's pause waits this long at most past its duration for another holder
 
 
 class Pause(Fault):
@@ -79,8 +80,18 @@ class Pause(Fault):
 
     def stop(self, ctx: FaultContext, active: Active) -> dict:
         watch = active.data["watch"]
-        stopped = watch.stop()  # before SIGCONT
         aimed = active.data.get("aimed")
+        resumed = None
+        if active.step.target == "releaser" and aimed is not None and aimed["slot"] is not None:
+            # A release stopped between its check and its act harms only if another attempt holds
+            # the key when it resumes: end the pause once one does (a claim held outside
+            # release()), waiting up to RESUME_WAIT_S past the duration — with 100 ms replies the
+            # key is free for a round trip between two holders, and a resume there finds nothing.
+            t = time.monotonic()
+            found = ctx.holders.wait_for_holding_slot(RESUME_WAIT_S)
+            resumed = {"resumed_on": found[0] if found is not None else None,
+                       "resume_waited_s": round(time.monotonic() - t, 4)}
+        stopped = watch.stop()  # before SIGCONT
         # Before SIGCONT: a stopped slot reports nothing more, and what it wrote before the stop
         # has been read by now, so "not left yet" means the stop came inside the call.
         in_call = bool(aimed and aimed["number"] is not None and ctx.holders.still_in(aimed["slot"], aimed["number"]))
@@ -91,6 +102,8 @@ class Pause(Fault):
                     "processes": active.data["names"]}
         if aimed is not None:
             measured.update(in_call=in_call, slot=aimed["slot"], waited_s=aimed["waited_s"], retries=aimed["retries"])
+        if resumed is not None:
+            measured.update(resumed)
         held = active.data.get("held")
         if held is not None:
             measured.update(held)

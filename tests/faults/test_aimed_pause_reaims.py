@@ -100,3 +100,49 @@ def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_firs
         for w in workers:
             w.kill()
             w.wait()
+
+
+def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path):
+    """w1.s0 is stopped inside its release; at the pause's end no other slot holds a claim, so the
+    pause waits until w0.s0 takes one (0.2 s later) and only then continues w1."""
+    import threading
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.enter(board.index("w1.s0"), "release")
+    board.count_sent(board.index("w1.s0"))()
+    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
+                           holders=HolderTable(board), rng=random.Random(1))
+        fault = Pause()
+        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+        assert _stopped_within(workers[1].pid, 1.0)
+        other = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
+        timer = threading.Timer(0.2, lambda: other.hold(other.index("w0.s0"), True))
+        timer.start()
+        t = time.monotonic()
+        measured = fault.stop(ctx, active)
+        assert time.monotonic() - t >= 0.19 and not is_stopped(workers[1].pid)
+        assert measured["resumed_on"] == "w0.s0" and 0.19 <= measured["resume_waited_s"] < 0.5
+        timer.join()
+    finally:
+        for w in workers:
+            w.kill()
+            w.wait()
+
+
+def test_a_releasers_pause_ends_within_its_wait_when_no_slot_takes_a_claim(tmp_path):
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.enter(board.index("w1.s0"), "release")
+    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
+                           holders=HolderTable(board), rng=random.Random(1))
+        fault = Pause()
+        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+        measured = fault.stop(ctx, active)
+        assert measured["resumed_on"] is None and measured["resume_waited_s"] >= 0.45
+        assert not is_stopped(workers[1].pid) and ctx.ledger.heal_all() == []
+    finally:
+        for w in workers:
+            w.kill()
+            w.wait()
