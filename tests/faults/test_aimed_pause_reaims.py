@@ -3,19 +3,17 @@ still where the pick saw it: when, before the stop took hold, the picked slot se
 beyond the one in flight at the pick (a check-then-act release's delete may have gone) or left the
 call, the pause sees it on the frozen board, continues that worker at once and aims again at
 another call; ``retries`` in ``measured`` counts the picks that missed."""
-import random
-import subprocess
+import threading
 import time
-from types import SimpleNamespace
 
 import pytest
 
-from leasecheck.harness.faults.base import FaultContext, Step
+from leasecheck.harness.faults.base import Step
 from leasecheck.harness.faults.pause import Pause
-from leasecheck.harness.nemesis.heal import Ledger
 from leasecheck.harness.run.holders import HolderTable
 from leasecheck.harness.run.procfs import is_stopped
 from leasecheck.harness.run.slot_board import SlotBoard
+from tests.faults.conftest import fault_ctx, stopped_within
 
 
 class MovesOnAfterThePick(HolderTable):
@@ -36,13 +34,6 @@ class MovesOnAfterThePick(HolderTable):
         return n
 
 
-def _stopped_within(pid, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if is_stopped(pid):
-            return True
-        time.sleep(0.005)
-    return False
 
 
 def _sends_its_delete(w):
@@ -54,95 +45,66 @@ def _leaves_the_call(w):
 
 
 @pytest.mark.parametrize("move", [_sends_its_delete, _leaves_the_call])
-def test_a_pick_whose_call_moved_on_before_the_stop_is_continued_and_the_next_caller_paused(tmp_path, move):
+def test_a_pick_whose_call_moved_on_before_the_stop_is_continued_and_the_next_caller_paused(tmp_path, move, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     worker_side = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
     worker_side.enter(worker_side.index("w0.s0"), "release")
     worker_side.count_sent(worker_side.index("w0.s0"))()        # its read is in flight
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
-                           holders=MovesOnAfterThePick(board, worker_side, move), rng=random.Random(1))
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.2))
-        assert active.data["names"] == ["w1"]
-        assert _stopped_within(workers[1].pid, 1.0)
-        assert not is_stopped(workers[0].pid)                  # the first pick was continued at once
-        time.sleep(0.2)
-        measured = fault.stop(ctx, active)
-        assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 1)
-        assert measured["processes"] == ["w1"] and measured["stopped_s"] >= 0.1
-        assert ctx.ledger.heal_all() == []                     # nothing left to undo
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, MovesOnAfterThePick(board, worker_side, move), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.2))
+    assert active.data["names"] == ["w1"]
+    assert stopped_within(workers[1].pid, 1.0)
+    assert not is_stopped(workers[0].pid)                  # the first pick was continued at once
+    time.sleep(0.2)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 1)
+    assert measured["processes"] == ["w1"] and measured["stopped_s"] >= 0.1
+    assert ctx.ledger.heal_all() == []                     # nothing left to undo
 
 
 @pytest.mark.parametrize("sent_at_pick", [0, 1])
-def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_first_pick(tmp_path, sent_at_pick):
+def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_first_pick(tmp_path, sent_at_pick, workers):
     """Nothing sent yet at the pick, or the call's first command in flight: either way the stop
     lands before the call acts on a reply, so the first pick stands."""
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.enter(board.index("w1.s0"), "release")
     for _ in range(sent_at_pick):
         board.count_sent(board.index("w1.s0"))()
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
-                           holders=HolderTable(board), rng=random.Random(1))
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
-        assert _stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
-        measured = fault.stop(ctx, active)
-        assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 0)
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    assert stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 0)
 
 
-def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path):
+def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path, workers):
     """w1.s0 is stopped inside its release; at the pause's end no other slot holds a claim, so the
     pause waits until w0.s0 takes one (0.2 s later) and only then continues w1."""
-    import threading
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.enter(board.index("w1.s0"), "release")
     board.count_sent(board.index("w1.s0"))()
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
-                           holders=HolderTable(board), rng=random.Random(1))
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
-        assert _stopped_within(workers[1].pid, 1.0)
-        other = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
-        timer = threading.Timer(0.2, lambda: other.hold(other.index("w0.s0"), True))
-        timer.start()
-        t = time.monotonic()
-        measured = fault.stop(ctx, active)
-        assert time.monotonic() - t >= 0.19 and not is_stopped(workers[1].pid)
-        assert measured["resumed_on"] == "w0.s0" and 0.19 <= measured["resume_waited_s"] < 0.5
-        timer.join()
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    assert stopped_within(workers[1].pid, 1.0)
+    other = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
+    timer = threading.Timer(0.2, lambda: other.hold(other.index("w0.s0"), True))
+    timer.start()
+    t = time.monotonic()
+    measured = fault.stop(ctx, active)
+    assert time.monotonic() - t >= 0.19 and not is_stopped(workers[1].pid)
+    assert measured["resumed_on"] == "w0.s0" and 0.19 <= measured["resume_waited_s"] < 0.5
+    timer.join()
 
 
-def test_a_releasers_pause_ends_within_its_wait_when_no_slot_takes_a_claim(tmp_path):
+def test_a_releasers_pause_ends_within_its_wait_when_no_slot_takes_a_claim(tmp_path, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.enter(board.index("w1.s0"), "release")
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
-                           holders=HolderTable(board), rng=random.Random(1))
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
-        measured = fault.stop(ctx, active)
-        assert measured["resumed_on"] is None and measured["resume_waited_s"] >= 0.45
-        assert not is_stopped(workers[1].pid) and ctx.ledger.heal_all() == []
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    measured = fault.stop(ctx, active)
+    assert measured["resumed_on"] is None and measured["resume_waited_s"] >= 0.45
+    assert not is_stopped(workers[1].pid) and ctx.ledger.heal_all() == []

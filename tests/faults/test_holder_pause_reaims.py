@@ -2,17 +2,14 @@
 between the pick and the stop (its job ended — on a loaded machine a few milliseconds are enough),
 the pause sees it on the frozen board, continues that worker at once and aims again; ``held`` and
 ``retries`` in ``measured`` say how it landed."""
-import random
-import subprocess
 import time
-from types import SimpleNamespace
 
-from leasecheck.harness.faults.base import FaultContext, Step
+from leasecheck.harness.faults.base import Step
 from leasecheck.harness.faults.pause import Pause
-from leasecheck.harness.nemesis.heal import Ledger
 from leasecheck.harness.run.holders import HolderTable
 from leasecheck.harness.run.procfs import is_stopped
 from leasecheck.harness.run.slot_board import SlotBoard
+from tests.faults.conftest import fault_ctx, stopped_within
 
 
 class LetsGoAfterThePick(HolderTable):
@@ -31,63 +28,41 @@ class LetsGoAfterThePick(HolderTable):
         return found
 
 
-def _stopped_within(pid, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if is_stopped(pid):
-            return True
-        time.sleep(0.005)
-    return False
 
 
-def _ctx(tmp_path, table, workers):
-    return FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
-                        holders=table, rng=random.Random(1))
 
 
-def test_a_holder_that_let_go_before_the_stop_is_continued_and_the_next_holder_paused(tmp_path):
+def test_a_holder_that_let_go_before_the_stop_is_continued_and_the_next_holder_paused(tmp_path, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     worker_side = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
     worker_side.hold(worker_side.index("w0.s0"), True)
     table = LetsGoAfterThePick(board, worker_side)
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = _ctx(tmp_path, table, workers)
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.3))
-        assert active.data["names"] == ["w1"]
-        assert _stopped_within(workers[1].pid, 1.0)
-        assert not is_stopped(workers[0].pid)           # the first pick was continued at once
-        time.sleep(0.3)
-        measured = fault.stop(ctx, active)
-        assert measured["slot"] == "w1.s0" and measured["held"] is True and measured["retries"] == 1
-        assert measured["processes"] == ["w1"] and measured["stopped_s"] >= 0.2
-        assert not _stopped_within(workers[1].pid, 0.05)
-        assert ctx.ledger.heal_all() == []                # nothing left to undo
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, table, workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.3))
+    assert active.data["names"] == ["w1"]
+    assert stopped_within(workers[1].pid, 1.0)
+    assert not is_stopped(workers[0].pid)           # the first pick was continued at once
+    time.sleep(0.3)
+    measured = fault.stop(ctx, active)
+    assert measured["slot"] == "w1.s0" and measured["held"] is True and measured["retries"] == 1
+    assert measured["processes"] == ["w1"] and measured["stopped_s"] >= 0.2
+    assert not stopped_within(workers[1].pid, 0.05)
+    assert ctx.ledger.heal_all() == []                # nothing left to undo
 
 
-def test_a_holder_still_holding_is_paused_on_the_first_pick(tmp_path):
+def test_a_holder_still_holding_is_paused_on_the_first_pick(tmp_path, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.hold(board.index("w1.s0"), True)
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
-    try:
-        ctx = _ctx(tmp_path, HolderTable(board), workers)
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
-        assert _stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
-        measured = fault.stop(ctx, active)
-        assert (measured["slot"], measured["held"], measured["retries"]) == ("w1.s0", True, 0)
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
+    assert stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["held"], measured["retries"]) == ("w1.s0", True, 0)
 
 
-def test_the_board_is_judged_only_once_the_worker_is_seen_stopped(tmp_path, monkeypatch):
+def test_the_board_is_judged_only_once_the_worker_is_seen_stopped(tmp_path, monkeypatch, workers):
     """A SIGSTOP that takes 0.3 s to show (a loaded machine): the picked slot enters ``release()``
     at 0.2 s, before its stop took hold; the pause must see that, not the board of 0.1 s."""
     from leasecheck.harness.faults import pause as pause_module
@@ -97,7 +72,6 @@ def test_the_board_is_judged_only_once_the_worker_is_seen_stopped(tmp_path, monk
     worker_side.hold(worker_side.index("w0.s0"), True)
     time.sleep(0.01)
     worker_side.hold(worker_side.index("w1.s0"), True)       # the most recent claimer: picked first
-    workers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
     real, first, entered = pause_module.is_stopped, [], []
 
     def slow_to_show(pid):
@@ -109,15 +83,10 @@ def test_the_board_is_judged_only_once_the_worker_is_seen_stopped(tmp_path, monk
         return real(pid) if now - first[0] >= 0.3 else False
 
     monkeypatch.setattr(pause_module, "is_stopped", slow_to_show)
-    try:
-        ctx = _ctx(tmp_path, HolderTable(board), workers)
-        fault = Pause()
-        active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
-        monkeypatch.setattr(pause_module, "is_stopped", real)
-        measured = fault.stop(ctx, active)
-        assert (measured["slot"], measured["held"], measured["retries"]) == ("w0.s0", True, 1)
-        assert not _stopped_within(workers[1].pid, 0.05)       # the releasing one was continued
-    finally:
-        for w in workers:
-            w.kill()
-            w.wait()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="holder", duration=0.1))
+    monkeypatch.setattr(pause_module, "is_stopped", real)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["held"], measured["retries"]) == ("w0.s0", True, 1)
+    assert not stopped_within(workers[1].pid, 0.05)       # the releasing one was continued
