@@ -19,10 +19,12 @@ paused — sampled every 20 ms (100 ms for a container) until just before SIGCON
 measures ``in_call``: whether the slot it aimed at was still inside that very call when the pause
 ended (it had not reported leaving it before it was stopped), i.e. whether the pause landed while
 the call was in flight; ``slot`` names it, ``waited_s`` is how long it waited for one (false and
-null when none came and a random worker was paused instead). Once the picked worker is seen
-stopped, the pause looks at the board: a slot that has left the call, or whose call has sent a
-command beyond the one in flight at the pick (the stop took hold too late), is continued at once
-and the pause aims again, for up to ``REAIM_S``; ``retries`` counts those missed picks. A paused worker's child processes
+null when none came and a random worker was paused instead). An aimed pause stops its slot while
+the call's first command is in flight (a call that has sent nothing yet is given until it sends):
+once the picked worker is seen stopped, the pause looks at the board, and a slot that has left the
+call, or whose call has sent more than that first command (the pick came after the check, or the
+stop took hold too late), is continued at once and the pause aims again, within ``CALL_WAIT_S``
+of its start; ``retries`` counts those missed picks. A paused worker's child processes
 (an ``exec:`` lease's, one per slot) are stopped and continued with it, each with an undo entry of
 its own, and counted among the processes that must be seen stopped.
 """
@@ -43,7 +45,6 @@ AIMED = {"releaser": "release", "acquirer": "acquire", "renewer": "renew"}   # t
 CALL_WAIT_S = 5.0
 HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
 STOP_SEEN_S = 1.0       # for a SIGSTOPped worker to show state T (not seen by then: held false)
-REAIM_S = 1.0           # an aimed pause aims again for this long after its first pick
 RESUME_WAIT_S = 0.5     # a releaser's pause waits this long at most past its duration for another holder
 
 
@@ -150,29 +151,34 @@ class Pause(Fault):
             retries += 1
 
     def _stop_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str], list[int]]:
-        """Stop the worker of the slot that entered ``call`` last, then look at the board once it
-        is seen stopped: when that slot has left the call, or its call has sent a command beyond
-        the one in flight at the pick (the stop took hold too late: a check-then-act release's
-        delete may have gone), continue it at once and aim again — for up to ``REAIM_S`` after
-        the first pick. A random worker is paused when no slot enters ``call`` within
-        ``CALL_WAIT_S`` (``slot`` null). ``retries`` counts the picks that missed."""
+        """Stop the worker of the slot that entered ``call`` last while that call's first command
+        is in flight — sent (so it ran, or is about to, in the store) and its reply not yet acted
+        on: where a check-then-act call has checked but not acted. A call that has sent nothing yet
+        is given until it sends (stopped before its read, it would read the state after the pause
+        and act on that). Once the worker is seen stopped the pause looks at the board: when the
+        slot has left the call, or its call has sent more than that one command (the pick came
+        late, or the stop took hold too late: a check-then-act release's delete may have gone),
+        the worker is continued at once and the pause aims at another call — within
+        ``CALL_WAIT_S`` of its start in all (one long job after a missed pick can keep the next
+        call away for more than a TTL); a pick made as that time runs out stands, and when no slot
+        enters ``call`` in time a random worker is paused (``slot`` null). ``retries`` counts the
+        picks that missed."""
         t = time.monotonic()
-        retries, reaim_by, missed = 0, None, set()
+        until = t + CALL_WAIT_S
+        retries, missed = 0, set()
         while True:
-            left = CALL_WAIT_S - (time.monotonic() - t) if reaim_by is None else reaim_by - time.monotonic()
-            found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, left), exclude=missed)
+            found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, until - time.monotonic()), exclude=missed)
             i = worker_index(found[0]) if found is not None else None
             if found is None or ctx.workers[i].poll() is not None:   # none came, or its worker died inside
                 pids, names = self._pick(ctx, "worker")
                 pids, ids = self._stop_all(ctx, pids)
                 return {"slot": None, "number": None, "waited_s": None, "retries": retries}, pids, names, ids
             slot, number = found
-            sent = ctx.holders.sent(slot)
-            reaim_by = reaim_by or time.monotonic() + REAIM_S
+            while ctx.holders.sent(slot) == 0 and ctx.holders.still_in(slot, number) and time.monotonic() < until:
+                time.sleep(0.0005)
             pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
-            landed = _seen_stopped(pids) and ctx.holders.still_in(slot, number) \
-                and ctx.holders.sent(slot) <= max(sent, 1)
-            if landed or time.monotonic() >= reaim_by:
+            landed = _seen_stopped(pids) and ctx.holders.still_in(slot, number) and ctx.holders.sent(slot) == 1
+            if landed or time.monotonic() >= until:
                 aimed = {"slot": slot, "number": number, "waited_s": round(time.monotonic() - t, 4), "retries": retries}
                 return aimed, pids, [f"w{i}"], ids
             for ident in reversed(ids):

@@ -1,8 +1,9 @@
 """A pause aimed at a lease call (``pause:releaser`` and the like) stops a slot while its call is
-still where the pick saw it: when, before the stop took hold, the picked slot sent a command
-beyond the one in flight at the pick (a check-then-act release's delete may have gone) or left the
-call, the pause sees it on the frozen board, continues that worker at once and aims again at
-another call; ``retries`` in ``measured`` counts the picks that missed."""
+while the call's first command is in flight: when the picked slot's call had sent more than that
+one command by the time the stop took hold (the pick came after the check, or the stop too late:
+a check-then-act release's delete may have gone), or it left the call, the pause sees it on the
+frozen board, continues that worker at once and aims again at another call; ``retries`` in
+``measured`` counts the picks that missed."""
 import threading
 import time
 
@@ -63,20 +64,61 @@ def test_a_pick_whose_call_moved_on_before_the_stop_is_continued_and_the_next_ca
     assert ctx.ledger.heal_all() == []                     # nothing left to undo
 
 
-@pytest.mark.parametrize("sent_at_pick", [0, 1])
-def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_first_pick(tmp_path, sent_at_pick, workers):
-    """Nothing sent yet at the pick, or the call's first command in flight: either way the stop
-    lands before the call acts on a reply, so the first pick stands."""
+def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_first_pick(tmp_path, workers):
+    """The call's first command (a check-then-act release's read) is in flight: the stop lands
+    between the check and the act, so the first pick stands."""
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.enter(board.index("w1.s0"), "release")
-    for _ in range(sent_at_pick):
-        board.count_sent(board.index("w1.s0"))()
+    board.count_sent(board.index("w1.s0"))()
     ctx = fault_ctx(tmp_path, HolderTable(board), workers)
     fault = Pause()
     active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
     assert stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
     measured = fault.stop(ctx, active)
     assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 0)
+
+
+def test_a_caller_that_has_sent_nothing_yet_is_stopped_once_its_first_command_went(tmp_path, workers):
+    """Stopped before its read, a release would read the state after the pause and act on that:
+    the pause waits for the first command (sent 0.15 s after the pick) and stops the slot then."""
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.enter(board.index("w1.s0"), "release")
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    timer = threading.Timer(0.15, board.count_sent(board.index("w1.s0")))
+    timer.start()
+    fault = Pause()
+    t = time.monotonic()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    assert time.monotonic() - t >= 0.14 and stopped_within(workers[1].pid, 1.0)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 0)
+    assert measured["waited_s"] >= 0.14
+    timer.join()
+
+
+def test_a_pick_past_its_first_command_is_continued_and_the_next_caller_paused(tmp_path, workers):
+    """w0.s0's release had sent its read and its delete when the pause picked it (the pick came
+    after the check): that worker is continued at once, and w1.s0, entering a release 0.2 s later
+    and sending its read, is the one paused."""
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.enter(board.index("w0.s0"), "release")
+    for _ in range(2):
+        board.count_sent(board.index("w0.s0"))()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+
+    def w1_releases():
+        board.enter(board.index("w1.s0"), "release")
+        board.count_sent(board.index("w1.s0"))()
+    timer = threading.Timer(0.2, w1_releases)
+    timer.start()
+    fault = Pause()
+    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    assert active.data["names"] == ["w1"] and stopped_within(workers[1].pid, 1.0)
+    assert not is_stopped(workers[0].pid)
+    measured = fault.stop(ctx, active)
+    assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 1)
+    assert ctx.ledger.heal_all() == []
+    timer.join()
 
 
 def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path, workers):
@@ -102,6 +144,7 @@ def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path, worker
 def test_a_releasers_pause_ends_within_its_wait_when_no_slot_takes_a_claim(tmp_path, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     board.enter(board.index("w1.s0"), "release")
+    board.count_sent(board.index("w1.s0"))()
     ctx = fault_ctx(tmp_path, HolderTable(board), workers)
     fault = Pause()
     active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
