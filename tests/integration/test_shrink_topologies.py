@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 NODE_KEYS = ("topology", "nodes", "replicas", "sentinels")
 # Faults after each scenario's violation: the shrink removes them.
 EXTRA = {
-    "redlock-clock-jump": [("6.0", "partition", "node4", "0.3"), ("6.1", "partition", "node5", "0.3")],
+    "redlock-clock-jump": [("6.5", "partition", "node4", "0.3"), ("6.6", "partition", "node5", "0.3")],
     "failover-loses-claim": [("5.2", "pause", "replica", "0.3")],
 }
 
