@@ -26,12 +26,18 @@ def _env(**extra) -> dict[str, str]:
 
 @pytest.fixture
 def server(tmp_path):
-    env = _env()
-    with open(tmp_path / "server.log", "ab") as log:
-        s = ForkServer(["fork_target"], env, log)
-    yield s
-    s.close()
-    assert s.proc.returncode is not None
+    # Started with SIGINT handled, as from a terminal: a process started in the background by a
+    # shell inherits SIGINT ignored, and so would the server and every fresh interpreter here.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        env = _env()
+        with open(tmp_path / "server.log", "ab") as log:
+            s = ForkServer(["fork_target"], env, log)
+        yield s
+        s.close()
+        assert s.proc.returncode is not None
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _spawn(server: ForkServer, tmp_path: Path, *args: str, env=None) -> Forked | None:
