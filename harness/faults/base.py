@@ -193,6 +193,10 @@ class Fault:
         """The size a random schedule draws for this fault on ``target`` (None: no size)."""
         return None
 
+    def drawn_params(self, target: str, size: float | None) -> dict:
+        """The ``params`` a random schedule gives a step of this fault on ``target`` of ``size``."""
+        return {}
+
     def start(self, ctx: FaultContext, step: Step) -> Active:
         raise NotImplementedError
 

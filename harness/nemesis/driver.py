@@ -48,8 +48,8 @@ def random_schedule(faults: list[tuple], cfg, rng: random.Random, interval_s: fl
         duration = min(duration, 0.8 * gap)
         if t + duration > cfg.time_limit_s - 0.2:
             break
-        steps.append(Step(round(t, 3), name, target, round(duration, 3),
-                          fault.default_size(cfg, rng, target, option)))
+        size = fault.default_size(cfg, rng, target, option)
+        steps.append(Step(round(t, 3), name, target, round(duration, 3), size, fault.drawn_params(target, size)))
         t += max(gap, duration + 0.1)
     return steps
 

@@ -48,10 +48,18 @@ class HolderTable:
         found = self.wait_for_holding_slot(timeout_s)
         return worker_index(found[0]) if found is not None else None
 
-    def wait_for_holding_slot(self, timeout_s: float) -> tuple[str, int] | None:
+    def wait_for_holding_slot(self, timeout_s: float, fresh_s: float | None = None) -> tuple[str, int] | None:
         """A slot holding a claim now, outside ``release()`` (the most recent claimer), as
-        (process, since_ns: when it began holding), waiting up to ``timeout_s`` for one."""
-        return self._wait(_latest_holder, timeout_s)
+        (process, since_ns: when it began holding), waiting up to ``timeout_s`` for one. With
+        ``fresh_s``, only a claim taken within the last ``fresh_s`` seconds counts."""
+        if fresh_s is None:
+            return self._wait(_latest_holder, timeout_s)
+        window_ns = int(fresh_s * 1e9)
+
+        def fresh(records):
+            found = _latest_holder(records)
+            return found if found is not None and time.monotonic_ns() - found[1] <= window_ns else None
+        return self._wait(fresh, timeout_s)
 
     def slot(self, process: str) -> tuple[str, bool, int, int] | None:
         """(call, holding, number, since_ns) of ``process`` now, or None when the board lacks it."""
