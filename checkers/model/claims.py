@@ -573,6 +573,9 @@ def _reply_says_present(c: _Cmd) -> bool | None:
     return not reply
 
 
+_DELETES: Final = frozenset({"DEL", "UNLINK"})
+
+
 def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> bool | None:
     """What the client's result implies about the claim being present, when it implies anything."""
     ok = op.succeeded if op is not None else None
@@ -587,4 +590,15 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
         return None        # a sink write says nothing about the claim
     if c is not None and unconditional_write(c.rec.argv):
         return None        # a plain SET succeeds whether or not its claim is still there
-    return ok if op.attempt == claim.owner else None
+    if op.attempt == claim.owner:
+        return ok
+    # A release that deletes by name (its one DEL or UNLINK, of this key alone) succeeds when it
+    # removed whatever the key held, whoever's claim that was.
+    return ok if op.f == RELEASE and c is not None and _deletes_by_name(op, c) else None
+
+
+def _deletes_by_name(op: Op, c: _Cmd) -> bool:
+    """Is ``c`` a ``DEL``/``UNLINK`` of one key, the only such command ``op`` sent?"""
+    if c.rec.name not in _DELETES or len(c.rec.argv) != 2:
+        return False
+    return sum(1 for s in op.sent if s[2] in _DELETES) == 1

@@ -72,6 +72,33 @@ def test_del_at_the_expiry_edge_trusts_the_client():
         assert "from the expiry" in result["expiry_edge"]["examples"][0] and "client's result" in result["expiry_edge"]["examples"][0]
 
 
+def test_a_delete_by_name_of_another_attempts_claim_at_the_expiry_edge_trusts_the_client():
+    """Redis judges expiry in whole milliseconds: a DEL 0.02 ms past the claim's expiry as the
+    audit's microseconds read it can still find the key. w0's release deletes by name (its only
+    DEL) and its true says it removed w1's claim: a foreign release, not a disagreement; false
+    says the claim had expired."""
+    for value, foreign in ((True, 1), (False, 0)):
+        run = Run()
+        run.call(10, "w1.s0.0", "acquire", "ok", True, ("SET", K, "t1", "NX", "PX", "100"))   # expires at 111 ms
+        run.job(12, "w1.s0.0", "job_start")
+        run.call(110.02, "w0.s0.0", "release", "ok", value, ("DEL", K))                     # DEL at 111.02 ms
+        run.job(200, "w1.s0.0", "job_end")
+        result = run.check()
+        assert result["foreign_releases"] == foreign and result["disagreements"] == [], result
+        assert result["claims"]["foreign_release" if foreign else "expired_while_held"] == 1, result
+        assert result["expiry_edge"]["count"] == 1
+
+
+def test_a_release_with_several_deletes_is_not_read_as_one_delete_by_name():
+    """A release that sent two DELs (a key on each of two stores, say) returns one result for
+    both: it says nothing about another attempt's claim, so the store clock decides (gone)."""
+    run = Run()
+    run.call(10, "w1.s0.0", "acquire", "ok", True, ("SET", K, "t1", "NX", "PX", "100"))
+    run.call(110.02, "w0.s0.0", "release", "ok", False, ("DEL", K), ("DEL", "lc:other"))   # DEL at 111.02 ms
+    result = run.check()
+    assert result["foreign_releases"] == 0 and result["claims"]["expired_after_job"] == 1, result
+
+
 def test_set_nx_after_expiry_creates_a_new_claim():
     run = Run()
     run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))

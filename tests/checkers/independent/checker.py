@@ -121,7 +121,8 @@ class Checker:
                 sent = [x for x in e.get("sent") or [] if isinstance(x, list) and x]
                 mine = [x for x in sent if here(x)]
                 keeps = node is None or (one_endpoint and mine and len(mine) == len(sent))
-                call.update(type=t if keeps or t == "info" else "info", value=e.get("value") if keeps else None)
+                call.update(type=t if keeps or t == "info" else "info", value=e.get("value") if keeps else None,
+                            sent=sent)
                 self.calls.append(call)
                 for entry in mine:
                     if entry[1] is not None:
@@ -290,6 +291,9 @@ class Checker:
             return not ok
         if call["f"] in ("release", "renew") and e.owner == call["attempt"] and name not in PLAIN_WRITES:
             return ok
+        if call["f"] == "release" and name == "DEL-1" and \
+                sum(1 for s in call.get("sent") or [] if s[2] in ("DEL", "UNLINK")) == 1:
+            return ok   # a release deleting by name (its only DEL): whoever's claim it removed
         return None
 
     # -- claims ---------------------------------------------------------------------------
@@ -444,8 +448,8 @@ class Checker:
                         self.field_own.pop((db, k, f), None)
                     self.fields.pop((db, k), None)
                     self.hash_exp.pop((db, k), None)
-                else:
-                    self.remove(db, k, call, reply, t, line, name)
+                else:   # a delete of one key by its name ("DEL-1"): its success found it present
+                    self.remove(db, k, call, reply, t, line, "DEL-1" if name != "GETDEL" and len(argv) == 2 else name)
         elif name == "SET":
             opts, expires, i = set(), None, 3
             while i < len(argv):
