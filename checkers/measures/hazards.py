@@ -142,9 +142,11 @@ class Hazards:
             return
         key = e.get("key")
         call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
-        if call is not None:
+        invoked: Any = t
+        deadline: Any = None
+        if call is not None:             # (no tuple of the two: compiled, one is built and taken apart)
             del self._open[attempt]
-        invoked, deadline = (call.invoked, call.deadline) if call is not None else (t, None)
+            invoked, deadline = call.invoked, call.deadline
         ttl_ns = self.ttl_ns
         if f == ACQUIRE:
             last = self._last.get(key)
