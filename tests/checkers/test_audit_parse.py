@@ -102,19 +102,3 @@ def test_valkey_8_1_monitor_lines_parse_like_redis():
     assert call.name == "EVALSHA" and call.addr == "127.0.0.1:53806" and call.argv[3] == "leasecheck:2fbf2201:job:0"
     inner = parse_line('1796132761.311591 [0 lua] "del" "leasecheck:2fbf2201:job:0"', 4)
     assert inner.addr == "lua" and inner.name == "DEL" and inner.time == pytest.approx(1796132761.311591, abs=1e-7)
-
-
-@given(st.integers(0, 10**12), st.integers(0, 10**9), st.integers(1, 9), st.sampled_from(["", "0", "00000"]))
-def test_the_streams_stamp_is_floats_double(sec, frac, places, zeros):
-    """The stream turns a stamp into seconds without `float` (an integer over a power of ten):
-    the same double as `float(stamp)`, which `parse_line` takes, for every stamp."""
-    stamp = f"{zeros}{sec}.{frac % 10 ** places:0{places}d}"
-    records, _, problems = parse_audit(f"OK\n{stamp} [0 127.0.0.1:6000] \"PING\"\n# end\n")
-    assert problems == [] and records[0].time == float(stamp) == parse_line(f'{stamp} [0 a:1] "PING"').time
-
-
-@pytest.mark.parametrize("stamp", ["9007199254740993.5", "1.00000000000000000000000001", "0.5", "123456789012345.6",
-                                   "1795951565.822380", "99999999999999999999.99999999999999"])
-def test_stamps_past_a_doubles_integers_parse_as_float_does(stamp):
-    records, _, problems = parse_audit(f"OK\n{stamp} [0 127.0.0.1:6000] \"PING\"\n# end\n")
-    assert problems == [] and records[0].time == float(stamp)
