@@ -53,12 +53,12 @@ class _Held:
     process, when its release was invoked, and whether it was counted past its deadline."""
     __slots__ = ("key", "deadline", "process", "released", "past")
     key: Any
-    deadline: Any
+    deadline: int             # (history times are integers: compiled, the arithmetic is native)
     process: Any
     released: Any
     past: bool
 
-    def __init__(self, key: Any, deadline: Any, process: Any, released: Any = None, past: bool = False) -> None:
+    def __init__(self, key: Any, deadline: int, process: Any, released: Any = None, past: bool = False) -> None:
         self.key, self.deadline, self.process, self.released, self.past = key, deadline, process, released, past
 
 
@@ -67,10 +67,10 @@ class _Open:
     deadline then."""
     __slots__ = ("f", "invoked", "deadline")
     f: Any
-    invoked: Any
-    deadline: Any
+    invoked: int
+    deadline: int | None
 
-    def __init__(self, f: Any, invoked: Any, deadline: Any) -> None:
+    def __init__(self, f: Any, invoked: int, deadline: int | None) -> None:
         self.f, self.invoked, self.deadline = f, invoked, deadline
 
 
@@ -131,8 +131,9 @@ class Hazards:
         ``release`` or ``renew`` (the digest has read both)."""
         self.call_by(e, kind, f, t, e.get("attempt"))
 
-    def call_by(self, e: dict, kind: Any, f: str, t: Any, attempt: Any) -> None:
-        """`call` of an event whose `attempt` the caller has read too."""
+    def call_by(self, e: dict, kind: Any, f: str, t: int, attempt: Any) -> None:
+        """`call` of an event whose `attempt` the caller has read too (`t`, its time, is an
+        integer, as the history reader makes sure)."""
         held = self._held.get(attempt)
         if kind == INVOKE:
             self.calls[f] += 1
@@ -142,9 +143,11 @@ class Hazards:
             return
         key = e.get("key")
         call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
-        if call is not None:
+        invoked = t
+        deadline: int | None = None
+        if call is not None:             # (no tuple of the two: compiled, one is built and taken apart)
             del self._open[attempt]
-        invoked, deadline = (call.invoked, call.deadline) if call is not None else (t, None)
+            invoked, deadline = call.invoked, call.deadline
         ttl_ns = self.ttl_ns
         if f == ACQUIRE:
             last = self._last.get(key)

@@ -55,7 +55,10 @@ class CallChecks:
 
     def shows(self, op: Op, label: str, argv: list[str]) -> None:
         """Acquire `op` sent the command `label` (`argv`): keep its first few to put into words
-        when it is reported."""
+        when it is reported. Only a reported win is ever put into words (`check`): the commands of
+        any other call (an acquire that lost, the common case) are not kept."""
+        if op.type != OK:
+            return
         shown = self.shown.get(op.index)
         if shown is None:
             self.shown[op.index] = [(label, argv)]

@@ -71,7 +71,8 @@ class Digest:
             self.end = t
         self.count += 1
         kind = e.get(TYPE)
-        if (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
+        # (`type(kind) is str` first: compiled, the comparisons after it are C string compares)
+        if type(kind) is str and (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
             # A lease call's event, the common case: read once, handed to the three that read it.
             f = e["f"]
             if type(f) is str:
