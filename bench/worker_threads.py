@@ -10,7 +10,8 @@ voluntary and involuntary context switches, the workers' minor page faults and t
 eight of them (``/proc/PID/smaps_rollup``, kB). Python names no threads for the kernel, so they
 are listed by their order of creation in the worker (``t0`` the main thread, then the history
 flusher, the wire path's loop, the stdin reader, the hung-call watch and the slots, as
-``harness/run/worker.py`` starts them). Operations are counted by the store (``SET`` +
+``harness/run/worker.py`` starts them): by their thread ids counted from the process's, which
+wrap at ``pid_max``. Operations are counted by the store (``SET`` +
 ``EVALSHA``). Not a test.
 """
 from __future__ import annotations
@@ -35,6 +36,11 @@ import redis  # noqa: E402
 
 from bench.cpu_window import store_ops, tree  # noqa: E402
 
+try:
+    with open("/proc/sys/kernel/pid_max") as _f:
+        _PID_MAX = int(_f.read())
+except OSError:
+    _PID_MAX = 1 << 22
 MEMORY = ("Rss", "Shared_Clean", "Shared_Dirty", "Private_Dirty", "Anonymous")
 
 
@@ -42,7 +48,8 @@ def _threads(pid: int) -> dict[int, tuple]:
     """tid -> (its place among the process's threads, CPU ns, runs, voluntary, involuntary)."""
     out = {}
     try:
-        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+        # in order of creation: a thread's id follows its process's, modulo the wrap at pid_max
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=lambda tid: (int(tid) - pid) % _PID_MAX)
     except OSError:
         return out
     for place, tid in enumerate(tids):
