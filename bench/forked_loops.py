@@ -1,0 +1,232 @@
+"""The claim loop against the bare loop in N processes forked from one parent, as a fork server's
+workers are: where the workers' CPU per operation goes once many processes share two cores.
+
+    python bench/forked_loops.py --processes 64 [--seconds 10] [--repeat 2] [--modes bare,slot,...]
+
+This process imports what the fork server imports (``leasecheck.harness.run.worker`` and the
+``token-cas`` lease), starts a store and a ``MONITOR`` reader, freezes its objects out of the
+cyclic GC's way (``gc.freeze``, as the fork server does) and forks ``--processes`` children running
+one loop each, one mode after the other, ``--repeat`` times. Modes (each is the one before it with
+one more part of the worker's recording left out, so the differences are what each part costs):
+
+- ``bare``: ``bench/throughput.py``'s bare redis-py loop (the floor's loop).
+- ``slot``: one claim loop built as a worker builds it (``token-cas``, the audited connection, the
+  send tracker, the history writer and its flusher, the slot board, the hung-call watch), in the
+  process's main thread.
+- ``thread``: the same in a thread of its own, as a worker runs its slots.
+- ``no-watch``: ``slot`` without the hung-call watch (no ``enter``/``leave``, no watch thread).
+- ``no-board``: ``no-watch`` without the slot board (no call, hold or sent writes).
+- ``no-lines``: ``no-board`` with a history writer whose lines go nowhere (the formatting and the
+  flusher's wakes gone; the tracker still numbers and drains).
+- ``plain-client``: ``no-lines`` on a plain redis-py client (no numbering, no tracker: the claim
+  loop's own steps and the lease over redis-py).
+
+For each mode: the loops' CPU (``/proc/PID/stat``) per 1,000 store operations (``SET`` +
+``EVALSHA``, ``INFO commandstats``) over a window of the steady state, the loops' scheduler runs
+(``/proc/PID/task/*/schedstat``: every thread's switches in) and minor page faults per 1,000
+operations, and the memory of the first eight loops (``/proc/PID/smaps_rollup``, kB: ``Rss``,
+``Shared_Dirty`` — pages still shared with the parent and the siblings —, ``Private_Dirty``).
+Not a test: read the modes against each other within one invocation (the machine's load moves
+the absolute figures).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import multiprocessing as mp
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+import leasecheck.harness.run.worker  # noqa: E402,F401  (what the fork server imports)
+from bench.cpu_window import _cpu_s, store_ops  # noqa: E402
+from bench.throughput import bare_loop, monitor  # noqa: E402
+from leasecheck.harness.record import history as history_mod  # noqa: E402
+from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
+from leasecheck.harness.run.host import default_store_bin  # noqa: E402
+from leasecheck.harness.run.hung_watch import HungWatch  # noqa: E402
+from leasecheck.harness.run.slot_board import SlotBoard  # noqa: E402
+from leasecheck.harness.settings.durations import parse_distribution  # noqa: E402
+from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
+from leasecheck.workloads.claim_loop import Slot  # noqa: E402
+from leasecheck.workloads.leases import load_lease  # noqa: E402
+from leasecheck.workloads.stall import Stall  # noqa: E402
+
+MODES = ("bare", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client")
+MEMORY = ("Rss", "Shared_Dirty", "Private_Dirty")
+
+
+class _NoLines(history_mod.HistoryWriter):
+    """A history writer that keeps nothing: ``record`` and the slot's lines only read the clock."""
+
+    def __init__(self, path):   # no file, no flusher thread
+        self.path, self.failed, self.t0_ns = path, None, time.monotonic_ns()
+
+    def record(self, process, type, **fields):
+        return time.monotonic_ns() - self.t0_ns
+
+    def calls(self, process):
+        return history_mod.RecordedCalls(self.record, process)
+
+    def close(self):
+        pass
+
+
+def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> None:
+    """One claim loop with the parts ``mode`` leaves in (see the module docstring)."""
+    full = mode in ("slot", "thread")
+    history = _NoLines(d) if mode in ("no-lines", "plain-client") else \
+        history_mod.HistoryWriter(d / f"w-{os.getpid()}.jsonl")
+    tracker = SendTracker(f"w{os.getpid()}.s0", on_late=lambda call, entry: None)
+    client = redis.Redis(port=port) if mode == "plain-client" else make_client(tracker, "127.0.0.1", port)
+    board = None
+    on_call = on_hold = None
+    if full or mode == "no-watch":
+        board = SlotBoard(d / f"slots-{os.getpid()}.bin", 1, 1, create=True)
+        on_call, on_hold = board.writers(0)
+        tracker.on_sent = board.count_sent(0)
+    watch = HungWatch(history, 30.0, Slot._call.__code__).start() if full else None
+    zero = parse_distribution("0s")
+    extra = {"on_call": on_call, "on_hold": on_hold} if board is not None else {}
+    slot = Slot(process=tracker.process, history=history, tracker=tracker, client=client,
+                lease_factory=load_lease("token-cas"), keys=keys, ttl_ms=1000, job_duration=zero,
+                retry_delay=zero, seed=1, deadline_ns=history.now() + int(seconds * 1e9),
+                stop=threading.Event(), watch=watch, stall=Stall(), **extra)
+    slot.run()
+    if watch is not None:
+        watch.close()
+    history.close()
+    if board is not None:
+        board.close()
+
+
+def _child(mode: str, port: int, d: str, keys: list[str], seconds: float) -> None:
+    if mode == "bare":
+        bare_loop(port, len(keys), seconds, mp.Queue())
+    elif mode == "thread":
+        t = threading.Thread(target=_slot, args=(Path(d), port, keys, seconds, mode))
+        t.start()
+        t.join()
+    else:
+        _slot(Path(d), port, keys, seconds, mode)
+
+
+def _runs(pid: int) -> int:
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[2])
+        except OSError:
+            pass
+    return total
+
+
+def _minflt(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except OSError:
+        return 0
+
+
+def _memory(pid: int) -> dict[str, int]:
+    out = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f.read().splitlines()[1:]:
+                name, value = line.split(":", 1)
+                out[name] = int(value.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int) -> dict:
+    procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds)) for _ in range(processes)]
+    for p in procs:
+        p.start()
+    client = redis.Redis(port=port)
+    warmup = min(3.0, seconds * 0.3)
+    window = max(1.0, seconds - warmup - 1.5)
+    time.sleep(warmup)
+    pids = [p.pid for p in procs]
+    mem = [_memory(pid) for pid in pids[:8]]
+
+    def sample() -> tuple:
+        return (sum(_cpu_s(p) for p in pids), sum(_runs(p) for p in pids), sum(_minflt(p) for p in pids),
+                store_ops(client), time.monotonic())
+    a = sample()
+    time.sleep(window)
+    b = sample()
+    for p in procs:
+        p.join()
+    ops = max(1, b[3] - a[3])
+    return {"mode": mode, "processes": processes, "ops_per_s": round(ops / (b[4] - a[4])),
+            "cpu_ms_per_kop": round(1e6 * (b[0] - a[0]) / ops, 1),
+            "runs_per_kop": round(1000 * (b[1] - a[1]) / ops), "minflt_per_kop": round(1000 * (b[2] - a[2]) / ops, 1),
+            **{f"{k}_kB": round(statistics.mean(m.get(k, 0) for m in mem)) for k in MEMORY},
+            "load_avg_1m": round(os.getloadavg()[0], 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--processes", type=int, default=64)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--keys", type=int, default=64)
+    ap.add_argument("--modes", default="bare,slot,no-watch,no-board,no-lines,plain-client",
+                    help=f"comma-separated, of {', '.join(MODES)}")
+    a = ap.parse_args()
+    modes = a.modes.split(",")
+    if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
+        ap.exit(64, f"error: modes of {', '.join(MODES)}; --processes >= 1, --seconds >= 5, --repeat >= 1\n")
+    keys = [f"bench:job:{i}" for i in range(a.keys)]
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    results: dict[str, list[dict]] = {m: [] for m in modes}
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        store = EmbeddedStore(default_store_bin(), d)
+        store.start()
+        stop = mp.Event()
+        mon = mp.Process(target=monitor, args=(store.host, store.port, str(d / "audit.log"), stop))
+        mon.start()
+        try:
+            time.sleep(0.5)
+            gc.collect()
+            gc.freeze()
+            for _ in range(a.repeat):
+                for mode in modes:
+                    results[mode].append(measure(mode, a.processes, a.seconds, keys, d, store.port))
+                    print(json.dumps({**results[mode][-1], "machine": machine}), flush=True)
+        finally:
+            stop.set()
+            mon.join(10)
+            store.stop()
+    base = statistics.median(r["cpu_ms_per_kop"] for r in results[modes[0]])
+    for mode in modes:
+        cpu = [r["cpu_ms_per_kop"] for r in results[mode]]
+        print(json.dumps({"mode": mode, "processes": a.processes, "repeat": a.repeat,
+                          "cpu_ms_per_kop_median": statistics.median(cpu), "cpu_ms_per_kop_range": [min(cpu), max(cpu)],
+                          f"ratio_to_{modes[0]}": round(statistics.median(cpu) / base, 2),
+                          "runs_per_kop_median": statistics.median(r["runs_per_kop"] for r in results[mode]),
+                          "machine": machine}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""``bench/forked_loops.py`` prints, per mode, the loops' CPU, scheduler runs and memory per 1,000
+store operations and a median line per mode; ``bench/worker_threads.py`` prints a live run's
+workers and their threads. (The numbers are the benchmarks' to report, in bench/RESULTS.md; this
+checks that they report them.)"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_forked_loops_print_every_mode_and_its_median():
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "1", "--seconds", "5",
+                        "--repeat", "1", "--modes", "bare,no-lines"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    runs, medians = lines[:2], lines[2:]
+    assert [r["mode"] for r in runs] == ["bare", "no-lines"]
+    for r in runs:
+        assert r["cpu_ms_per_kop"] > 0 and r["ops_per_s"] > 0 and r["runs_per_kop"] > 0
+        assert r["Rss_kB"] > 0 and "Private_Dirty_kB" in r and "Shared_Dirty_kB" in r
+    assert [m["mode"] for m in medians] == ["bare", "no-lines"]
+    assert medians[0]["ratio_to_bare"] == 1.0
+    assert medians[1]["cpu_ms_per_kop_median"] == runs[1]["cpu_ms_per_kop"]
+
+
+def test_the_forked_loops_refuse_an_unknown_mode_in_one_line():
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--modes", "bare,nothing"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and p.stdout == ""
+    assert p.stderr.strip().count("\n") == 0 and "plain-client" in p.stderr
+
+
+def test_the_worker_threads_of_a_live_run_are_listed():
+    p = subprocess.run([sys.executable, "bench/worker_threads.py", "--workers", "1", "--seconds", "8"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    head, *threads = [json.loads(line) for line in p.stdout.splitlines()]
+    assert head["workers"] == 1 and head["ops_per_s"] > 0 and head["Private_Dirty_kB"] > 0
+    assert {t["thread"] for t in threads} >= {"t0", "t1"}       # the main thread and the flusher at least
+    assert max(t["cpu_ms_per_kop"] for t in threads) > 0
