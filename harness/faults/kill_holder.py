@@ -6,13 +6,16 @@ claim the job again is the lease's recovery time, and a claim written without an
 there for good.
 
 Aimed like ``pause:holder``: the worker of the slot that claimed last and is not inside
-``release()``, waiting up to 2 s (none: a worker at random, ``held`` false). The ledger entry
+``release()``, waiting up to 2 s (none: a worker at random, ``held`` false); when, once its claim
+is on the worker's own file, that slot no longer holds the same claim (its job ended meanwhile),
+it aims again within those 2 s. The ledger entry
 (``respawn``) is written before the kill; its undo starts the replacement — only the harness that
 killed the worker can (a harness killed itself leaves no run to go on).
 
 Measured: ``processes`` (the worker killed, ``["w3"]``), ``pid``, ``exit_code`` (-9: it died of
-SIGKILL), ``gone`` (the process was reaped and its PID no longer names it), ``held`` (a slot of it
-held a claim when it was killed), ``slots`` (its slots that held one), ``attempts`` (the attempts
+SIGKILL), ``gone`` (the process was reaped and its PID no longer names it), ``held`` (the slot aimed at
+still held the same claim outside ``release()`` when it was killed, as the board, frozen by the
+death, says), ``slots`` (its slots that held one), ``attempts`` (the attempts
 that died with it: from its own history file, each one inside a lease call or holding a claim at
 the kill — its last 50 ms of history may be lost with it, but the kill waits up to 1 s for the
 file to show the claim the board says it holds; also written to the history at once
@@ -30,6 +33,7 @@ import orjson
 
 from leasecheck.harness.faults.base import Active
 from leasecheck.harness.nemesis.heal import undoes
+from leasecheck.harness.run.holders import worker_index
 from leasecheck.harness.run.host import proc_started
 from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK, RELEASE, TYPE, WORKER_KILLED
 from leasecheck.rundir import RunFiles
@@ -61,18 +65,36 @@ def _respawn(entry: dict) -> None:
         entry["started"] = fn()
 
 
+def _pick(ctx, t0: float):
+    """(worker index, the holding slot picked and since when it holds, or None for a worker at
+    random). The slot that claimed last, once its claim is on its worker's own file; when by then
+    that slot no longer holds the same claim outside ``release()`` (its job ended meanwhile), the
+    pick is made again, within ``WAIT_S`` of ``t0`` (then the last pick stands)."""
+    while True:
+        found = ctx.holders.wait_for_holding_slot(max(0.0, t0 + WAIT_S - time.monotonic()))
+        alive = [w for w, p in enumerate(ctx.workers) if p.poll() is None and w not in ctx.killed]   # after the wait
+        i = worker_index(found[0]) if found is not None else None
+        if i is None or i not in alive:
+            return (ctx.rng.choice(alive) if alive else None), None
+        slots = [p for p, holding in ctx.holders.slots_of(i) if holding]
+        # its claim on its own file first: the attempts that die with it are known
+        _on_file(RunFiles(ctx.run_dir).part(f"w{i}"), slots, time.monotonic() + ON_FILE_S)
+        if _holds(ctx, found) or time.monotonic() >= t0 + WAIT_S:
+            return i, found
+
+
+def _holds(ctx, found) -> bool:
+    """Whether slot ``found[0]`` still holds the claim it took at ``found[1]``, outside ``release()``."""
+    now = ctx.holders.slot(found[0])
+    return now is not None and bool(now[1]) and now[0] != "release" and now[3] == found[1]
+
+
 def start(ctx, step):
     t0 = time.monotonic()
-    i = ctx.holders.wait_for_holder(timeout_s=WAIT_S)
-    alive = [w for w, p in enumerate(ctx.workers) if p.poll() is None and w not in ctx.killed]   # after the wait
-    held = i is not None and i in alive
-    if not held:
-        i = ctx.rng.choice(alive) if alive else None
+    i, found = _pick(ctx, t0)
     if i is None:
         return Active(step, [], data={"worker": None})
-    slots = [p for p, holding in ctx.holders.slots_of(i) if holding] if held else []
-    if held:      # its claim on its own file first: the attempts that die with it are known
-        _on_file(RunFiles(ctx.run_dir).part(f"w{i}"), slots, time.monotonic() + ON_FILE_S)
+    slots = [p for p, holding in ctx.holders.slots_of(i) if holding] if found is not None else []
     worker = ctx.workers[i]
     entry = {"kind": "respawn", "run_dir": str(ctx.run_dir), "worker": f"w{i}"}
     ident = ctx.ledger.add(entry)
@@ -88,6 +110,8 @@ def start(ctx, step):
     except Exception:
         code = worker.poll()
     gone = code is not None and proc_started(worker.pid) != started
+    # Dead, it reports nothing more: the board says what its slot held at the kill.
+    held = found is not None and _holds(ctx, found)
     ctx.holders.forget(i)
     attempts = died(RunFiles(ctx.run_dir).part(f"w{i}"))
     if ctx.record is not None:      # the history says which attempts died with it, at once
