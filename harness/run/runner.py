@@ -283,6 +283,9 @@ class Run:
                 forked = self.fork_server.spawn(WORKER_MODULE, args, env, errlog)
                 if forked is not None:
                     return forked
+                if self.fork_server.refused:    # why this worker is a fresh interpreter, for a reader of the run
+                    errlog.write(f"leasecheck: w{i} started fresh, not forked: {self.fork_server.refused}\n".encode())
+                    errlog.flush()
             return subprocess.Popen(
                 [sys.executable, "-m", WORKER_MODULE, *args],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=env,

@@ -283,3 +283,18 @@ def test_worker_start_exec_gives_each_worker_its_own_popen(tmp_path, watched, mo
                             results_dir=str(tmp_path / "results"))
     assert result.valid is True and watched["servers"] == []
     assert len(_started_pids(Path(result.run_dir))) == 2
+
+
+@pytest.mark.integration
+def test_a_worker_the_server_declined_says_why_in_the_runs_workers_log(tmp_path, monkeypatch):
+    import leasecheck
+    from leasecheck.harness.run import fork_server
+
+    def declines(self, *a, **k):
+        self.refused = "declined on purpose"
+        return None
+    monkeypatch.setattr(fork_server.ForkServer, "spawn", declines)
+    result = leasecheck.run(lease="token-cas", time_limit="2s", workers=2, results_dir=str(tmp_path / "results"))
+    assert result.valid is True
+    log = (Path(result.run_dir) / "workers.log").read_text().splitlines()
+    assert log == [f"leasecheck: w{i} started fresh, not forked: declined on purpose" for i in range(2)]
