@@ -42,6 +42,8 @@ from pathlib import Path
 import psutil
 import redis
 
+from leasecheck.harness.run.fork_server import forked_role
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ("harness", "worker", "store", "proxy", "audit", "clock")
 FAULTS = ("pause:holder", "pause:store", "clock:store", "latency", "partition", "evict")
@@ -71,9 +73,6 @@ def _started(results: Path, before: set[Path], proc: subprocess.Popen, timeout_s
     return None
 
 
-FORK_SERVER = "leasecheck.harness.run.fork_server"
-
-
 def _children(pid: int, needle: str) -> list[psutil.Process]:
     try:
         kids = psutil.Process(pid).children(recursive=True)
@@ -85,7 +84,7 @@ def _children(pid: int, needle: str) -> list[psutil.Process]:
             cmd = " ".join(k.cmdline())
             # the run's fork server has the worker module in its command line, as its children do
             parent = k.parent()
-            server = FORK_SERVER in cmd and FORK_SERVER not in (" ".join(parent.cmdline()) if parent else "")
+            server = forked_role(cmd, " ".join(parent.cmdline()) if parent else "") == "server"
             if needle in cmd and not server:
                 out.append(k)
         except psutil.Error:

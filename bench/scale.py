@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from leasecheck.harness.run.fork_server import forked_role
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -61,8 +63,9 @@ def _kind(pid: int) -> str | None:
     text = b" ".join(cmd).decode(errors="replace")
     if "redis-server" in text:
         return "redis-server"
-    if "leasecheck.harness.run.fork_server" in text:      # the server, or a worker it forked
-        return "worker" if "leasecheck.harness.run.fork_server" in _parent_cmd(pid) else "fork-server"
+    role = forked_role(text, _parent_cmd(pid))           # the server, or a worker it forked
+    if role is not None:
+        return "worker" if role == "worker" else "fork-server"
     if "leasecheck.harness.run.worker" in text:
         return "worker"
     if "leasecheck.harness.proxy" in text or "proxy" in text.split(" -m ")[-1][:20]:

@@ -59,6 +59,18 @@ SPAWN_TIMEOUT_S = 120.0  # the server imports first: its first answer waits for 
 
 
 # -- the runner's side ---------------------------------------------------------------------------
+SERVER_MODULE = "leasecheck.harness.run.fork_server"
+
+
+def forked_role(cmdline: str, parent_cmdline: str) -> str | None:
+    """What a process is to a run's fork server, from its command line and its parent's (for
+    tools that look at a run from outside, ``bench/chaos.py``, ``bench/scale.py``): ``"server"``,
+    ``"worker"`` (one it forked, which keeps the server's command line), or None (neither)."""
+    if SERVER_MODULE not in cmdline:
+        return None
+    return "worker" if SERVER_MODULE in parent_cmdline else "server"
+
+
 class ForkServer:
     """The runner's handle on one fork server (started at once; it imports in the background)."""
 
@@ -69,7 +81,7 @@ class ForkServer:
         self.env = dict(env)
         self.available = True
         self.refused: str | None = None      # why the server last declined a worker (for a reader of the run)
-        argv = [sys.executable, "-m", "leasecheck.harness.run.fork_server", str(theirs.fileno())]
+        argv = [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())]
         if lease is not None:
             argv += ["--lease", lease]
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from leasecheck.harness.run.fork_server import ForkServer, Forked, UNKNOWN_EXIT
+from leasecheck.harness.run.fork_server import ForkServer, Forked, UNKNOWN_EXIT, forked_role
 
 DATA = Path(__file__).resolve().parent / "data" / "fork"
 
@@ -298,3 +298,17 @@ def test_a_worker_the_server_declined_says_why_in_the_runs_workers_log(tmp_path,
     assert result.valid is True
     log = (Path(result.run_dir) / "workers.log").read_text().splitlines()
     assert log == [f"leasecheck: w{i} started fresh, not forked: declined on purpose" for i in range(2)]
+
+
+def test_a_process_is_told_from_its_command_line_and_its_parents(server, tmp_path):
+    """The server and the workers it forks share one command line; the parent tells them apart."""
+    w = _spawn(server, tmp_path, "sleep")
+    assert w.stdout.readline() == b"ready\n"
+    try:
+        cmd = lambda pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        assert forked_role(cmd(server.pid), cmd(os.getpid())) == "server"
+        assert forked_role(cmd(w.pid), cmd(server.pid)) == "worker"
+        assert forked_role(cmd(os.getpid()), "") is None
+    finally:
+        w.kill()
+        w.wait(30)
