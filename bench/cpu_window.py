@@ -27,6 +27,47 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK   # fields 14 and 15 of the whole line
 
 
+def minor_faults(pid: int) -> int:
+    """The process's minor page faults so far (field 10 of ``/proc/PID/stat``; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except OSError:
+        return 0
+
+
+def memory(pid: int) -> dict[str, int]:
+    """``/proc/PID/smaps_rollup`` as {field: kB} (``Rss``, ``Private_Dirty``, ...; empty when it is gone)."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f.read().splitlines()[1:]:
+                name, value = line.split(":", 1)
+                out[name] = int(value.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def cmdline(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces ("" when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def parent_cmdline(pid: int) -> str:
+    """The command line of the process's parent ("" when either is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return ""
+    return cmdline(ppid)
+
+
 def _children(pid: int) -> list[int]:
     out = []
     try:

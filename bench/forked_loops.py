@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 import leasecheck.harness.run.worker  # noqa: E402,F401  (what the fork server imports)
-from bench.cpu_window import _cpu_s, store_ops  # noqa: E402
+from bench.cpu_window import _cpu_s, memory, minor_faults, store_ops  # noqa: E402
 from bench.throughput import bare_loop, monitor  # noqa: E402
 from leasecheck.harness.record import history as history_mod  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
@@ -137,26 +137,6 @@ def _runs(pid: int) -> int:
     return total
 
 
-def _minflt(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[7])
-    except OSError:
-        return 0
-
-
-def _memory(pid: int) -> dict[str, int]:
-    out = {}
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f.read().splitlines()[1:]:
-                name, value = line.split(":", 1)
-                out[name] = int(value.split()[0])
-    except OSError:
-        pass
-    return out
-
-
 def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int) -> dict:
     procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds)) for _ in range(processes)]
     for p in procs:
@@ -166,10 +146,10 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
     window = max(1.0, seconds - warmup - 1.5)
     time.sleep(warmup)
     pids = [p.pid for p in procs]
-    mem = [_memory(pid) for pid in pids[:8]]
+    mem = [memory(pid) for pid in pids[:8]]
 
     def sample() -> tuple:
-        return (sum(_cpu_s(p) for p in pids), sum(_runs(p) for p in pids), sum(_minflt(p) for p in pids),
+        return (sum(_cpu_s(p) for p in pids), sum(_runs(p) for p in pids), sum(minor_faults(p) for p in pids),
                 store_ops(client), time.monotonic())
     a = sample()
     time.sleep(window)

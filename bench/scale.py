@@ -22,37 +22,13 @@ import threading
 import time
 from pathlib import Path
 
-from leasecheck.harness.run.fork_server import forked_role
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.cpu_window import parent_cmdline, tree  # noqa: E402
+from leasecheck.harness.run.fork_server import forked_role  # noqa: E402
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
-def _tree(pid: int) -> list[int]:
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        seen.append(p)
-        todo += _children(p)
-    return seen
-
-
-def _parent_cmd(pid: int) -> str:
-    try:
-        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        return Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except (OSError, IndexError, ValueError):
-        return ""
 
 
 def _kind(pid: int) -> str | None:
@@ -63,7 +39,7 @@ def _kind(pid: int) -> str | None:
     text = b" ".join(cmd).decode(errors="replace")
     if "redis-server" in text:
         return "redis-server"
-    role = forked_role(text, _parent_cmd(pid))           # the server, or a worker it forked
+    role = forked_role(text, parent_cmdline(pid))        # the server, or a worker it forked
     if role is not None:
         return "worker" if role == "worker" else "fork-server"
     if "leasecheck.harness.run.worker" in text:
@@ -96,7 +72,7 @@ class Sampler:
     def _loop(self) -> None:
         while not self._stop.wait(0.5):
             totals: dict[str, int] = {}
-            for pid in _tree(self.root):
+            for pid in tree([self.root]):
                 kind = _kind(pid)
                 if kind is None:
                     continue

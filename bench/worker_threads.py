@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench.cpu_window import store_ops, tree  # noqa: E402
+from bench.cpu_window import cmdline, memory, minor_faults, parent_cmdline, store_ops, tree  # noqa: E402
+from leasecheck.harness.run.fork_server import forked_role  # noqa: E402
 
 try:
     with open("/proc/sys/kernel/pid_max") as _f:
@@ -65,37 +66,14 @@ def _threads(pid: int) -> dict[int, tuple]:
     return out
 
 
-def _minflt(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[7])
-    except OSError:
-        return 0
-
-
-def _memory(pid: int) -> dict[str, int]:
-    out = {}
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f.read().splitlines()[1:]:
-                name, value = line.split(":", 1)
-                out[name] = int(value.split()[0])
-    except OSError:
-        pass
-    return out
-
-
 def _workers(root_pid: int) -> list[int]:
-    """The run's workers: processes running the worker (forked ones show the fork server's command
-    line too, so a process with a single thread — the server itself — is left out)."""
+    """The run's workers: processes running the worker (forked ones keep the fork server's command
+    line, which names the worker module too: the server itself is told apart by its parent)."""
     out = []
     for pid in tree([root_pid]):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        if pid != root_pid and b"leasecheck.harness.run.worker" in cmd and len(_threads(pid)) > 1:
+        cmd = cmdline(pid)
+        if pid != root_pid and "leasecheck.harness.run.worker" in cmd \
+                and forked_role(cmd, parent_cmdline(pid)) != "server":
             out.append(pid)
     return out
 
@@ -126,11 +104,11 @@ def main() -> None:
                     time.sleep(0.05)
                 time.sleep(2.0)
                 pids = _workers(proc.pid)
-                mem = [_memory(p) for p in pids[:8]]
-                before = ({p: _threads(p) for p in pids}, sum(_minflt(p) for p in pids), store_ops(client),
+                mem = [memory(p) for p in pids[:8]]
+                before = ({p: _threads(p) for p in pids}, sum(minor_faults(p) for p in pids), store_ops(client),
                           time.monotonic())
                 time.sleep(max(1.0, min(5.0, a.seconds - 5.0)))
-                after = ({p: _threads(p) for p in pids}, sum(_minflt(p) for p in pids), store_ops(client),
+                after = ({p: _threads(p) for p in pids}, sum(minor_faults(p) for p in pids), store_ops(client),
                          time.monotonic())
                 proc.wait(timeout=a.seconds + 300)
             except BaseException:
