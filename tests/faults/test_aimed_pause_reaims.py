@@ -35,6 +35,15 @@ class MovesOnAfterThePick(HolderTable):
         return n
 
 
+def _releaser_paused(tmp_path, workers):
+    """w1.s0 inside its release with its read in flight, and a 0.1 s ``pause:releaser`` started
+    on it: (context, fault, active)."""
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.enter(board.index("w1.s0"), "release")
+    board.count_sent(board.index("w1.s0"))()
+    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
+    fault = Pause()
+    return ctx, fault, fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
 
 
 def _sends_its_delete(w):
@@ -67,12 +76,7 @@ def test_a_pick_whose_call_moved_on_before_the_stop_is_continued_and_the_next_ca
 def test_a_caller_stopped_with_its_first_command_in_flight_is_paused_on_the_first_pick(tmp_path, workers):
     """The call's first command (a check-then-act release's read) is in flight: the stop lands
     between the check and the act, so the first pick stands."""
-    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
-    board.enter(board.index("w1.s0"), "release")
-    board.count_sent(board.index("w1.s0"))()
-    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
-    fault = Pause()
-    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    ctx, fault, active = _releaser_paused(tmp_path, workers)
     assert stopped_within(workers[1].pid, 1.0) and not is_stopped(workers[0].pid)
     measured = fault.stop(ctx, active)
     assert (measured["slot"], measured["in_call"], measured["retries"]) == ("w1.s0", True, 0)
@@ -124,12 +128,7 @@ def test_a_pick_past_its_first_command_is_continued_and_the_next_caller_paused(t
 def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path, workers):
     """w1.s0 is stopped inside its release; at the pause's end no other slot holds a claim, so the
     pause waits until w0.s0 takes one (0.2 s later) and only then continues w1."""
-    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
-    board.enter(board.index("w1.s0"), "release")
-    board.count_sent(board.index("w1.s0"))()
-    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
-    fault = Pause()
-    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    ctx, fault, active = _releaser_paused(tmp_path, workers)
     assert stopped_within(workers[1].pid, 1.0)
     other = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
     timer = threading.Timer(0.2, lambda: other.hold(other.index("w0.s0"), True))
@@ -142,12 +141,7 @@ def test_a_releasers_pause_ends_once_another_slot_holds_a_claim(tmp_path, worker
 
 
 def test_a_releasers_pause_ends_within_its_wait_when_no_slot_takes_a_claim(tmp_path, workers):
-    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
-    board.enter(board.index("w1.s0"), "release")
-    board.count_sent(board.index("w1.s0"))()
-    ctx = fault_ctx(tmp_path, HolderTable(board), workers)
-    fault = Pause()
-    active = fault.start(ctx, Step(at=0.0, fault="pause", target="releaser", duration=0.1))
+    ctx, fault, active = _releaser_paused(tmp_path, workers)
     measured = fault.stop(ctx, active)
     assert measured["resumed_on"] is None and measured["resume_waited_s"] >= 0.45
     assert not is_stopped(workers[1].pid) and ctx.ledger.heal_all() == []
