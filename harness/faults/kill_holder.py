@@ -66,8 +66,9 @@ def _respawn(entry: dict) -> None:
 
 
 def _pick(ctx, t0: float):
-    """(worker index, the holding slot picked and since when it holds, or None for a worker at
-    random). The slot that claimed last, once its claim is on its worker's own file; when by then
+    """(worker index, the holding slot picked and since when it holds, that worker's holding
+    slots; None and [] for a worker at random). The slot that claimed last, once its claim is on
+    its worker's own file; when by then
     that slot no longer holds the same claim outside ``release()`` (its job ended meanwhile), the
     pick is made again, within ``WAIT_S`` of ``t0`` (then the last pick stands)."""
     while True:
@@ -75,12 +76,12 @@ def _pick(ctx, t0: float):
         alive = [w for w, p in enumerate(ctx.workers) if p.poll() is None and w not in ctx.killed]   # after the wait
         i = worker_index(found[0]) if found is not None else None
         if i is None or i not in alive:
-            return (ctx.rng.choice(alive) if alive else None), None
+            return (ctx.rng.choice(alive) if alive else None), None, []
         slots = [p for p, holding in ctx.holders.slots_of(i) if holding]
         # its claim on its own file first: the attempts that die with it are known
         _on_file(RunFiles(ctx.run_dir).part(f"w{i}"), slots, time.monotonic() + ON_FILE_S)
         if _holds(ctx, found) or time.monotonic() >= t0 + WAIT_S:
-            return i, found
+            return i, found, slots
 
 
 def _holds(ctx, found) -> bool:
@@ -91,10 +92,9 @@ def _holds(ctx, found) -> bool:
 
 def start(ctx, step):
     t0 = time.monotonic()
-    i, found = _pick(ctx, t0)
+    i, found, slots = _pick(ctx, t0)
     if i is None:
         return Active(step, [], data={"worker": None})
-    slots = [p for p, holding in ctx.holders.slots_of(i) if holding] if found is not None else []
     worker = ctx.workers[i]
     entry = {"kind": "respawn", "run_dir": str(ctx.run_dir), "worker": f"w{i}"}
     ident = ctx.ledger.add(entry)

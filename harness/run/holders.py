@@ -40,18 +40,13 @@ class HolderTable:
                 return None
             time.sleep(POLL_S)
 
-    def wait_for_holder(self, timeout_s: float) -> int | None:
-        """A worker holding a claim now (the most recent claimer), waiting up to ``timeout_s``.
-        A slot inside ``release()`` still counts as holding until the call returns, but its
-        delete may already have run: stopped then, it stalls no live claim, and the holder pause
-        misses (about one pause in three hundred with 0.3 s jobs). So it is passed over."""
-        found = self.wait_for_holding_slot(timeout_s)
-        return worker_index(found[0]) if found is not None else None
-
     def wait_for_holding_slot(self, timeout_s: float, fresh_s: float | None = None) -> tuple[str, int] | None:
         """A slot holding a claim now, outside ``release()`` (the most recent claimer), as
         (process, since_ns: when it began holding), waiting up to ``timeout_s`` for one. With
-        ``fresh_s``, only a claim taken within the last ``fresh_s`` seconds counts."""
+        ``fresh_s``, only a claim taken within the last ``fresh_s`` seconds counts. A slot inside
+        ``release()`` still counts as holding until the call returns, but its delete may already
+        have run: stopped then, it stalls no live claim, and the holder pause misses (about one
+        pause in three hundred with 0.3 s jobs). So it is passed over."""
         if fresh_s is None:
             return self._wait(_latest_holder, timeout_s)
         window_ns = int(fresh_s * 1e9)

@@ -46,18 +46,18 @@ def test_the_table_knows_who_is_inside_which_call(tmp_path):
     assert not t.still_in(*found)
     assert t.wait_for_call("renew", timeout_s=0.05) is None
     assert t.wait_for_call("acquire", timeout_s=0.05)[0] == "w1.s0"
-    assert t.holders() == [] and t.wait_for_holder(0.01) is None
+    assert t.holders() == [] and t.wait_for_holding_slot(0.01) is None
     worker_side.leave(worker_side.index("w1.s0"))
     worker_side.leave(worker_side.index("w3.s1"))
     worker_side.hold(worker_side.index("w1.s0"), True)
     worker_side.hold(worker_side.index("w3.s1"), True)
     assert t.holders() == [1, 3]
-    assert t.wait_for_holder(0.01) == 3              # the most recent claimer
+    assert t.wait_for_holding_slot(0.01)[0] == "w3.s1"   # the most recent claimer
     worker_side.enter(worker_side.index("w3.s1"), "release")
     assert t.holders() == [1, 3]
-    assert t.wait_for_holder(0.01) == 1              # not one handing its claim back
+    assert t.wait_for_holding_slot(0.01)[0] == "w1.s0"   # not one handing its claim back
     worker_side.enter(worker_side.index("w1.s0"), "release")
-    assert t.wait_for_holder(0.01) is None
+    assert t.wait_for_holding_slot(0.01) is None
     worker_side.leave(worker_side.index("w3.s1"))
     worker_side.hold(worker_side.index("w3.s1"), False)
     assert t.holders() == [1]
