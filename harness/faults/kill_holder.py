@@ -80,14 +80,8 @@ def _pick(ctx, t0: float):
         slots = [p for p, holding in ctx.holders.slots_of(i) if holding]
         # its claim on its own file first: the attempts that die with it are known
         _on_file(RunFiles(ctx.run_dir).part(f"w{i}"), slots, time.monotonic() + ON_FILE_S)
-        if _holds(ctx, found) or time.monotonic() >= t0 + WAIT_S:
+        if ctx.holders.still_holds(*found) or time.monotonic() >= t0 + WAIT_S:
             return i, found, slots
-
-
-def _holds(ctx, found) -> bool:
-    """Whether slot ``found[0]`` still holds the claim it took at ``found[1]``, outside ``release()``."""
-    now = ctx.holders.slot(found[0])
-    return now is not None and bool(now[1]) and now[0] != "release" and now[3] == found[1]
 
 
 def start(ctx, step):
@@ -111,7 +105,7 @@ def start(ctx, step):
         code = worker.poll()
     gone = code is not None and proc_started(worker.pid) != started
     # Dead, it reports nothing more: the board says what its slot held at the kill.
-    held = found is not None and _holds(ctx, found)
+    held = found is not None and ctx.holders.still_holds(*found)
     ctx.holders.forget(i)
     attempts = died(RunFiles(ctx.run_dir).part(f"w{i}"))
     if ctx.record is not None:      # the history says which attempts died with it, at once

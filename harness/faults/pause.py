@@ -142,8 +142,7 @@ class Pause(Fault):
             process, since = found
             pids, ids = self._stop_all(ctx, [ctx.workers[i].pid])
             seen = _seen_stopped(pids)
-            now = ctx.holders.slot(process)
-            still = seen and now is not None and now[1] and now[0] != "release" and now[3] == since
+            still = seen and ctx.holders.still_holds(process, since)
             if still or time.monotonic() >= deadline:
                 return {"slot": process, "held": bool(still), "retries": retries}, pids, [f"w{i}"], ids
             for ident in reversed(ids):

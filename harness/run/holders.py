@@ -91,6 +91,12 @@ class HolderTable:
         lease call (0 without a board)."""
         return self.board.sent(self.board.index(process)) if self.board is not None else 0
 
+    def still_holds(self, process: str, since: int) -> bool:
+        """Whether ``process`` still holds the claim it began holding at ``since`` (ns), outside
+        ``release()``."""
+        now = self.slot(process)
+        return now is not None and bool(now[1]) and now[0] != "release" and now[3] == since
+
     def still_in(self, process: str, number: int) -> bool:
         """Whether ``process`` is still inside its call number ``number``."""
         for p, call, _, n, _, _ in self._records():
