@@ -101,6 +101,7 @@ class AsyncSlot(Slot):
                 if await self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
+                self.on_hold(self.process, True)     # the board's since: its deadline moved
                 next_renew += period
                 continue
             wake = min(end, next_renew) if callable(renew) else end

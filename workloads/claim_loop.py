@@ -127,6 +127,7 @@ class Slot:
                 if self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
+                self.on_hold(process, True)     # the board's since: its deadline moved
                 next_renew += period
                 continue
             wake = min(end, next_renew) if renews else end

@@ -20,7 +20,8 @@ measures ``in_call``: whether the slot it aimed at was still inside that very ca
 ended (it had not reported leaving it before it was stopped), i.e. whether the pause landed while
 the call was in flight; ``slot`` names it, ``waited_s`` is how long it waited for one (false and
 null when none came and a random worker was paused instead). An aimed pause stops its slot while
-the call's first command is in flight (a call that has sent nothing yet is given until it sends):
+the call's first command is in flight (a call that has sent nothing yet is given until it sends),
+and a ``releaser`` pause picks only a release whose claim has a quarter of a TTL or more left:
 once the picked worker is seen stopped, the pause looks at the board, and a slot that has left the
 call, or whose call has sent more than that first command (the pick came after the check, or the
 stop took hold too late), is continued at once and the pause aims again, within ``CALL_WAIT_S``
@@ -46,6 +47,7 @@ CALL_WAIT_S = 5.0
 HOLDER_WAIT_S = 2.0     # for a holder to aim at, the picks that missed included
 STOP_SEEN_S = 1.0       # for a SIGSTOPped worker to show state T (not seen by then: held false)
 RESUME_WAIT_S = 0.5     # a releaser's pause waits this long at most past its duration for another holder
+LIVE_TTLS = 0.25        # a releaser's pause picks a release whose claim has this much of a TTL left, or more
 
 
 class Pause(Fault):
@@ -152,7 +154,11 @@ class Pause(Fault):
     def _stop_caller(self, ctx: FaultContext, call: str) -> tuple[dict, list[int], list[str], list[int]]:
         """Stop the worker of the slot that entered ``call`` last while that call's first command
         is in flight — sent (so it ran, or is about to, in the store) and its reply not yet acted
-        on: where a check-then-act call has checked but not acted. A call that has sent nothing yet
+        on: where a check-then-act call has checked but not acted. A release is picked only while
+        its claim has a quarter of a TTL or more left (``LIVE_TTLS``, from when the claim was taken
+        or last renewed, by the harness's clock): the release of a claim already past its deadline
+        — a job longer than the TTL — has nothing left for the pause to expire, and a check-then-act
+        release's read would already see the next holder. A call that has sent nothing yet
         is given until it sends (stopped before its read, it would read the state after the pause
         and act on that). Once the worker is seen stopped the pause looks at the board: when the
         slot has left the call, or its call has sent more than that one command (the pick came
@@ -166,7 +172,9 @@ class Pause(Fault):
         until = t + CALL_WAIT_S
         retries, missed = 0, set()
         while True:
-            found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, until - time.monotonic()), exclude=missed)
+            live = {"live_s": LIVE_TTLS * ctx.cfg.ttl_s, "ttl_s": ctx.cfg.ttl_s} if call == "release" else {}
+            found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, until - time.monotonic()), exclude=missed,
+                                              **live)
             i = worker_index(found[0]) if found is not None else None
             if found is None or ctx.workers[i].poll() is not None:   # none came, or its worker died inside
                 pids, names = self._pick(ctx, "worker")

@@ -58,7 +58,7 @@ class HolderTable:
 
     def slot(self, process: str) -> tuple[str, bool, int, int] | None:
         """(call, holding, number, since_ns) of ``process`` now, or None when the board lacks it."""
-        for p, call, held, number, _, since in self._records():
+        for p, call, held, number, _, since, _ in self._records():
             if p == process:
                 return call, held, number, since
         return None
@@ -76,13 +76,22 @@ class HolderTable:
         """(process, holding) of each slot of worker ``worker``."""
         return [(p, held) for p, _, held, *_ in self._records() if worker_index(p) == worker]
 
-    def wait_for_call(self, call: str, timeout_s: float, exclude=()) -> tuple[str, int] | None:
+    def wait_for_call(self, call: str, timeout_s: float, exclude=(), live_s: float | None = None,
+                      ttl_s: float | None = None) -> tuple[str, int] | None:
         """A slot inside ``call`` now (the one that entered it last), as (process, call number),
         waiting up to ``timeout_s`` for one; the number tells this call from the slot's next.
-        Calls in ``exclude`` (such pairs) are passed over."""
+        Calls in ``exclude`` (such pairs) are passed over. With ``live_s`` and ``ttl_s``, so is a
+        slot whose claim (taken or last renewed ``ttl_s`` before its deadline) has less than
+        ``live_s`` left by the harness's clock, or that holds none: a release of a claim already
+        past its deadline has nothing left to lose."""
+        live_ns = int(live_s * 1e9) if live_s is not None else None
+        ttl_ns = int(ttl_s * 1e9) if ttl_s is not None else 0
+
         def latest_inside(records):
-            inside = [(entered, p, number) for p, c, _, number, entered, _ in records
-                      if c == call and (p, number) not in exclude]
+            now = time.monotonic_ns()
+            inside = [(entered, p, number) for p, c, held, number, entered, _, renewed in records
+                      if c == call and (p, number) not in exclude
+                      and (live_ns is None or (held and renewed + ttl_ns - now >= live_ns))]
             return max(inside)[1:] if inside else None
         return self._wait(latest_inside, timeout_s)
 
@@ -99,14 +108,14 @@ class HolderTable:
 
     def still_in(self, process: str, number: int) -> bool:
         """Whether ``process`` is still inside its call number ``number``."""
-        for p, call, _, n, _, _ in self._records():
+        for p, call, _, n, _, _, _ in self._records():
             if p == process:
                 return bool(call) and n == number
         return False
 
 
 def _latest_holder(records) -> tuple[str, int] | None:
-    holding = [(since, p) for p, call, held, _, _, since in records if held and call != "release"]
+    holding = [(since, p) for p, call, held, _, _, since, _ in records if held and call != "release"]
     if not holding:
         return None
     since, process = max(holding)

@@ -16,6 +16,8 @@ One record per slot (index: worker × slots + slot), written only by that slot's
     number    u32  how many calls the slot has entered (tells one release from the next)
     entered   i64  CLOCK_MONOTONIC ns when it entered its current call
     since     i64  CLOCK_MONOTONIC ns when it began holding
+    renewed   i64  CLOCK_MONOTONIC ns when its claim's deadline was last set: ``since``, then each
+                   renewal that succeeded (the claim loop calls ``hold(True)`` again after one)
 
 A reader may see a record mid-update; the worst it does is aim a pause at a slot that just left
 its call, which the pause measures (``in_call``). The checker never reads the board.
@@ -30,11 +32,12 @@ from pathlib import Path
 
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
 
-RECORD = struct.Struct("<BBHIqq")
+RECORD = struct.Struct("<BBHIqqq")
 CALLS = ("", "acquire", "release", "renew")
 _CODE = {name: i for i, name in enumerate(CALLS) if name}
 _ENTRY = struct.Struct("<HIq")    # sent (reset to 0), number, entered: at offset 2
-_SINCE = struct.Struct("<q")      # since: at offset 16
+_SINCE = struct.Struct("<qq")     # since, renewed: at offset 16
+_RENEWED = struct.Struct("<q")    # renewed alone: at offset 24
 _SENT = struct.Struct("<H")       # sent: at offset 2
 
 
@@ -71,9 +74,14 @@ class SlotBoard:
         self._mm[i * RECORD.size] = 0
 
     def hold(self, i: int, holding: bool) -> None:
+        """``holding`` True while already holding is a renewal: ``renewed`` moves, ``since`` stays."""
         off = i * RECORD.size
         if holding:
-            _SINCE.pack_into(self._mm, off + 16, time.monotonic_ns())
+            now = time.monotonic_ns()
+            if self._mm[off + 1]:
+                _RENEWED.pack_into(self._mm, off + 24, now)
+            else:
+                _SINCE.pack_into(self._mm, off + 16, now, now)
         self._mm[off + 1] = 1 if holding else 0
 
     def count_sent(self, i: int):
@@ -91,7 +99,7 @@ class SlotBoard:
         call or None)``, ``on_hold(process, holding)``): ``enter``/``leave`` and ``hold`` with the
         record's place bound once, for the slot's hot path (two calls per lease call)."""
         mm, off, numbers, sent, codes = self._mm, i * RECORD.size, self._numbers, self._sent, _CODE
-        entry, since, clock = _ENTRY.pack_into, _SINCE.pack_into, time.monotonic_ns
+        entry, since, renewed, clock = _ENTRY.pack_into, _SINCE.pack_into, _RENEWED.pack_into, time.monotonic_ns
 
         def on_call(_process: str, call: str | None) -> None:
             if call:
@@ -104,19 +112,24 @@ class SlotBoard:
 
         def on_hold(_process: str, holding: bool) -> None:
             if holding:
-                since(mm, off + 16, clock())
-                mm[off + 1] = 1
+                if mm[off + 1]:     # a renewal: the deadline moved, the claim is the same
+                    renewed(mm, off + 24, clock())
+                else:
+                    now = clock()
+                    since(mm, off + 16, now, now)
+                    mm[off + 1] = 1
             else:
                 mm[off + 1] = 0
         return on_call, on_hold
 
     # -- the harness reads ----------------------------------------------------------------------
-    def records(self) -> list[tuple[str, str, bool, int, int, int]]:
-        """(process, call or "", holding, number, entered_ns, since_ns) of every slot."""
+    def records(self) -> list[tuple[str, str, bool, int, int, int, int]]:
+        """(process, call or "", holding, number, entered_ns, since_ns, renewed_ns) of every slot."""
         out = []
-        for i, (code, holding, _sent, number, entered, since) in enumerate(RECORD.iter_unpack(self._mm)):
+        for i, (code, holding, _sent, number, entered, since, renewed) in enumerate(RECORD.iter_unpack(self._mm)):
             process = f"w{i // self.slots}.s{i % self.slots}"
-            out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since))
+            out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since,
+                        renewed))
         return out
 
     def sent(self, i: int) -> int:

@@ -23,7 +23,7 @@ def workers():
 
 
 def fault_ctx(tmp_path, table, workers) -> FaultContext:
-    return FaultContext(cfg=SimpleNamespace(), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
+    return FaultContext(cfg=SimpleNamespace(ttl_s=1.0), run_dir=tmp_path, ledger=Ledger(tmp_path), workers=workers,
                         holders=table, rng=random.Random(1))
 
 

@@ -63,6 +63,37 @@ def test_the_table_knows_who_is_inside_which_call(tmp_path):
     assert t.holders() == [1]
 
 
+def test_a_release_aim_passes_over_a_claim_past_its_deadline_but_not_a_renewed_one(tmp_path):
+    # The release of a job that outlived its claim has nothing left for a pause to expire: the
+    # releaser aim wants a release whose claim has a quarter TTL or more left, counted from when it
+    # was taken or last renewed (a renewal stamps `renewed`, not `since`).
+    board = SlotBoard(tmp_path / "slots.bin", workers=3, slots=1, create=True)
+    t = HolderTable(board)
+    on_call, on_hold = board.writers(0)
+    on_hold("w0.s0", True)                  # w0 claimed 0.3 s ago with a 0.2 s TTL: past its deadline
+    time.sleep(0.3)
+    on_call("w0.s0", "release")
+    assert t.wait_for_call("release", timeout_s=0.01)[0] == "w0.s0"          # no filter: any release
+    assert t.wait_for_call("release", timeout_s=0.05, live_s=0.05, ttl_s=0.2) is None
+    board.enter(1, "release")               # w1 is in a release but holds nothing: passed over too
+    assert t.wait_for_call("release", timeout_s=0.01, live_s=0.05, ttl_s=0.2) is None
+    since = t.slot("w0.s0")[3]
+    on_call("w0.s0", None)
+    on_hold("w0.s0", True)                  # a renewal that succeeded: the claim is the same one
+    assert t.slot("w0.s0")[3] == since and t.still_holds("w0.s0", since)
+    on_call("w0.s0", "release")
+    assert t.wait_for_call("release", timeout_s=0.01, live_s=0.05, ttl_s=0.2)[0] == "w0.s0"
+    board.hold(2, True)
+    board.enter(2, "release")               # w2 claimed just now and entered its release last
+    assert t.wait_for_call("release", timeout_s=0.01, live_s=0.05, ttl_s=0.2)[0] == "w2.s0"
+    threading.Timer(0.05, board.hold, [1, True]).start()   # the waiting sees w1's claim arrive
+    assert t.wait_for_call("release", timeout_s=2.0, live_s=0.05, ttl_s=0.2, exclude={("w2.s0", 1)},
+                           )[0] in ("w1.s0", "w0.s0")
+    on_hold("w0.s0", False)
+    on_hold("w0.s0", True)                  # a new claim after letting go: since moves
+    assert t.slot("w0.s0")[3] > since
+
+
 def test_waiting_for_a_call_wakes_when_one_starts(tmp_path):
     board = SlotBoard(tmp_path / "slots.bin", workers=6, slots=1, create=True)
     t = HolderTable(board)
@@ -108,7 +139,7 @@ def _ctx(tmp_path, table, workers):
 
     from leasecheck.harness.faults import FaultContext
     from leasecheck.harness.nemesis.heal import Ledger
-    return FaultContext(cfg=SimpleNamespace(backend="embedded"), run_dir=tmp_path, ledger=Ledger(tmp_path),
+    return FaultContext(cfg=SimpleNamespace(backend="embedded", ttl_s=1.0), run_dir=tmp_path, ledger=Ledger(tmp_path),
                         workers=workers, holders=table, rng=random.Random(1))
 
 
@@ -128,6 +159,7 @@ def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_th
     pause = FAULTS["pause"]
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     table = HolderTable(board)
+    board.hold(1, True)                # a release hands back a claim it holds
     board.enter(1, "release")
     ctx = _ctx(tmp_path, table, two_workers)
     act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
@@ -138,6 +170,7 @@ def test_a_releaser_pause_stops_that_worker_and_measures_whether_it_landed_in_th
     assert m["processes"] == ["w1"] and m["slot"] == "w1.s0" and m["in_call"] is True
 
     board.leave(1)
+    board.hold(0, True)
     board.enter(0, "release")
     act = pause.start(ctx, Step(0, "pause", "releaser", 0.2))
     board.leave(0)                     # it had left the call before the stop took hold

@@ -30,6 +30,7 @@ class MovesOnAfterThePick(HolderTable):
         if self.reads == 1:
             w = self.worker_side
             self.move(w)
+            w.hold(w.index("w1.s0"), True)   # a release hands back a claim it holds
             w.enter(w.index("w1.s0"), "release")
             w.count_sent(w.index("w1.s0"))()
         return n
@@ -39,6 +40,7 @@ def _releaser_paused(tmp_path, workers):
     """w1.s0 inside its release with its read in flight, and a 0.1 s ``pause:releaser`` started
     on it: (context, fault, active)."""
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.hold(board.index("w1.s0"), True)   # a release hands back a claim it holds
     board.enter(board.index("w1.s0"), "release")
     board.count_sent(board.index("w1.s0"))()
     ctx = fault_ctx(tmp_path, HolderTable(board), workers)
@@ -58,6 +60,7 @@ def _leaves_the_call(w):
 def test_a_pick_whose_call_moved_on_before_the_stop_is_continued_and_the_next_caller_paused(tmp_path, move, workers):
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
     worker_side = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)
+    worker_side.hold(worker_side.index("w0.s0"), True)   # a release hands back a claim it holds
     worker_side.enter(worker_side.index("w0.s0"), "release")
     worker_side.count_sent(worker_side.index("w0.s0"))()        # its read is in flight
     ctx = fault_ctx(tmp_path, MovesOnAfterThePick(board, worker_side, move), workers)
@@ -86,6 +89,7 @@ def test_a_caller_that_has_sent_nothing_yet_is_stopped_once_its_first_command_we
     """Stopped before its read, a release would read the state after the pause and act on that:
     the pause waits for the first command (sent 0.15 s after the pick) and stops the slot then."""
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.hold(board.index("w1.s0"), True)   # a release hands back a claim it holds
     board.enter(board.index("w1.s0"), "release")
     ctx = fault_ctx(tmp_path, HolderTable(board), workers)
     timer = threading.Timer(0.15, board.count_sent(board.index("w1.s0")))
@@ -105,12 +109,14 @@ def test_a_pick_past_its_first_command_is_continued_and_the_next_caller_paused(t
     after the check): that worker is continued at once, and w1.s0, entering a release 0.2 s later
     and sending its read, is the one paused."""
     board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    board.hold(board.index("w0.s0"), True)   # a release hands back a claim it holds
     board.enter(board.index("w0.s0"), "release")
     for _ in range(2):
         board.count_sent(board.index("w0.s0"))()
     ctx = fault_ctx(tmp_path, HolderTable(board), workers)
 
     def w1_releases():
+        board.hold(board.index("w1.s0"), True)   # a release hands back a claim it holds
         board.enter(board.index("w1.s0"), "release")
         board.count_sent(board.index("w1.s0"))()
     timer = threading.Timer(0.2, w1_releases)

@@ -14,14 +14,14 @@ def test_a_slots_writers_write_what_enter_leave_and_hold_write(tmp_path):
     on_call("w1.s0", None)
     on_call("w1.s0", "release")
     records = {p: rest for p, *rest in board.records()}
-    call, holding, number, entered, since = records["w1.s0"]
+    call, holding, number, entered, since, renewed = records["w1.s0"]
     assert (call, holding, number) == ("release", True, 2)
-    assert before <= since <= entered <= time.monotonic_ns()
-    assert all(r == ["", False, 0, 0, 0] for p, r in records.items() if p != "w1.s0")
+    assert before <= since == renewed <= entered <= time.monotonic_ns()
+    assert all(r == ["", False, 0, 0, 0, 0] for p, r in records.items() if p != "w1.s0")
     on_call("w1.s0", None)
     on_hold("w1.s0", False)
     board.enter(board.index("w1.s0"), "renew")      # the two ways share the slot's call count
-    call, holding, number, _, _ = {p: rest for p, *rest in board.records()}["w1.s0"]
+    call, holding, number, *_ = {p: rest for p, *rest in board.records()}["w1.s0"]
     assert (call, holding, number) == ("renew", False, 3)
     board.close()
 
@@ -42,6 +42,6 @@ def test_a_slots_sent_count_counts_its_commands_since_it_entered_its_call(tmp_pa
     count()
     board.enter(i, "renew")
     assert board.sent(i) == 0
-    call, holding, number, _, _ = {p: rest for p, *rest in board.records()}["w0.s1"]
+    call, holding, number, *_ = {p: rest for p, *rest in board.records()}["w0.s1"]
     assert (call, number) == ("renew", 3)
     board.close()
