@@ -113,6 +113,10 @@ def main() -> None:
                "--seed", a.seed, "--results-dir", d, "--quiet"]
         run_code, run_s, run_mem = _run(run)
         run_dir = (Path(d) / "latest").resolve()
+        if not (run_dir / "history.jsonl").exists():   # refused before it ran (exit 64), or it crashed
+            said = (run_mem.get("stderr") or "").strip().splitlines()
+            sys.exit(f"bench/scale.py: leasecheck run exited {run_code} without a run to check: "
+                     f"{said[-1] if said else 'no message'}")
         check_code, check_s, check_mem = _run([sys.executable, "-m", "leasecheck", "check", str(run_dir)])
         results = json.loads((run_dir / "results.json").read_text())
         size = lambda name: (run_dir / name).stat().st_size if (run_dir / name).exists() else None  # noqa: E731
