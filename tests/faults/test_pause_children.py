@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from leasecheck.harness.faults.base import FaultContext, Step
@@ -26,11 +27,24 @@ time.sleep(60)
 """
 
 
+def _sleeper(pid: int) -> bool:
+    """Whether ``pid`` runs the plain sleeper's code, i.e. has exec'd it. A child forked by
+    ``subprocess`` (vfork) shows its parent's command line until it execs; stopped before that,
+    it keeps its parent waiting in state D, never T."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2] == b"import time; time.sleep(60)"
+    except (OSError, IndexError):
+        return False
+
+
 def _worker():
     w = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True, start_new_session=True)
     kids = [int(p) for p in w.stdout.readline().split()]
-    deadline = time.monotonic() + 10
-    while len(descendants(w.pid)) < 3 and time.monotonic() < deadline:   # the grandchild starting
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:   # the grandchild started and exec'd (2 plain sleepers of 3)
+        found = descendants(w.pid)
+        if len(found) == 3 and sum(_sleeper(p) for p in found) == 2:
+            break
         time.sleep(0.02)
     return w, kids
 
