@@ -171,8 +171,8 @@ class Pause(Fault):
         t = time.monotonic()
         until = t + CALL_WAIT_S
         retries, missed = 0, set()
+        live = {"live_s": LIVE_TTLS * ctx.cfg.ttl_s, "ttl_s": ctx.cfg.ttl_s} if call == "release" else {}
         while True:
-            live = {"live_s": LIVE_TTLS * ctx.cfg.ttl_s, "ttl_s": ctx.cfg.ttl_s} if call == "release" else {}
             found = ctx.holders.wait_for_call(call, timeout_s=max(0.0, until - time.monotonic()), exclude=missed,
                                               **live)
             i = worker_index(found[0]) if found is not None else None
