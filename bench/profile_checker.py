@@ -7,9 +7,9 @@ and check it under cProfile, printing the functions that cost most (own time and
     python bench/profile_checker.py --events 300000 --stages        # CPU per stage, no profiler
 
 ``--stages`` prints, without a profiler, the CPU seconds of each layer on its own as a ratio to the
-benchmark's parse floor: the history stream alone, the history digest (stream + the digest the
-properties read), the audit stream alone, and the whole check: what the reading costs before any
-judging.
+benchmark's parse floor: the history stream alone (read as the check reads it: its common lines as
+typed records, `HistoryStream.records`), the history digest (stream + the digest the properties
+read), the audit stream alone, and the whole check: what the reading costs before any judging.
 
 With the compiled checker installed (setup.py), cProfile sees only what the compiled modules call
 outside themselves: profile the pure-Python checker with ``LEASECHECK_PURE_PYTHON=1``, or the
@@ -99,8 +99,8 @@ def stages(run_dir: Path, repeat: int = 3) -> None:
     floor = cpu(lambda: parse_floor_times(run_dir))
     audit = open_audit(run_dir)
     row = {"floor_cpu_s": round(floor, 3),
-           "history_stream": cpu(lambda: drain(HistoryStream(run_dir))),
-           "history_digest": cpu(lambda: Digest().consume(HistoryStream(run_dir))),
+           "history_stream": cpu(lambda: drain(HistoryStream(run_dir).records())),
+           "history_digest": cpu(lambda: Digest().consume(HistoryStream(run_dir).records())),
            "audit_stream": cpu(lambda: drain(audit)) if audit is not None else 0.0,
            "check": cpu(lambda: check_run(run_dir))}
     for k in ("history_stream", "history_digest", "audit_stream", "check"):

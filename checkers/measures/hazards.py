@@ -114,10 +114,7 @@ class Hazards:
                 ttl = (e.get("config") or {}).get("ttl_ms")
                 self.ttl_ns = round(ttl * 1e6) if isinstance(ttl, (int, float)) else None
         elif kind == JOB_END:
-            held = self._held.get(e.get("attempt"))
-            if held is not None and not held.past and t > held.deadline:
-                held.past = True
-                self._hit("holder_past_deadline", e.get("attempt"), t)
+            self.job_end(e.get("attempt"), t)
         elif kind == FAULT_START and e.get("fault") == "clock":
             if any(h.released is None and h.deadline > t for h in self._held.values()):
                 self._hit("clock_jump_while_held", None, t)
@@ -134,14 +131,27 @@ class Hazards:
     def call_by(self, e: dict, kind: Any, f: str, t: int, attempt: Any) -> None:
         """`call` of an event whose `attempt` the caller has read too (`t`, its time, is an
         integer, as the history reader makes sure)."""
-        held = self._held.get(attempt)
         if kind == INVOKE:
-            self.calls[f] += 1
-            self._open[attempt] = _Open(f, t, held.deadline if held is not None else None)
-            if f == RELEASE and held is not None:
-                held.released = t
-            return
-        key = e.get("key")
+            self._invoked(f, t, attempt)
+        else:
+            self._completed(e, kind, f, t, attempt, e.get("key"), e.get("value") is True)
+
+    def record_call(self, e: Any, kind: str, f: str, t: int, attempt: Any, key: Any) -> None:
+        """`call_by` of a typed record (`records`) whose `attempt` and `key` the caller has read."""
+        if kind == INVOKE:
+            self._invoked(f, t, attempt)
+        else:
+            self._completed(e, kind, f, t, attempt, key, kind == OK and e.value is True)
+
+    def _invoked(self, f: str, t: int, attempt: Any) -> None:
+        held = self._held.get(attempt)
+        self.calls[f] += 1
+        self._open[attempt] = _Open(f, t, held.deadline if held is not None else None)
+        if f == RELEASE and held is not None:
+            held.released = t
+
+    def _completed(self, e: Any, kind: Any, f: str, t: int, attempt: Any, key: Any, true: bool) -> None:
+        """A completion; `true`: it returned True (`e` is read only for the process of a win)."""
         call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
         invoked = t
         deadline: int | None = None
@@ -155,13 +165,14 @@ class Hazards:
             if other is not None and last != attempt and other.released is None \
                     and invoked - EDGE_NS <= other.deadline <= t + EDGE_NS:
                 self._hit("acquire_at_expiry", attempt, t)
-            if ttl_ns is not None and kind == OK and e.get("value") is True:
+            if ttl_ns is not None and kind == OK and true:
                 self._held[attempt] = _Held(key, invoked + ttl_ns, e.get("process", ""))
                 self._last[key] = attempt
         elif f == RENEW:
             if deadline is not None and invoked - EDGE_NS <= deadline <= t + EDGE_NS:
                 self._hit("renew_at_expiry", attempt, t)
-            if held is not None and ttl_ns is not None and kind == OK and e.get("value") is True:
+            held = self._held.get(attempt)
+            if held is not None and ttl_ns is not None and kind == OK and true:
                 held.deadline = invoked + ttl_ns
         else:
             if deadline is not None and invoked <= deadline <= t:
@@ -170,6 +181,13 @@ class Hazards:
                 del self._held[attempt]
             if self._last.get(key) == attempt:
                 del self._last[key]
+
+    def job_end(self, attempt: Any, t: int) -> None:
+        """A job run of `attempt` ended at `t` (`see` of a ``job_end``)."""
+        held = self._held.get(attempt)
+        if held is not None and not held.past and t > held.deadline:
+            held.past = True
+            self._hit("holder_past_deadline", attempt, t)
 
     def _hit(self, name: str, who, t: int) -> None:
         self.counts[name] += 1

@@ -82,7 +82,7 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     (`ESTIMATE_EVENTS`, the first `ESTIMATE_COMMANDS` joined commands), which are kept for the
     pass to read again: the history is read once."""
     if audit is None:
-        digest = Digest().consume(events, progress)
+        digest = Digest().consume(_records(events), progress)
         require_prefix(config)
         return Measured(config, digest, events=events, all_witnesses=all_witnesses)
     audit = _Audit.of(audit)
@@ -93,7 +93,7 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
                         "clock_steps_ms: the look-ahead at the clock faults would need a second pass")
     # Looked up before the pass, which then reads the file the look-ahead opened (`HistoryStream.scan`).
     steps = clock_steps_ms if clock_steps_ms is not None else store_clock_steps_ms(events)
-    source = events
+    source = _records(events)
     if clock is None:       # estimated from the history's first events, kept for the pass
         source = _Prefix(events)
         clock = _estimate_clock(source, audit, clock_problems)
@@ -105,6 +105,12 @@ def measure(events, audit, config: dict, clock_samples: list[dict] | None = None
     joined, model, remaining = engine.replay(clock, prefix, trust, replication_addresses(config), copy_owner, told)
     problems = audit.problems + clock_problems + joined.problems + model.problems
     return Measured(config, digest, audit, clock, joined, model, remaining, events, all_witnesses, problems)
+
+
+def _records(events):
+    """What the pass reads: a run's history with its common lines as typed records
+    (`HistoryStream.records`); any other iterable of events as it is."""
+    return events.records() if isinstance(events, HistoryStream) else events
 
 
 def replication_addresses(config: dict) -> frozenset[str]:

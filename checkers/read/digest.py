@@ -22,6 +22,7 @@ from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.model.join import Joiner
 from leasecheck.checkers.read.ops import Op, Pairer
+from leasecheck.checkers.read.records import UNSET
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.checkers.measures import timeline as _timeline
 from leasecheck.events import (
@@ -62,7 +63,12 @@ class Digest:
         self.end: Any = None
         self.config: dict | None = None  # from the first run_start
 
-    def feed(self, e: dict) -> None:
+    def feed(self, event: Any) -> None:
+        """Take the next event: a dict, or one of the typed records (`records`)."""
+        if type(event) is not dict:
+            self._record(event)
+            return
+        e: dict = event
         t = e["time"]
         if self.count == 0:
             self.start = self.end = t
@@ -131,6 +137,51 @@ class Digest:
             self.proof = ForeignProof(self.ttl_ms)
             if self.timeline is not None:
                 self.timeline.configure(self.config)
+
+    def _record(self, e: Any) -> None:
+        """`feed` of a typed record (`records`): what `feed` does with the same event as a dict,
+        its fields read as attributes (`UNSET` where the line has none, which a dict's `get` reads
+        as None)."""
+        t: int = e.time
+        if self.count == 0:
+            self.start = self.end = t
+            self.hazards.begin(t)
+        elif t > self.end:
+            self.end = t
+        self.count += 1
+        kind: str = e.kind
+        attempt = e.attempt
+        if attempt is UNSET:
+            attempt = None
+        if kind == INVOKE or kind == OK or kind == FAIL:
+            f: str = e.f
+            key = e.key
+            if key is UNSET:
+                key = None
+            if f == ACQUIRE or f == RELEASE or f == RENEW:
+                self.hazards.record_call(e, kind, f, t, attempt, key)
+                self._call_event = None
+                done = self.pairer.record_call(e, kind, f, attempt, t, key)
+            else:
+                self._call_event = None
+                done = self.pairer.record_call(e, kind, f, attempt, t, key) if f == F_EFFECT else None
+            if done is not None:
+                self._done(done)
+            if kind != INVOKE:
+                self.exceptions.calls += 1
+            return
+        if kind == EFFECT:
+            self.effects.append({"type": EFFECT, "attempt": attempt, "time": t})
+            return
+        if kind == JOB_END:
+            self.hazards.job_end(attempt, t)
+            aborted = e.aborted
+            self.jobs.end(e, attempt, t, False if aborted is UNSET else bool(aborted))
+        else:
+            key = e.key
+            self.jobs.start(e, attempt, None if key is UNSET else key, t)
+        if self.timeline is not None:
+            self.timeline.job(e)
 
     def _done(self, op: Op) -> None:
         if op.f == F_EFFECT:

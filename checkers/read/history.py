@@ -25,6 +25,7 @@ from typing import Any, Generator, Iterator
 from orjson import loads as _loads   # parses the history several times faster than the standard library
 
 from leasecheck.checkers.errors import HistoryError
+from leasecheck.checkers.read.records import JOBS as _JOBS, UNSET as _UNSET, decode as _decode_record
 from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
 from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
@@ -61,11 +62,19 @@ class HistoryStream:
                             else sum(p.stat().st_size for p in _part_files(self.run)))
 
     def __iter__(self) -> Iterator[dict]:
+        return self._events(False)
+
+    def records(self) -> "Records":
+        """The same history, its common lines as typed records (`records`) instead of dicts:
+        what the checker's pass reads."""
+        return Records(self)
+
+    def _events(self, typed: bool) -> Iterator[Any]:
         merged = self.run / MERGED
         n = 0
         self.problems, self.bytes_read = [], 0     # each pass starts afresh
         if merged.is_file() and not self.parts_only:
-            n = yield from self._read(merged, number=True)
+            n = yield from self._read(merged, number=True, typed=typed)
             if n:
                 return
         parts = _part_files(self.run)
@@ -110,9 +119,10 @@ class HistoryStream:
             kept.close()
         return open(path, "rb")
 
-    def _read(self, path: Path, number: bool = False) -> Generator[dict, None, int]:
+    def _read(self, path: Path, number: bool = False, typed: bool = False) -> Generator[Any, None, int]:
         """The events of one file, damage reported in `problems`; with `number`, each event
-        without an `index` gets its position. Returns how many events it yielded.
+        without an `index` gets its position; with `typed`, a line that fits one of the typed
+        records (`records`) is that record, any other a dict. Returns how many events it yielded.
 
         The hot loop of the checker: one pass, no layers. A line that does not parse is
         reported once the next non-blank line shows whether it was the last one (a torn write)
@@ -125,10 +135,33 @@ class HistoryStream:
         count = 0
         lineno = 0
         line: bytes          # (typed, for the compiled build: bytes operations, not generic ones)
+        decode = _decode_record
+        jobs = _JOBS
+        unset = _UNSET
         with self._open(path) as f:
             for line in f:
                 lineno += 1
                 self.bytes_read += len(line)
+                if typed:
+                    try:
+                        rec: Any = decode(line)
+                    except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
+                        rec = None
+                    if rec is not None and (type(rec) not in jobs or rec.f is unset):
+                        if bad is not None:
+                            problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
+                            bad = None
+                        t = rec.time
+                        if line[-1] != 10:
+                            problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
+                        if t < last_time:
+                            problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
+                        last_time = t
+                        if number and rec.index is unset:
+                            rec.index = count
+                        count += 1
+                        yield rec
+                        continue
                 try:
                     event = loads(line)
                 except Exception:  # noqa: BLE001 - told apart below by _parse_event
@@ -161,6 +194,17 @@ class HistoryStream:
         if bad is not None:
             problems.append(f"{name}:{bad[0]}: torn last line (run was killed?)")
         return count
+
+
+class Records:
+    """`HistoryStream.records()`: iterating it reads the stream's history with typed records
+    (each pass afresh, as the stream's own); `stream` is the stream (its problems and progress)."""
+
+    def __init__(self, stream: HistoryStream) -> None:
+        self.stream = stream
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.stream._events(True)
 
 
 def load_history(run_dir) -> tuple[list[dict], list[str]]:

@@ -37,26 +37,30 @@ class JobTracker:
     def feed(self, e: dict) -> None:
         kind = e.get(TYPE)
         if kind == JOB_START:
-            attempt = e.get("attempt")
-            if attempt in self.runs:
-                self.problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
-            else:
-                key = e.get("key")
-                self.runs[attempt] = JobRun(attempt, sys.intern(key) if isinstance(key, str) else key,
-                                            e["time"])
+            self.start(e, e.get("attempt"), e.get("key"), e["time"])
         elif kind == JOB_END:
-            attempt = e.get("attempt")
-            run = self.runs.get(attempt)
-            if run is None or run.end is not None:
-                self.problems.append(f"history #{e.get('index')}: job_end of {attempt} without an open "
-                                     "job_start ignored")
-            else:
-                run.end, run.aborted = e["time"], bool(e.get("aborted"))
+            self.end(e, e.get("attempt"), e["time"], bool(e.get("aborted")))
         elif kind == WORKER_KILLED:
             for attempt in e.get("attempts") or []:
                 run = self.runs.get(attempt)
                 if run is not None and run.end is None:
                     run.end, run.aborted, run.killed = e["time"], True, True
+
+    def start(self, e: Any, attempt: Any, key: Any, t: Any) -> None:
+        """A ``job_start`` of `attempt` on `key` at `t` (`e`: the event, for its index)."""
+        if attempt in self.runs:
+            self.problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
+        else:
+            self.runs[attempt] = JobRun(attempt, sys.intern(key) if isinstance(key, str) else key, t)
+
+    def end(self, e: Any, attempt: Any, t: Any, aborted: bool) -> None:
+        """A ``job_end`` of `attempt` at `t`."""
+        run = self.runs.get(attempt)
+        if run is None or run.end is not None:
+            self.problems.append(f"history #{e.get('index')}: job_end of {attempt} without an open "
+                                 "job_start ignored")
+        else:
+            run.end, run.aborted = t, aborted
 
 
 def job_runs(events) -> tuple[dict[str, JobRun], list[str]]:

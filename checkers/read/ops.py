@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
+from leasecheck.checkers.read.records import UNSET
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern: Final = sys.intern
@@ -54,11 +55,15 @@ class Op:
 
     def completed_by(self, e: dict, kind: Any, t: Any) -> None:
         """`complete` of an event whose `type` is `kind` and `time` is `t` (the caller has read them)."""
+        self.completed_with(kind, t, e.get("value") if kind == OK else None, e.get("fence"), e.get("sent"))
+
+    def completed_with(self, kind: Any, t: Any, value: Any, fence: Any, sent: Any) -> None:
+        """`completed_by` of a completion whose fields the caller has read (`value`: None unless
+        it is an ``ok``)."""
         self.type = kind
         self.end_time = t
-        self.value = e.get("value") if kind == OK else None
-        self.fence = e.get("fence")
-        sent = e.get("sent")
+        self.value = value
+        self.fence = fence
         if sent:
             intern = _intern
             if type(sent) is list and len(sent) == 1:     # the common case: one command
@@ -131,20 +136,10 @@ class Pairer:
         """`call` of an event whose `f` is one of `CALLS`, its `attempt` and `time` read (`t`
         is only read for an invocation, whose `time` must be there). The caller that needs
         each completed call can take the returned one (compiled: no Python call of `on_done`)."""
-        open_ = self.open
         if kind == INVOKE:
-            if attempt in open_:
-                self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
-                                     f"{open_[attempt].f} was still open")
-                self.abandoned.append(open_[attempt])
-            key = e.get("key")
             if t is None:
                 t = e["time"]       # (a KeyError, as ever, for an invocation without a time)
-            new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
-            self.count += 1
-            if self.keep:
-                self.ops.append(new)
-            open_[attempt] = new
+            self._invoked(e, f, attempt, e.get("key"), t)
             return None
         if kind == LATE_SENT:
             if self.on_late is not None:
@@ -152,6 +147,46 @@ class Pairer:
             return None
         if kind not in COMPLETIONS:
             return None
+        op = self._completing(e, kind, f, attempt)
+        if op is None:
+            return None
+        op.completed_by(e, kind, e["time"] if t is None else t)
+        if self.on_done is not None:
+            self.on_done(op)
+        return op
+
+    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: int, key: Any) -> Op | None:
+        """`known_call` of a typed record (`records`: an invocation or an ``ok``/``fail``) whose
+        `attempt` and `key` the caller has read (None where the line has none)."""
+        if kind == INVOKE:
+            self._invoked(e, f, attempt, key, t)
+            return None
+        op = self._completing(e, kind, f, attempt)
+        if op is None:
+            return None
+        value, fence, sent = e.value, e.fence, e.sent
+        op.completed_with(kind, t, None if kind != OK or value is UNSET else value,
+                          None if fence is UNSET else fence, None if sent is UNSET else sent)
+        if self.on_done is not None:
+            self.on_done(op)
+        return op
+
+    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any) -> None:
+        open_ = self.open
+        if attempt in open_:
+            self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
+                                 f"{open_[attempt].f} was still open")
+            self.abandoned.append(open_[attempt])
+        new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
+        self.count += 1
+        if self.keep:
+            self.ops.append(new)
+        open_[attempt] = new
+
+    def _completing(self, e: Any, kind: Any, f: str, attempt: Any) -> Op | None:
+        """The open call a completion of `f` by `attempt` completes, taken out of `open`; None
+        (and a problem) when there is none."""
+        open_ = self.open
         op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
         if op is not None:
             del open_[attempt]
@@ -161,11 +196,7 @@ class Pairer:
             if op is not None:
                 open_[attempt] = op
             return None
-        op.completed_by(e, kind, e["time"] if t is None else t)
-        if self.on_done is not None:
-            self.on_done(op)
         return op
-
 
     def _late(self, e: dict) -> Op:
         """A ``late_sent`` event as a call of its own: the commands the call named by attempt,

@@ -1,5 +1,7 @@
 """How often a check reads its input: every history line is parsed once and the audit is read once,
-whatever properties run. The history is opened once: a raw look-ahead at its ``fault_start``
+whatever properties run. A line is parsed as a typed record (`checkers/read/records.py`) or, when
+it is none of those, as a dict: one of the two succeeds once per line, and no line is tried as a
+record twice. The history is opened once: a raw look-ahead at its ``fault_start``
 lines (the store clock's steps size the model's trust window from the first audit line on), which
 parses only the lines that hold that word, reads the same open file before the pass does.
 (`tests/harness/test_reads_once.py`: the same for a whole `check_and_save`, report included.)"""
@@ -21,8 +23,10 @@ def _generate():
 
 
 def _count(monkeypatch):
-    opened, parsed = {}, [0]
-    real_open, real_loads = open, history_mod._loads
+    """Opens per file name; `parsed[0]`: lines parsed (a record or a dict), `parsed[1]`: lines
+    tried as a record."""
+    opened, parsed = {}, [0, 0]
+    real_open, real_loads, real_record = open, history_mod._loads, history_mod._decode_record
 
     def counted_open(path, *args, **kw):
         name = Path(path).name
@@ -32,9 +36,16 @@ def _count(monkeypatch):
     def counted_loads(line):
         parsed[0] += 1
         return real_loads(line)
+
+    def counted_record(line):
+        parsed[1] += 1
+        record = real_record(line)
+        parsed[0] += 1
+        return record
     for mod in (history_mod, audit_mod):
         monkeypatch.setattr(mod, "open", counted_open, raising=False)
     monkeypatch.setattr(history_mod, "_loads", counted_loads)
+    monkeypatch.setattr(history_mod, "_decode_record", counted_record)
     return opened, parsed
 
 
@@ -47,7 +58,7 @@ def test_every_history_line_is_parsed_once_and_the_audit_read_once(tmp_path, mon
     result = check_run(run, parts=parts)
     assert len(parts) > 10                 # every property judged, from the one measured run
     assert result["valid"] is True and result["ops"] > 5_000, result["reasons"]
-    assert parsed[0] == lines
+    assert parsed == [lines, lines]
     assert opened.get("audit.log") == 1
     assert opened.get("history.jsonl") == 1          # the raw look-ahead, then the stream, on one open file
 
@@ -66,5 +77,5 @@ def test_a_run_with_faults_still_parses_its_history_once(tmp_path, monkeypatch):
     opened, parsed = _count(monkeypatch)
     result = check_run(run)
     assert "could not check" not in " ".join(result["reasons"])
-    assert parsed[0] == len(text) + 1
+    assert parsed == [len(text) + 1, len(text) + 1]
     assert opened.get("audit.log") == 1 and opened.get("history.jsonl") == 1

@@ -27,10 +27,12 @@ def _generate():
 
 def _count(monkeypatch) -> tuple[dict, dict]:
     """Opens per file name (every `open`, `io.open` and `Path.open` in the process) and the
-    history's parses: `loads` by the stream, `look_ahead` by the raw scan for one word."""
+    history's parses: `loads` by the stream (a line as a typed record, or as a dict when it is
+    none of those), `look_ahead` by the raw scan for one word."""
     opened: dict[str, int] = {}
     parsed = {"loads": 0, "look_ahead": 0}
     real_open, real_loads, real_parse = builtins.open, history_mod._loads, history_mod._parse_event
+    real_record = history_mod._decode_record
 
     def counted_open(file, *args, **kw):
         if isinstance(file, (str, Path)):
@@ -41,12 +43,18 @@ def _count(monkeypatch) -> tuple[dict, dict]:
         parsed["loads"] += 1
         return real_loads(line)
 
+    def counted_record(line):
+        record = real_record(line)
+        parsed["loads"] += 1
+        return record
+
     def counted_parse(line):
         parsed["look_ahead"] += 1
         return real_parse(line)
     monkeypatch.setattr(builtins, "open", counted_open)
     monkeypatch.setattr(io, "open", counted_open)
     monkeypatch.setattr(history_mod, "_loads", counted_loads)
+    monkeypatch.setattr(history_mod, "_decode_record", counted_record)
     monkeypatch.setattr(history_mod, "_parse_event", counted_parse)
     return opened, parsed
 

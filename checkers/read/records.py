@@ -1,0 +1,90 @@
+"""Typed records for the history's common lines, decoded straight from JSON (msgspec).
+
+Most of a long history is lease calls (``invoke``, ``ok``, ``fail`` of ``acquire``, ``release``,
+``renew``, ``effect``) and job events (``job_start``, ``job_end``, ``effect``). The checker's pass
+(`HistoryStream.records`) decodes such a line into one of the records below instead of a dict:
+only the fields the checker reads, with their types checked by the decoder, no dict to build and
+free, and the event's type told by its class (`kind`, the constant of `leasecheck.events`). A line
+the records do not fit — any other type, a field of another type (``time`` not an integer, ``f``
+not a string), a job event that names a call (``f``), damage — is read as a dict as before, so
+what the checker concludes is the same either way (tests compare the two readings).
+
+A record answers `get(name, default)`, `name in record` and `record[name]` as the event's dict
+would for the fields it keeps, and ``"type"``; a field the line does not have is `UNSET` (JSON's
+null is None), and the fields a record does not keep are absent.
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Union
+
+import msgspec
+
+from leasecheck.events import EFFECT, FAIL, INVOKE, JOB_END, JOB_START, OK, TYPE
+
+UNSET: Any = msgspec.UNSET      # a field the line does not have (``None`` is JSON's null)
+
+
+class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
+    kind: ClassVar[str]
+    time: int
+    index: Any = UNSET
+    process: Any = UNSET
+    attempt: Any = UNSET
+    key: Any = UNSET
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name == TYPE:
+            return self.kind
+        value = getattr(self, name) if name in self.__struct_fields__ else UNSET
+        return default if value is UNSET else value
+
+    def __contains__(self, name: object) -> bool:
+        return name == TYPE or (name in self.__struct_fields__ and getattr(self, str(name)) is not UNSET)
+
+    def __getitem__(self, name: str) -> Any:
+        value = self.get(name, UNSET)
+        if value is UNSET:
+            raise KeyError(name)
+        return value
+
+
+class Invoke(Record, tag=INVOKE, gc=False):
+    kind: ClassVar[str] = INVOKE
+    f: str
+
+
+class Completion(Record, gc=False):
+    f: str
+    value: Any = UNSET
+    sent: Any = UNSET
+    fence: Any = UNSET
+
+
+class Ok(Completion, tag=OK, gc=False):
+    kind: ClassVar[str] = OK
+
+
+class Fail(Completion, tag=FAIL, gc=False):
+    kind: ClassVar[str] = FAIL
+
+
+class Job(Record, gc=False):
+    f: Any = UNSET        # (a job event that names a call is read as a dict: the digest treats it as one)
+
+
+class JobStart(Job, tag=JOB_START, gc=False):
+    kind: ClassVar[str] = JOB_START
+
+
+class JobEnd(Job, tag=JOB_END, gc=False):
+    kind: ClassVar[str] = JOB_END
+    aborted: Any = UNSET
+
+
+class Effect(Job, tag=EFFECT, gc=False):
+    kind: ClassVar[str] = EFFECT
+
+
+JOBS: tuple = (JobStart, JobEnd, Effect)
+
+decode = msgspec.json.Decoder(Union[Invoke, Ok, Fail, JobStart, JobEnd, Effect]).decode
