@@ -165,8 +165,11 @@ class Pairer:
         if op is None:
             return None
         value, fence, sent = e.value, e.fence, e.sent
-        op.completed_with(kind, t, None if kind != OK or value is UNSET else value,
-                          None if fence is UNSET else fence, None if sent is UNSET else sent)
+        op.type, op.end_time = kind, t
+        op.value = None if kind != OK or value is UNSET else value
+        op.fence = None if fence is UNSET else fence
+        if sent:     # (entries typed by the decoder: (conn, seq, name) tuples, as `completed_with` makes them)
+            op.sent = tuple(sent)
         if self.on_done is not None:
             self.on_done(op)
         return op

@@ -11,11 +11,13 @@ what the checker concludes is the same either way (tests compare the two reading
 
 A record answers `get(name, default)`, `name in record` and `record[name]` as the event's dict
 would for the fields it keeps, and ``"type"``; a field the line does not have is `UNSET` (JSON's
-null is None), and the fields a record does not keep are absent.
+null is None), and the fields a record does not keep are absent. A completion's ``sent`` entries
+are tuples ``(conn, seq, name)`` where the dict has lists; a line whose ``sent`` holds any other
+entry (a recorded reply, a null number) is read as a dict.
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Optional, Union
 
 import msgspec
 
@@ -56,7 +58,8 @@ class Invoke(Record, tag=INVOKE, gc=False):
 class Completion(Record, gc=False):
     f: str
     value: Any = UNSET
-    sent: Any = UNSET
+    # (each entry a (conn, seq, name) tuple; a line with any other entry is read as a dict)
+    sent: Union[Optional[list[tuple[str, int, str]]], msgspec.UnsetType] = UNSET
     fence: Any = UNSET
 
 

@@ -72,7 +72,11 @@ def test_a_typed_record_answers_as_the_events_dict_for_every_field_it_keeps(tmp_
         typed += 1
         assert isinstance(r, Record) and r.kind == d["type"] == r.get("type") == r["type"]
         for name in r.__struct_fields__:
-            assert r.get(name, "absent") == d.get(name, "absent"), (name, d, r)
+            got = r.get(name, "absent")
+            if name == "sent" and isinstance(got, list):      # (entries as tuples)
+                assert all(type(x) is tuple for x in got)
+                got = [list(x) for x in got]
+            assert got == d.get(name, "absent"), (name, d, r)
             assert (name in r) == (name in d)
         assert "zzz" not in r and r.get("zzz") is None
     assert typed >= len(dicts) - 7
