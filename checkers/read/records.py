@@ -1,7 +1,7 @@
 """Typed records for the history's common lines, decoded straight from JSON (msgspec).
 
 Most of a long history is lease calls (``invoke``, ``ok``, ``fail`` of ``acquire``, ``release``,
-``renew``, ``effect``) and job events (``job_start``, ``job_end``, ``effect``). The checker's pass
+``renew``, ``effect``: the name decoded as the constant of `leasecheck.events` itself) and job events (``job_start``, ``job_end``, ``effect``). The checker's pass
 (`HistoryStream.records`) decodes such a line into one of the records below instead of a dict:
 only the fields the checker reads, with their types checked by the decoder, no dict to build and
 free, and the event's type told by its class (`kind`, the constant of `leasecheck.events`). A line
@@ -17,13 +17,16 @@ entry (a recorded reply, a null number) is read as a dict.
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Union
 
 import msgspec
 
-from leasecheck.events import EFFECT, FAIL, INVOKE, JOB_END, JOB_START, OK, TYPE
+from leasecheck.events import ACQUIRE, EFFECT, F_EFFECT, FAIL, INVOKE, JOB_END, JOB_START, OK, RELEASE, RENEW, TYPE
 
 UNSET: Any = msgspec.UNSET      # a field the line does not have (``None`` is JSON's null)
+# A call's name, decoded as the constant itself (`leasecheck.events`: compared and hashed as one
+# object); a line that names another call is read as a dict.
+Call = Literal[ACQUIRE, RELEASE, RENEW, F_EFFECT]  # type: ignore[valid-type]
 
 
 class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
@@ -52,11 +55,11 @@ class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
 
 class Invoke(Record, tag=INVOKE, gc=False):
     kind: ClassVar[str] = INVOKE
-    f: str
+    f: Call
 
 
 class Completion(Record, gc=False):
-    f: str
+    f: Call
     value: Any = UNSET
     # (each entry a (conn, seq, name) tuple; a line with any other entry is read as a dict)
     sent: Union[Optional[list[tuple[str, int, str]]], msgspec.UnsetType] = UNSET

@@ -42,6 +42,11 @@ def _odd(lines: list[str]) -> list[str]:
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "job_start", "f": "acquire",
                            "attempt": "w9.s0.0", "key": first_job["key"]}))
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "ok", "f": None, "attempt": "w9.s0.1"}))
+    out.append(json.dumps({"time": t, "process": "w9.s0", "type": "invoke", "f": "frobnicate", "attempt": "w9.s0.5"}))
+    out.append(json.dumps({"time": t, "process": "w9.s0", "type": "ok", "f": "frobnicate", "attempt": "w9.s0.5",
+                           "sent": [["w9.s0.c0", 0, "PING"]]}))
+    out.append(json.dumps({"time": t, "process": "w9.s0", "type": "ok", "f": "acquire", "attempt": "w9.s0.6",
+                           "sent": [["w9.s0.c0", 1, "SET", 1], ["w9.s0.c1", None, "SET"]]}))
     out.append(json.dumps({"time": True, "process": "w9.s0", "type": "ok", "f": "acquire", "attempt": "w9.s0.2"}))
     out.append(json.dumps({"time": t + 0.5, "process": "w9.s0", "type": "invoke", "f": "acquire", "attempt": "w9.s0.3"}))
     out.append('{"time": 5, "type": "invoke", "f": "acqu')
@@ -79,12 +84,16 @@ def test_a_typed_record_answers_as_the_events_dict_for_every_field_it_keeps(tmp_
             assert got == d.get(name, "absent"), (name, d, r)
             assert (name in r) == (name in d)
         assert "zzz" not in r and r.get("zzz") is None
-    assert typed >= len(dicts) - 7
+    assert typed >= len(dicts) - 10
     kinds = {type(r) for r in records}
     assert {Invoke, Ok, Fail, JobStart, JobEnd, dict} <= kinds
     assert [r for r in records if isinstance(r, dict) and r.get("type") == "job_start"], \
         "a job event that names a call is read as a dict"
     assert all(r.index is not UNSET for r in records if isinstance(r, Record))
+    assert {r["f"] for r in records if isinstance(r, dict) and r.get("type") in ("invoke", "ok")} >= {"frobnicate", "acquire"}, \
+        "a call of another name, and a completion with a recorded reply, are read as dicts"
+    from leasecheck.events import CALLS
+    assert all(any(r.f is c for c in CALLS) for r in records if isinstance(r, (Invoke, Ok, Fail)))
     assert HistoryStream(run).records().stream is not None
 
 
