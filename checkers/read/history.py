@@ -25,7 +25,7 @@ from typing import Any, Generator, Iterator
 from orjson import loads as _loads   # parses the history several times faster than the standard library
 
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.read.records import JOBS as _JOBS, UNSET as _UNSET, decode as _decode_record
+from leasecheck.checkers.read.records import UNSET as _UNSET, decode as _decode_record
 from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
 from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
@@ -136,7 +136,6 @@ class HistoryStream:
         lineno = 0
         line: bytes          # (typed, for the compiled build: bytes operations, not generic ones)
         decode = _decode_record
-        jobs = _JOBS
         unset = _UNSET
         with self._open(path) as f:
             for line in f:
@@ -147,7 +146,8 @@ class HistoryStream:
                         rec: Any = decode(line)
                     except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
                         rec = None
-                    if rec is not None and (type(rec) not in jobs or rec.f is unset):
+                    # (a job event that names a call is read as a dict: the digest treats it as a call's)
+                    if rec is not None and (rec.call or rec.f is unset):
                         if bad is not None:
                             problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                             bad = None

@@ -164,9 +164,13 @@ class Pairer:
         op = self._completing(e, kind, f, attempt)
         if op is None:
             return None
-        value, fence, sent = e.value, e.fence, e.sent
         op.type, op.end_time = kind, t
-        op.value = None if kind != OK or value is UNSET else value
+        if kind == OK:
+            value = e.value
+            op.value = None if value is UNSET else value
+        else:
+            op.value = None
+        fence, sent = e.fence, e.sent
         op.fence = None if fence is UNSET else fence
         if sent:     # (entries typed by the decoder: (conn, seq, name) tuples, as `completed_with` makes them)
             op.sent = tuple(sent)

@@ -31,6 +31,7 @@ Call = Literal[ACQUIRE, RELEASE, RENEW, F_EFFECT]  # type: ignore[valid-type]
 
 class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
     kind: ClassVar[str]
+    call: ClassVar[bool] = False      # a lease call's event (else a job event)
     time: int
     index: Any = UNSET
     process: Any = UNSET
@@ -55,10 +56,12 @@ class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
 
 class Invoke(Record, tag=INVOKE, gc=False):
     kind: ClassVar[str] = INVOKE
+    call: ClassVar[bool] = True
     f: Call
 
 
 class Completion(Record, gc=False):
+    call: ClassVar[bool] = True
     f: Call
     value: Any = UNSET
     # (each entry a (conn, seq, name) tuple; a line with any other entry is read as a dict)
@@ -90,7 +93,5 @@ class JobEnd(Job, tag=JOB_END, gc=False):
 class Effect(Job, tag=EFFECT, gc=False):
     kind: ClassVar[str] = EFFECT
 
-
-JOBS: tuple = (JobStart, JobEnd, Effect)
 
 decode = msgspec.json.Decoder(Union[Invoke, Ok, Fail, JobStart, JobEnd, Effect]).decode
