@@ -1,8 +1,9 @@
 """How fast the checker reads a large run, as a ratio to the floor: generate a synthetic run
 directory with about ``--events`` history events (and the matching audit), then, in the same
 run, time (1) the *parse floor* — reading the history and the audit line by line with the fastest
-parsers the checker already depends on (``orjson.loads`` for each history line, one
-``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
+parsers the checker already depends on (for each history line ``orjson.loads`` or msgspec's
+generic decode into dicts, whichever takes less CPU on these files — both are timed, each time;
+one ``bytes.split`` for each audit line) and doing nothing else — and (2) the whole check
 (``leasecheck.checkers.check_run``) in a child process of its own, whose peak memory is the checker's alone,
 twice: as installed (compiled by mypyc where setup.py could build it, see docs/how-to/install.md)
 and as pure Python (``LEASECHECK_PURE_PYTHON=1``, which makes the package ignore the compiled modules).
@@ -128,15 +129,29 @@ def parse_floor(run_dir: Path) -> float:
     return parse_floor_times(run_dir)[0]
 
 
-def parse_floor_times(run_dir: Path) -> tuple[float, float]:
-    """`parse_floor`'s (wall seconds, CPU seconds)."""
+def _history_parsers() -> dict:
+    """The generic JSON parsers the checker depends on: each turns a line into dicts and lists."""
+    import msgspec
     import orjson
+    return {"orjson": orjson.loads, "msgspec": msgspec.json.Decoder().decode}
 
+
+def floor_by_parser(run_dir: Path) -> tuple[str, float, float]:
+    """(the faster parser's name, wall seconds, CPU seconds) of the parse floor."""
+    return min(((name, *parse_floor_times(run_dir, name)) for name in _history_parsers()), key=lambda x: x[2])
+
+
+def parse_floor_times(run_dir: Path, parser: str | None = None) -> tuple[float, float]:
+    """`parse_floor`'s (wall seconds, CPU seconds): the history parsed by the faster of the
+    checker's two generic parsers on these files (`parser` names one instead)."""
+    if parser is None:
+        return floor_by_parser(run_dir)[1:]
+    loads = _history_parsers()[parser]
     c0 = time.process_time()
     t0 = time.perf_counter()
     with open(run_dir / "history.jsonl", "rb") as f:
         for raw in f:
-            orjson.loads(raw)
+            loads(raw)
     with open(run_dir / "audit.log", "rb") as f:
         for raw in f:
             raw.split(b" ", 3)
@@ -181,9 +196,9 @@ def measure(events: int, repeat: int = 1, pure: bool = True):
         gen_s = time.perf_counter() - g0
         audit_lines = sum(1 for _ in open(run_dir / "audit.log"))
         for _ in range(repeat):
-            floor_s, floor_cpu_s = parse_floor_times(run_dir)
+            floor_parser, floor_s, floor_cpu_s = floor_by_parser(run_dir)
             child = check_in_child(run_dir)
-            row = {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3),
+            row = {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3), "floor_parser": floor_parser,
                    "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
                    "compiled": child["compiled"],
                    "floor_cpu_s": round(floor_cpu_s, 3), "check_cpu_s": round(child["cpu_s"], 2),

@@ -11,8 +11,10 @@ synthetic history (``checker_speed.generate``), then time, in one process, over 
   attributes — no dict per event, no `sent` lists to turn into tuples.
 
 Prints one JSON line per repetition with the CPU seconds of each and ``typed_to_floor``
-(``msgspec_typed_s`` / ``orjson_floor_s``). Not a test; needs ``pip install msgspec`` (not a
-dependency of leasecheck: this measures whether it should become one).
+(``msgspec_typed_s`` / ``orjson_floor_s``). Not a test. It measured whether msgspec should become
+a dependency of leasecheck (it is one since 2026-12-06: the check's pass reads the common lines
+into typed records, `checkers/read/records.py`, and `checker_speed.py`'s floor parses with the
+faster of the two generic parsers).
 
     python bench/typed_decode.py --events 1000000 --repeat 3
 """
