@@ -158,13 +158,10 @@ class Digest:
             key = e.key
             if key is UNSET:
                 key = None
-            if f == ACQUIRE or f == RELEASE or f == RENEW:
+            if f != F_EFFECT:     # acquire, release or renew (a record names one of the four calls)
                 self.hazards.record_call(e, kind, f, t, attempt, key)
-                self._call_event = None
-                done = self.pairer.record_call(e, kind, f, attempt, t, key)
-            else:
-                self._call_event = None
-                done = self.pairer.record_call(e, kind, f, attempt, t, key) if f == F_EFFECT else None
+            self._call_event = None
+            done = self.pairer.record_call(e, kind, f, attempt, t, key)
             if done is not None:
                 self._done(done)
             if kind != INVOKE:

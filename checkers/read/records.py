@@ -54,13 +54,13 @@ class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
         return value
 
 
-class Invoke(Record, tag=INVOKE, gc=False):
+class Invoke(Record, tag=INVOKE, kw_only=True, gc=False):
     kind: ClassVar[str] = INVOKE
     call: ClassVar[bool] = True
     f: Call
 
 
-class Completion(Record, gc=False):
+class Completion(Record, kw_only=True, gc=False):
     call: ClassVar[bool] = True
     f: Call
     value: Any = UNSET
@@ -69,28 +69,28 @@ class Completion(Record, gc=False):
     fence: Any = UNSET
 
 
-class Ok(Completion, tag=OK, gc=False):
+class Ok(Completion, tag=OK, kw_only=True, gc=False):
     kind: ClassVar[str] = OK
 
 
-class Fail(Completion, tag=FAIL, gc=False):
+class Fail(Completion, tag=FAIL, kw_only=True, gc=False):
     kind: ClassVar[str] = FAIL
 
 
-class Job(Record, gc=False):
+class Job(Record, kw_only=True, gc=False):
     f: Any = UNSET        # (a job event that names a call is read as a dict: the digest treats it as one)
 
 
-class JobStart(Job, tag=JOB_START, gc=False):
+class JobStart(Job, tag=JOB_START, kw_only=True, gc=False):
     kind: ClassVar[str] = JOB_START
 
 
-class JobEnd(Job, tag=JOB_END, gc=False):
+class JobEnd(Job, tag=JOB_END, kw_only=True, gc=False):
     kind: ClassVar[str] = JOB_END
     aborted: Any = UNSET
 
 
-class Effect(Job, tag=EFFECT, gc=False):
+class Effect(Job, tag=EFFECT, kw_only=True, gc=False):
     kind: ClassVar[str] = EFFECT
 
 
