@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from leasecheck.checkers.read.records import UNSET
 from leasecheck.events import (ACQUIRE, COMPLETIONS, FAIL, FAULT_START, INFO, INVOKE, JOB_END, OK, RELEASE, RENEW,
                                RUN_START, SLOT_CRASH, TYPE)
 
@@ -46,6 +47,14 @@ MISSED: Final = {
     "release_at_expiry": ("no release was in flight at an expiry", "a check-then-act release was not exercised"),
     "renew_at_expiry": ("no renewal raced its claim's expiry", "a renewal's compare-and-extend was not exercised"),
 }
+
+
+def _process(e: Any) -> Any:
+    """An event's ``process`` ("" when it has none): a dict's or a typed record's."""
+    if type(e) is dict:
+        return e.get("process", "")
+    p = e.process
+    return "" if p is UNSET else p
 
 
 class _Held:
@@ -166,7 +175,7 @@ class Hazards:
                     and invoked - EDGE_NS <= other.deadline <= t + EDGE_NS:
                 self._hit("acquire_at_expiry", attempt, t)
             if ttl_ns is not None and kind == OK and true:
-                self._held[attempt] = _Held(key, invoked + ttl_ns, e.get("process", ""))
+                self._held[attempt] = _Held(key, invoked + ttl_ns, _process(e))
                 self._last[key] = attempt
         elif f == RENEW:
             if deadline is not None and invoked - EDGE_NS <= deadline <= t + EDGE_NS:

@@ -25,7 +25,7 @@ def allowance_s(ttl_s: float) -> float:
     return max(0.25, 0.1 * ttl_s)
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimSpan:
     """One claim of a lease call on the history clock."""
     claim: object              # claims.Claim
@@ -35,9 +35,19 @@ class ClaimSpan:
 
 
 def spans(m) -> list[ClaimSpan]:
-    """Every claim a lease call created (not a replica's copy), with an owner, on the history clock."""
+    """Every claim a lease call created (not a replica's copy), with an owner, on the history clock
+    (worked out once per measured run: several properties read them)."""
     if m.model is None or m.clock is None:
         return []
+    cached = getattr(m, "claim_spans", None)
+    if cached is None:
+        cached = _spans(m)
+        if hasattr(m, "claim_spans"):
+            m.claim_spans = cached
+    return cached
+
+
+def _spans(m) -> list[ClaimSpan]:
     to_h, end = m.clock.to_history_ns, m.end or 0
     out = []
     for c in m.model.claims:

@@ -41,6 +41,7 @@ class Measured:
     nodes: list | None = None              # several store nodes: each one's claims (nodes.NodeMeasure)
     failover: object = None                # a replicated run's failovers, measured once (leasecheck.checkers.measures.failover)
     holds: list | None = None              # several store nodes: every won acquire's hold (mutual_exclusion.Holds)
+    claim_spans: list | None = None        # the claims on the history clock, once a property asked (measures.liveness)
 
     @property
     def jobs(self):

@@ -67,6 +67,13 @@ class StoreClock:
 
 
 def _nearest(points: list[tuple[int, int]], x: int) -> int:
+    """The offset of the point nearest `x` (the earlier one of two as near); ValueError for none."""
+    if not points:
+        raise ValueError("no clock points")
     i = bisect.bisect_left(points, (x,))
-    candidates = points[max(0, i - 1):i + 1]
-    return min(candidates, key=lambda p: abs(p[0] - x))[1]
+    if i == 0:
+        return points[0][1]
+    if i == len(points):
+        return points[-1][1]
+    a, b = points[i - 1], points[i]
+    return a[1] if abs(a[0] - x) <= abs(b[0] - x) else b[1]

@@ -64,8 +64,8 @@ class Completion(Record, kw_only=True, gc=False):
     call: ClassVar[bool] = True
     f: Call
     value: Any = UNSET
-    # (each entry a (conn, seq, name) tuple; a line with any other entry is read as a dict)
-    sent: Union[Optional[list[tuple[str, int, str]]], msgspec.UnsetType] = UNSET
+    # (each entry a tuple: (conn, seq, name) or, with the reply of a SET, (conn, seq, name, reply))
+    sent: Union[Optional[list[tuple]], msgspec.UnsetType] = UNSET
     fence: Any = UNSET
 
 
