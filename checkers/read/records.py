@@ -12,8 +12,8 @@ what the checker concludes is the same either way (tests compare the two reading
 A record answers `get(name, default)`, `name in record` and `record[name]` as the event's dict
 would for the fields it keeps, and ``"type"``; a field the line does not have is `UNSET` (JSON's
 null is None), and the fields a record does not keep are absent. A completion's ``sent`` entries
-are tuples ``(conn, seq, name)`` where the dict has lists; a line whose ``sent`` holds any other
-entry (a recorded reply, a null number) is read as a dict.
+are tuples — ``(conn, seq, name)``, or ``(conn, seq, name, reply)`` where the reply of a SET was
+recorded — where the dict has lists; a line with an entry that is not an array is read as a dict.
 """
 from __future__ import annotations
 
