@@ -15,6 +15,12 @@ same generated run N times; ``--no-pure`` skips the pure-Python check.
 
     python bench/checker_speed.py --events 1000000 --repeat 3
     python bench/checker_speed.py --events 10000,100000,1000000,10000000
+    python bench/checker_speed.py --run-dir results/latest --repeat 3     # a real run instead
+
+A generated run's calls are mostly acquires that lose (16 slots on 8 keys, 400 ms jobs): it has
+about one claim per 460 events. A real run of zero-length jobs has one per 8 (and a reply recorded
+with each SET): its model and its properties do more per event, so measure one of those too
+(``--run-dir``; bench/RESULTS.md has both).
 
 The synthetic run is what a real one looks like: 16 slots on 8 job keys, each claim attempt an
 acquire (SET NX PX) and, when it wins, a job and a Lua compare-and-delete release; one job in ten
@@ -194,30 +200,38 @@ def measure(events: int, repeat: int = 1, pure: bool = True):
         g0 = time.perf_counter()
         n = generate(run_dir, events)
         gen_s = time.perf_counter() - g0
-        audit_lines = sum(1 for _ in open(run_dir / "audit.log"))
-        for _ in range(repeat):
-            floor_parser, floor_s, floor_cpu_s = floor_by_parser(run_dir)
-            child = check_in_child(run_dir)
-            row = {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3), "floor_parser": floor_parser,
-                   "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
-                   "compiled": child["compiled"],
-                   "floor_cpu_s": round(floor_cpu_s, 3), "check_cpu_s": round(child["cpu_s"], 2),
-                   "cpu_ratio_to_floor": round(child["cpu_s"] / floor_cpu_s, 2),
-                   "events_per_s": round(n / child["check_s"]),
-                   "checker_peak_rss_mb": round(child["peak_rss_mb"], 1)}
-            if pure:
-                p = check_in_child(run_dir, pure=True)
-                if p["valid"] != child["valid"]:
-                    raise SystemExit(f"checker_speed: the pure-Python checker says valid={p['valid']}, "
-                                     f"the installed one {child['valid']}: they must agree")
-                row |= {"check_s_pure": round(p["check_s"], 2),
-                        "ratio_to_floor_pure": round(p["check_s"] / floor_s, 2),
-                        "check_cpu_s_pure": round(p["cpu_s"], 2),
-                        "cpu_ratio_to_floor_pure": round(p["cpu_s"] / floor_cpu_s, 2),
-                        "checker_peak_rss_mb_pure": round(p["peak_rss_mb"], 1)}
-            yield row | {"valid": child["valid"], "generate_s": round(gen_s, 2),
-                   "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                   "load_avg_1m": round(os.getloadavg()[0], 2)}
+        yield from measure_run(run_dir, repeat, pure, n, gen_s)
+
+
+def measure_run(run_dir: Path, repeat: int = 1, pure: bool = True, n: int | None = None, gen_s: float | None = None):
+    """`measure` of a run directory that is there already (`--run-dir`: a real run)."""
+    if n is None:
+        n = sum(1 for _ in open(run_dir / "history.jsonl", "rb"))
+    audit_lines = sum(1 for _ in open(run_dir / "audit.log", "rb"))
+    for _ in range(repeat):
+        floor_parser, floor_s, floor_cpu_s = floor_by_parser(run_dir)
+        child = check_in_child(run_dir)
+        row = {"events": n, "audit_lines": audit_lines, "floor_s": round(floor_s, 3), "floor_parser": floor_parser,
+               "check_s": round(child["check_s"], 2), "ratio_to_floor": round(child["check_s"] / floor_s, 2),
+               "compiled": child["compiled"],
+               "floor_cpu_s": round(floor_cpu_s, 3), "check_cpu_s": round(child["cpu_s"], 2),
+               "cpu_ratio_to_floor": round(child["cpu_s"] / floor_cpu_s, 2),
+               "events_per_s": round(n / child["check_s"]),
+               "checker_peak_rss_mb": round(child["peak_rss_mb"], 1)}
+        if pure:
+            p = check_in_child(run_dir, pure=True)
+            if p["valid"] != child["valid"]:
+                raise SystemExit(f"checker_speed: the pure-Python checker says valid={p['valid']}, "
+                                 f"the installed one {child['valid']}: they must agree")
+            row |= {"check_s_pure": round(p["check_s"], 2),
+                    "ratio_to_floor_pure": round(p["check_s"] / floor_s, 2),
+                    "check_cpu_s_pure": round(p["cpu_s"], 2),
+                    "cpu_ratio_to_floor_pure": round(p["cpu_s"] / floor_cpu_s, 2),
+                    "checker_peak_rss_mb_pure": round(p["peak_rss_mb"], 1)}
+        yield row | {"valid": child["valid"], "generate_s": round(gen_s, 2) if gen_s is not None else None,
+               "run_dir": None if gen_s is not None else str(run_dir),
+               "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+               "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
 def _bad(why: str) -> None:
@@ -230,7 +244,18 @@ def main() -> None:
     ap.add_argument("--events", default="1000000", help="one size or several, comma-separated")
     ap.add_argument("--repeat", type=int, default=1, help="measure each generated run this many times")
     ap.add_argument("--no-pure", action="store_true", help="skip the pure-Python check (LEASECHECK_PURE_PYTHON=1)")
+    ap.add_argument("--run-dir", help="measure this stored run (history.jsonl and audit.log) instead of generated ones")
     a = ap.parse_args()
+    if a.run_dir is not None:
+        run = Path(a.run_dir)
+        if not (run / "history.jsonl").is_file() or not (run / "audit.log").is_file():
+            _bad(f"--run-dir {a.run_dir}: no history.jsonl and audit.log there; give a run directory "
+                 "(results/<lease>/<stamp>/)")
+        if a.repeat < 1:
+            _bad("--repeat must be at least 1")
+        for row in measure_run(run, a.repeat, pure=not a.no_pure):
+            print(json.dumps(row), flush=True)
+        return
     try:
         sizes = [int(x) for x in a.events.split(",")]
     except ValueError:

@@ -41,3 +41,19 @@ def test_a_baseline_that_is_no_checkout_is_refused_in_one_line(tmp_path):
     assert p.returncode == 64
     assert p.stderr.strip().count("\n") == 0 and "--baseline" in p.stderr and str(tmp_path) in p.stderr
     assert p.stdout == ""
+
+
+def test_the_checker_benchmark_measures_a_stored_run_and_refuses_a_directory_without_one(tmp_path):
+    p = subprocess.run([sys.executable, "bench/checker_speed.py", "--run-dir", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and p.stderr.count("\n") == 1 and "give a run directory" in p.stderr, p.stderr
+    sys.path.insert(0, str(ROOT / "bench"))
+    from checker_speed import generate
+    events = generate(tmp_path / "run", 3_000)
+    p = subprocess.run([sys.executable, "bench/checker_speed.py", "--run-dir", str(tmp_path / "run"), "--no-pure"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    import json
+    row = json.loads(p.stdout.strip().splitlines()[-1])
+    assert row["events"] == events and row["run_dir"] == str(tmp_path / "run") and row["valid"] is True
+    assert row["floor_parser"] in ("orjson", "msgspec") and row["ratio_to_floor"] > 0
