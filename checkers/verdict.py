@@ -78,7 +78,7 @@ def cycles_paused():
     keeps every claim and job run of the run until its properties have judged them; with the
     collector on, its full collections walk all of them again and again as they grow (a third of
     the CPU of a real 1.5M-event run with 188,000 claims, bench/RESULTS.md). The check makes no
-    garbage cycles per record (`tests/checkers/test_gc.py`): reference counting frees what it
+    garbage cycles per record (`tests/checkers/test_cycles.py`): reference counting frees what it
     drops, so pausing the collector costs no memory."""
     was = gc.isenabled()
     gc.disable()
