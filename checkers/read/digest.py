@@ -70,12 +70,7 @@ class Digest:
             return
         e: dict = event
         t = e["time"]
-        if self.count == 0:
-            self.start = self.end = t
-            self.hazards.begin(t)
-        elif t > self.end:
-            self.end = t
-        self.count += 1
+        self._at(t)
         kind = e.get(TYPE)
         # (`type(kind) is str` first: compiled, the comparisons after it are C string compares)
         if type(kind) is str and (kind == INVOKE or kind == OK or kind == FAIL or kind == INFO) and "f" in e:
@@ -138,17 +133,21 @@ class Digest:
             if self.timeline is not None:
                 self.timeline.configure(self.config)
 
-    def _record(self, e: Any) -> None:
-        """`feed` of a typed record (`records`): what `feed` does with the same event as a dict,
-        its fields read as attributes (`UNSET` where the line has none, which a dict's `get` reads
-        as None)."""
-        t: int = e.time
+    def _at(self, t: Any) -> None:
+        """The next event is at history time `t`: the span so far, and the count."""
         if self.count == 0:
             self.start = self.end = t
             self.hazards.begin(t)
         elif t > self.end:
             self.end = t
         self.count += 1
+
+    def _record(self, e: Any) -> None:
+        """`feed` of a typed record (`records`): what `feed` does with the same event as a dict,
+        its fields read as attributes (`UNSET` where the line has none, which a dict's `get` reads
+        as None)."""
+        t: int = e.time
+        self._at(t)
         kind: str = e.kind
         attempt = e.attempt
         if attempt is UNSET:

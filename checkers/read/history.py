@@ -141,45 +141,36 @@ class HistoryStream:
             for line in f:
                 lineno += 1
                 self.bytes_read += len(line)
+                rec: Any = None
                 if typed:
                     try:
-                        rec: Any = decode(line)
+                        rec = decode(line)
                     except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
                         rec = None
                     # (a job event that names a call is read as a dict: the digest treats it as a call's)
-                    if rec is not None and (rec.call or rec.f is unset):
+                    if rec is not None and not (rec.call or rec.f is unset):
+                        rec = None
+                if rec is not None:
+                    event, t = rec, rec.time
+                else:
+                    try:
+                        event = loads(line)
+                    except Exception:  # noqa: BLE001 - told apart below by _parse_event
+                        event = None
+                    if type(event) is not dict or type(t := event.get(TIME)) is not int \
+                            or type(event.get(TYPE)) is not str:
+                        if line == b"\n" or not line.strip():
+                            continue
                         if bad is not None:
                             problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                             bad = None
-                        t = rec.time
-                        if line[-1] != 10:
-                            problems.append(f"{name}:{lineno}: last line has no newline (kept: it is complete JSON)")
-                        if t < last_time:
-                            problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
-                        last_time = t
-                        if number and rec.index is unset:
-                            rec.index = count
-                        count += 1
-                        yield rec
-                        continue
-                try:
-                    event = loads(line)
-                except Exception:  # noqa: BLE001 - told apart below by _parse_event
-                    event = None
-                if type(event) is not dict or type(t := event.get(TIME)) is not int \
-                        or type(event.get(TYPE)) is not str:
-                    if line == b"\n" or not line.strip():
-                        continue
-                    if bad is not None:
-                        problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
-                        bad = None
-                    try:
-                        event = _parse_event(line)
-                    except ValueError as e:
-                        bad = (lineno, e)
-                        continue
-                    t = event[TIME]
-                elif bad is not None:
+                        try:
+                            event = _parse_event(line)
+                        except ValueError as e:
+                            bad = (lineno, e)
+                            continue
+                        t = event[TIME]
+                if bad is not None:       # (an earlier line that did not parse, and this one did)
                     problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                     bad = None
                 if line[-1] != 10:     # (no line from the file is empty: `line[-1:] != b"\n"`)
@@ -187,8 +178,12 @@ class HistoryStream:
                 if t < last_time:
                     problems.append(f"{name}:{lineno}: time goes backwards ({t} < {last_time})")
                 last_time = t
-                if number and INDEX not in event:
-                    event[INDEX] = count
+                if number:
+                    if rec is not None:
+                        if rec.index is unset:
+                            rec.index = count
+                    elif INDEX not in event:
+                        event[INDEX] = count
                 count += 1
                 yield event
         if bad is not None:

@@ -55,15 +55,11 @@ class Op:
 
     def completed_by(self, e: dict, kind: Any, t: Any) -> None:
         """`complete` of an event whose `type` is `kind` and `time` is `t` (the caller has read them)."""
-        self.completed_with(kind, t, e.get("value") if kind == OK else None, e.get("fence"), e.get("sent"))
-
-    def completed_with(self, kind: Any, t: Any, value: Any, fence: Any, sent: Any) -> None:
-        """`completed_by` of a completion whose fields the caller has read (`value`: None unless
-        it is an ``ok``)."""
         self.type = kind
         self.end_time = t
-        self.value = value
-        self.fence = fence
+        self.value = e.get("value") if kind == OK else None
+        self.fence = e.get("fence")
+        sent = e.get("sent")
         if sent:
             intern = _intern
             if type(sent) is list and len(sent) == 1:     # the common case: one command
@@ -172,7 +168,7 @@ class Pairer:
             op.value = None
         fence, sent = e.fence, e.sent
         op.fence = None if fence is UNSET else fence
-        if sent:     # (entries typed by the decoder: (conn, seq, name) tuples, as `completed_with` makes them)
+        if sent:     # (entries made tuples by the decoder, as `completed_by` makes them)
             op.sent = tuple(sent)
         if self.on_done is not None:
             self.on_done(op)

@@ -3,7 +3,6 @@ that is only safe because it makes no garbage cycles per record — what it drop
 counting frees. The only cyclic garbage a check leaves is its measured run as a whole (claims,
 job runs, the model's parts pointing at each other), once it is done with it."""
 import gc
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -11,16 +10,9 @@ import pytest
 
 from leasecheck.checkers import check_run
 from leasecheck.checkers.verdict import cycles_paused
+from tests.checkers.test_streaming import _generate
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
-
-
-def _generate():
-    spec = importlib.util.spec_from_file_location("checker_speed", ROOT / "bench" / "checker_speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.generate
 
 
 def _cyclic_garbage_of_one_check(run) -> tuple[int, dict]:
