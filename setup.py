@@ -21,13 +21,15 @@ from setuptools.command.build_ext import build_ext
 FOLDERS = ("harness", "workloads", "checkers")   # installed as leasecheck.<folder>
 ROOT = Path(__file__).resolve().parent
 
-# The modules every event and every audit line goes through (bench/profile_checker.py): one
-# mypyc group, so that their calls into each other are C calls.
+# The modules every event and every audit line goes through (bench/profile_checker.py), and the
+# report's timeline the digest feeds when a report is drawn: one mypyc group, so that their calls
+# into each other are C calls.
 COMPILED = (
     "checkers/read/history.py", "checkers/read/audit.py", "checkers/read/ops.py", "checkers/read/digest.py",
     "checkers/read/jobs.py",
     "checkers/measures/hazards.py", "checkers/measures/releases.py", "checkers/measures/history_only.py",
     "checkers/measures/attempt_ends.py", "checkers/measures/exceptions.py", "checkers/measures/hung_calls.py",
+    "checkers/measures/timeline.py", "checkers/measures/grid.py",
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
 )

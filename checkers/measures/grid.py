@@ -9,13 +9,15 @@ for coverage and counts, a bounded sample for latencies.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from typing import Any, Callable, Final
 
 SAMPLES = 3   # latency points kept per bucket, kind and outcome (besides the extremes)
+# deterministic: a report regenerated from the same files is the same
+_RNG: Final = random.Random(0)
 
 
 class Grid:
-    def __init__(self, n: int, width_ns: int) -> None:
+    def __init__(self, n: int, width_ns: float) -> None:
         self.n = n
         self.width = max(1, int(width_ns))
         self._arrays: list[tuple[list, Callable, Callable]] = []
@@ -59,10 +61,12 @@ def add(a, b):
 class Samples:
     """Latencies of one bucket: count, min, max and a few uniformly drawn samples."""
     __slots__ = ("count", "lo", "hi", "picks")
-    _rng = random.Random(0)   # deterministic: a report regenerated from the same files is the same
 
     def __init__(self) -> None:
-        self.count, self.lo, self.hi, self.picks = 0, None, None, []
+        self.count = 0
+        self.lo: tuple[Any, float] | None = None
+        self.hi: tuple[Any, float] | None = None
+        self.picks: list[tuple[Any, float]] = []
 
     def add(self, t: int, ms: float) -> None:
         self.count += 1
@@ -72,10 +76,10 @@ class Samples:
             self.hi = (t, ms)
         if len(self.picks) < SAMPLES:
             self.picks.append((t, ms))
-        elif self._rng.random() * self.count < SAMPLES:   # reservoir sampling: each kept with SAMPLES/count
-            self.picks[int(self._rng.random() * SAMPLES)] = (t, ms)
+        elif _RNG.random() * self.count < SAMPLES:   # reservoir sampling: each kept with SAMPLES/count
+            self.picks[int(_RNG.random() * SAMPLES)] = (t, ms)
 
-    def points(self) -> list[tuple[int, float]]:
+    def points(self) -> list[tuple[Any, float]]:
         return sorted({p for p in self.picks + [self.lo, self.hi] if p is not None})
 
     @staticmethod
@@ -85,5 +89,5 @@ class Samples:
         out.lo = min((p for p in (a.lo, b.lo) if p), key=lambda p: p[1], default=None)
         out.hi = max((p for p in (a.hi, b.hi) if p), key=lambda p: p[1], default=None)
         pool = a.picks + b.picks
-        out.picks = pool if len(pool) <= SAMPLES else Samples._rng.sample(pool, SAMPLES)
+        out.picks = pool if len(pool) <= SAMPLES else _RNG.sample(pool, SAMPLES)
         return out

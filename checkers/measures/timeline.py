@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
+from typing import Any
 
 from leasecheck.checkers.measures.grid import Grid, Samples, add
 from leasecheck.checkers.read.ops import Op, slot_of
@@ -69,7 +70,7 @@ class _Claim:
     """A claim as the slot believes it: won at `since`, live in the store until `deadline`."""
     __slots__ = ("key", "lane", "since", "deadline")
 
-    def __init__(self, key, lane: int, since: int, deadline: int | None) -> None:
+    def __init__(self, key: Any, lane: int, since: Any, deadline: Any) -> None:
         self.key, self.lane, self.since, self.deadline = key, lane, since, deadline
 
 
@@ -77,21 +78,23 @@ class _Key:
     __slots__ = ("key", "live", "jobs", "since", "who", "c1", "c2", "c3")
 
     def __init__(self, key: str, grid: Grid) -> None:
-        self.key, self.live, self.jobs, self.since = key, {}, 0, 0
+        self.key, self.jobs, self.since = key, 0, 0
+        self.live: dict[Any, int] = {}      # attempt -> its lane, for each claim live on the key
         self.who = grid.array(tuple, _top)          # per bucket: up to TOP (ns, lane, attempt, lo, hi)
         self.c1, self.c2, self.c3 = grid.array(int, add), grid.array(int, add), grid.array(int, add)
 
 
 class Timeline:
     def __init__(self) -> None:
-        self.lane_grid: Grid | None = None
-        self.plot_grid: Grid | None = None
+        self.configured = False                      # (by the first run_start's config, or none)
+        self.lane_grid = Grid(LANE_BUCKETS, 1)
+        self.plot_grid = Grid(PLOT_BUCKETS, 1)
         self.ttl: int | None = None
         self.lanes: list[_Lane] = []
-        self.lane_of: dict[str, int] = {}
-        self.claims: dict[str, _Claim] = {}          # attempt -> the claim it believes it holds
-        self.jobs: dict[str, tuple[int, str]] = {}   # attempt -> (job start, key)
-        self.keys: dict[str, _Key] = {}
+        self.lane_of: dict[Any, int] = {}            # a slot's (or process's) name -> its lane
+        self.claims: dict[Any, _Claim] = {}          # attempt -> the claim it believes it holds
+        self.jobs: dict[Any, tuple[Any, Any]] = {}   # attempt -> (job start, key)
+        self.keys: dict[Any, _Key] = {}
         self.marks: list[dict] = []                  # {lane, t, kind, text}: the first MAX_MARKS
         self.marks_dropped = 0
         self.latency: dict = {}                      # (kind, outcome) -> [Samples per bucket]
@@ -99,8 +102,9 @@ class Timeline:
 
     def configure(self, config: dict | None) -> None:
         """Size the buckets for the run's planned time (the first run_start's config)."""
-        if self.lane_grid is not None:
+        if self.configured:
             return
+        self.configured = True
         config = config or {}
         planned = float(config.get("time_limit_s") or 30) * 1.1 + 2
         self.ttl = int(config["ttl_ms"] * 1e6) if config.get("ttl_ms") else None
@@ -108,9 +112,9 @@ class Timeline:
         self.plot_grid = Grid(PLOT_BUCKETS, planned * 1e9 / PLOT_BUCKETS)
 
     # -- what the digest feeds ------------------------------------------------------------------
-    def call(self, op: Op, error=None) -> None:
+    def call(self, op: Op, error: Any = None) -> None:
         """A lease call that completed (in completion order); `error`: an `info` completion's."""
-        if self.lane_grid is None:
+        if not self.configured:
             self.configure(None)
         t, f, outcome = op.end_time, op.f, op.type
         self._plot(f, outcome, t, (t - op.invoke_time) / 1e6)
@@ -142,15 +146,15 @@ class Timeline:
                 self._mark(lane, t, "unknown", f"{attempt}: release ended {outcome} "
                                                f"({error or 'outcome unknown'})")
 
-    def job(self, e: dict) -> None:
-        """A job_start or job_end event."""
-        if self.lane_grid is None:
+    def job(self, kind: str, t: int, attempt: Any, process: Any, key: Any) -> None:
+        """A job_start or job_end event (`kind`) of `attempt` at history time `t`: its `process`
+        ("?" where the event has none) and its `key` (None where it has none)."""
+        if not self.configured:
             self.configure(None)
-        t, attempt, kind = e["time"], e.get("attempt"), e.get("type")
         if kind == JOB_START:
-            self._lane(e.get("process", "?"))
-            self.jobs[attempt] = (t, e.get("key"))
-            k = self._key(e.get("key"))
+            self._lane(process)
+            self.jobs[attempt] = (t, key)
+            k = self._key(key)
             if k is not None:
                 self._key_span(k, t)
                 k.jobs += 1
@@ -158,7 +162,7 @@ class Timeline:
             started = self.jobs.pop(attempt, None)
             if started is None:
                 return
-            lane = self._lane(e.get("process", "?"))
+            lane = self._lane(process)
             self.lane_grid.cover(self.lanes[lane].job, started[0], t)
             k = self.keys.get(started[1])
             if k is not None:
@@ -166,20 +170,20 @@ class Timeline:
                 k.jobs -= 1
 
     # -- lanes and keys ---------------------------------------------------------------------------
-    def _lane(self, process: str) -> int:
+    def _lane(self, process: Any) -> int:
         i = self.lane_of.get(process)
         if i is None:
             i = self.lane_of[process] = len(self.lanes)
             self.lanes.append(_Lane(process, self.lane_grid))
         return i
 
-    def _key(self, key) -> _Key | None:
+    def _key(self, key: Any) -> _Key | None:
         k = self.keys.get(key)
         if k is None and len(self.keys) < MAX_KEYS and isinstance(key, str):
             k = self.keys[key] = _Key(key, self.lane_grid)
         return k
 
-    def _mark(self, lane: int, t: int, kind: str, text: str) -> None:
+    def _mark(self, lane: int, t: Any, kind: str, text: str) -> None:
         """Count it in its bucket (every one is drawn there); the first MAX_MARKS also say what they were."""
         getattr(self.lanes[lane], kind)[self.lane_grid.index(t)] += 1
         if len(self.marks) < MAX_MARKS:
@@ -187,14 +191,14 @@ class Timeline:
         else:
             self.marks_dropped += 1
 
-    def _held(self, c: _Claim, t: int) -> None:
+    def _held(self, c: _Claim, t: Any) -> None:
         """Draw `c` from `since` to `t`: within its TTL, then past it."""
         g, lane = self.lane_grid, self.lanes[c.lane]
         cut = t if c.deadline is None else max(c.since, min(t, c.deadline))
         g.cover(lane.held, c.since, cut)
         g.cover(lane.overdue, cut, t)
 
-    def _holder(self, key, attempt: str, lane: int, t: int, delta: int) -> None:
+    def _holder(self, key: Any, attempt: Any, lane: int, t: Any, delta: int) -> None:
         k = self._key(key)
         if k is None:
             return
@@ -204,7 +208,7 @@ class Timeline:
         else:
             k.live.pop(attempt, None)
 
-    def _key_span(self, k: _Key, t: int) -> None:
+    def _key_span(self, k: _Key, t: Any) -> None:
         """Account [since, t) of key `k`: its live claims' holders (a claim past its deadline no
         longer holds it), and how many jobs ran on it."""
         t0, g = k.since, self.lane_grid
@@ -226,7 +230,7 @@ class Timeline:
                 k.who[i] = _top(k.who[i], ((hi - lo, lane, attempt, lo, hi),))
                 i += 1
 
-    def _plot(self, f: str, outcome: str, t: int, ms: float) -> None:
+    def _plot(self, f: Any, outcome: Any, t: Any, ms: float) -> None:
         g = self.plot_grid
         i = g.index(t)
         series = self.latency.get((f, outcome))
@@ -238,12 +242,12 @@ class Timeline:
 
     # -- the end --------------------------------------------------------------------------------
     def drawing(self, end_ns: int, faults: list[dict], run_end: dict | None, events: int,
-                victims: list[dict] = (), problems: list[str] = (), key_prefix: str = "") -> dict:
+                victims: Any = (), problems: Any = (), key_prefix: str = "") -> dict:
         """What the report draws (JSON-ready, bounded): `faults` is the checker's fault summary
         (`FaultTracker.summary`), `run_end` the run_end event, `victims` the foreign releases
         (``foreign_releases_first``: ``victim``, ``key``, ``time_s``) whose victim's hold of the key
         ends there. Lanes in name order (w2.s0 before w10.s0). Call it once, at the end."""
-        if self.lane_grid is None:
+        if not self.configured:
             self.configure(None)
         t = end_ns
         for c in self.claims.values():
@@ -256,9 +260,9 @@ class Timeline:
         for k in self.keys.values():
             self._key_span(k, t)
         for v in victims or ():
-            k = self.keys.get(v.get("key"))
-            if k is not None and v.get("victim"):
-                _cut(k, self.lane_grid, v["victim"], int(float(v.get("time_s") or 0) * 1e9))
+            victim_key = self.keys.get(v.get("key"))
+            if victim_key is not None and v.get("victim"):
+                _cut(victim_key, self.lane_grid, v["victim"], int(float(v.get("time_s") or 0) * 1e9))
         order = sorted(range(len(self.lanes)), key=lambda i: _natural(self.lanes[i].name))
         pos = {old: new for new, old in enumerate(order)}
         lg, pg = self.lane_grid, self.plot_grid

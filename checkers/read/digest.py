@@ -114,7 +114,7 @@ class Digest:
         if kind in (JOB_START, JOB_END, WORKER_KILLED):
             self.jobs.feed(e)
             if kind != WORKER_KILLED and self.timeline is not None:
-                self.timeline.job(e)
+                self.timeline.job(kind, t, e.get("attempt"), e.get("process", "?"), e.get("key"))
         elif kind == EFFECT:
             self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
         elif kind in (FAULT_START, FAULT_END, FAULT_NOT_FIRED):
@@ -177,7 +177,8 @@ class Digest:
             key = e.key
             self.jobs.start(e, attempt, None if key is UNSET else key, t)
         if self.timeline is not None:
-            self.timeline.job(e)
+            process, key = e.process, e.key
+            self.timeline.job(kind, t, attempt, "?" if process is UNSET else process, None if key is UNSET else key)
 
     def _done(self, op: Op) -> None:
         if op.f == F_EFFECT:
