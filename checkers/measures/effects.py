@@ -33,22 +33,57 @@ def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dic
 
 
 def _from_history(events: list[dict], claims: list | None, clock) -> dict | None:
-    """Effects recorded only in the history: stale when the store-clock time of the event falls
-    outside every claim of its attempt (None when there is no audit to know the claims)."""
+    """Effects recorded only in the history, judged on the history clock against the claims of
+    their attempt (docs/history.md, "Stale effects"): live when some claim certainly covered the
+    effect's time, stale when none can have, undecided otherwise (None for all without an audit)."""
     effects = [e for e in events if e.get(TYPE) == EFFECT]
     if not effects:
         return None
     if claims is None or clock is None:
         return {"effects": len(effects), "without_fence": None, "with_fence": None,
                 "turned_away_by_fence": None, "undecided": len(effects), "measured_by": "history"}
-    spans: dict[str, list[tuple[float, float]]] = {}
+    bounds: dict[str, list[tuple[float, float, float, float]]] = {}
+    slack = getattr(clock, "slack_ns", 0)
     for c in claims:
         if c.owner is not None:
-            spans.setdefault(c.owner, []).append((c.created, c.ended if c.ended is not None else float("inf")))
-    stale = 0
+            bounds.setdefault(c.owner, []).append(_claim_bounds(c, clock, slack))
+    stale = undecided = 0
     for e in effects:
-        t = clock.to_store_s(e["time"])
-        if not any(a <= t < b for a, b in spans.get(e.get("attempt"), [])):
+        verdict = _judge(e["time"], bounds.get(e.get("attempt"), []))
+        if verdict is None:
+            undecided += 1
+        elif verdict:
             stale += 1
     return {"effects": len(effects), "without_fence": stale, "with_fence": None,
-            "turned_away_by_fence": None, "undecided": 0, "measured_by": "history"}
+            "turned_away_by_fence": None, "undecided": undecided, "measured_by": "history"}
+
+
+def _claim_bounds(c, clock, slack: int) -> tuple[float, float, float, float]:
+    """(earliest and latest start, earliest and latest end) of claim `c` on the history clock: from
+    the calls whose commands created and ended it where they are known (their invocation and
+    completion), else from its store times converted, give or take the clock's `slack`."""
+    at = clock.to_history_ns(c.created)
+    s_lo = c.born_ns if c.born_ns is not None else at - slack
+    s_hi = c.made_ns if c.made_ns is not None else at + slack
+    if c.ended is None:
+        return s_lo, s_hi, INF, INF
+    gone = clock.to_history_ns(c.ended)
+    e_lo = c.end_lo_ns if c.end_lo_ns is not None else gone - slack
+    e_hi = c.end_hi_ns if c.end_hi_ns is not None else gone + slack
+    return s_lo, s_hi, e_lo, e_hi
+
+
+def _judge(t: int, spans: list[tuple[float, float, float, float]]) -> bool | None:
+    """Whether an effect at history time `t` was stale: False when one of its attempt's claims
+    surely covered `t` (started by then, ended after), True when none can have (each started
+    after `t` or ended by then), None otherwise."""
+    unsure = False
+    for s_lo, s_hi, e_lo, e_hi in spans:
+        if s_hi <= t < e_lo:
+            return False
+        if s_lo <= t < e_hi:
+            unsure = True
+    return None if unsure else True
+
+
+INF = float("inf")

@@ -111,6 +111,11 @@ class Claim:
     field: str | None = None     # the hash field, for a claim kept as a field of hash `key`
     free: bool = False           # a value nobody's claim: what a release (or an ended claim's call) wrote
     expiry_set: float | None = None  # store time, s, of the write that gave it `expires_ms` (None: its create)
+    made_ns: int | None = None   # history time: the creating call's completion (ok or fail), if it completed
+    # history times of the call whose command sealed its fate (removed, overwrote, shortened it):
+    # its invocation, and its completion when it completed ok or fail (the command ran in between)
+    end_lo_ns: int | None = None
+    end_hi_ns: int | None = None
 
     @property
     def obj(self) -> tuple[str, str | None]:
@@ -413,7 +418,8 @@ class Claims:
             owner = self.copy_owner(c.rec.db, hkey, token, self.clock.to_history_ns(c.t))
         claim = Claim(len(self.out.claims), c.rec.db, hkey, owner, c.op.index if c.op else None,
                       c.rec.line, c.t, expires_ms, expires_ms, token=token,
-                      born_ns=c.op.invoke_time if c.op else None, copy=copy, field=fld)
+                      born_ns=c.op.invoke_time if c.op else None, copy=copy, field=fld,
+                      made_ns=_completed_at(c.op))
         self.out.claims.append(claim)
         if owner is not None:
             self.held[owner] = claim
@@ -478,9 +484,12 @@ class Claims:
         held = job is not None and (job.end is None or at < job.end)
         self.seal(claim, "expired_while_held" if held else "expired_after_job", expires / 1000)
 
-    def seal(self, claim: Claim, fate: str, t: float) -> None:
+    def seal(self, claim: Claim, fate: str, t: float, by: Op | None = None) -> None:
+        """Seal `claim`'s fate at store time `t` (once); `by`: the call whose command did it."""
         if claim.fate is None and not claim.free:
             claim.fate, claim.ended = fate, t
+            if by is not None:
+                claim.end_lo_ns, claim.end_hi_ns = by.invoke_time, _completed_at(by)
             if claim.owner is not None:
                 self.ended.add((claim.owner, claim.db, claim.ref))
             if claim.owner is not None and self.held.get(claim.owner) is claim:
@@ -500,28 +509,28 @@ class Claims:
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
                                          f"claim on {claim.name}, but the command's attempt is "
                                          f"{c.attempt or 'unknown'} (from {c.rec.addr})")
-            self.seal(claim, "unknown", c.t)
+            self.seal(claim, "unknown", c.t, c.op)
         elif c.attempt == claim.owner:
             self.calls.effect(c, "removed_own")
-            self.seal(claim, "released_by_holder", c.t)
+            self.seal(claim, "released_by_holder", c.t, c.op)
         elif claim.evictable and not _proves_removal(c.op):
             # It may have been evicted already: without proof that this command removed
             # something, it is no foreign release. A release or renewal that answered "nothing
             # there" shows the eviction; an overwriting SET succeeds either way, so it decides nothing.
             if c.op is not None and c.op.type in (OK, FAIL) and c.op.f in (RELEASE, RENEW):
-                self.seal(claim, "evicted", c.t)
+                self.seal(claim, "evicted", c.t)      # (gone before the command: no bound from its call)
             else:
                 self.calls.effect(c, "unknown")
                 self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.name}, which "
                                          "an eviction fault may already have removed; the call's outcome "
                                          "is unknown, so this cannot be decided")
-                self.seal(claim, "unknown", c.t)
+                self.seal(claim, "unknown", c.t, c.op)
         else:
             self.calls.effect(c, "removed_foreign")
             if claim.fate is None:
                 self.out.foreign.append(ForeignRelease(c.attempt, c.op.index if c.op else None,
                                                        claim, c.label, how, c.t, c.rec.line))
-            self.seal(claim, "foreign_release", c.t)
+            self.seal(claim, "foreign_release", c.t, c.op)
 
     # -- effects ----------------------------------------------------------------------------
     def judge_effect(self, c: _Cmd) -> None:
@@ -554,6 +563,11 @@ def _written_value(rec: AuditRecord, fld: str | None) -> str | None:
             if pairs[i] == fld:
                 return pairs[i + 1]
     return None
+
+
+def _completed_at(op: Op | None) -> int | None:
+    """The history time `op` completed ok or fail (what it did happened before then), else None."""
+    return op.end_time if op is not None and (op.type == OK or op.type == FAIL) else None
 
 
 def _proves_removal(op: Op | None) -> bool:

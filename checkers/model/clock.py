@@ -19,6 +19,9 @@ import statistics
 from dataclasses import dataclass
 
 LONG_RTT_NS = 250_000_000
+# How far a time converted with an offset inferred from the history (no samples) may be off, as
+# far as a judgement that needs a bound is concerned (the store model's TRUST_CLIENT_MS).
+ESTIMATE_SLACK_NS = 250_000_000
 
 
 @dataclass
@@ -28,15 +31,20 @@ class StoreClock:
     by_store: list[tuple[int, int]]     # (store_ns, offset) sorted by store_ns
     by_history: list[tuple[int, int]]   # (history_ns, offset) sorted by history_ns
     estimated: bool = False
+    # How far a converted time may be off: half the longest round trip among the samples used
+    # (the store read its clock somewhere inside it); `ESTIMATE_SLACK_NS` for an estimated offset.
+    slack_ns: int = 0
 
     @classmethod
     def from_samples(cls, samples: list[dict]) -> "StoreClock | None":
         """Build from `store-clock.jsonl` samples; None when there are none."""
         short = [s for s in samples if int(s.get("rtt_ns") or 0) <= LONG_RTT_NS]
-        pairs = [(int(s["time"]), int(s["store_us"]) * 1000) for s in short or samples]
+        used = short or samples
+        pairs = [(int(s["time"]), int(s["store_us"]) * 1000) for s in used]
         if not pairs:
             return None
-        return cls(sorted((st, st - h) for h, st in pairs), sorted((h, st - h) for h, st in pairs))
+        slack = max(int(s.get("rtt_ns") or 0) for s in used) // 2
+        return cls(sorted((st, st - h) for h, st in pairs), sorted((h, st - h) for h, st in pairs), slack_ns=slack)
 
     @classmethod
     def estimate(cls, windows: list[tuple[float, int, int]]) -> "StoreClock | None":
@@ -49,12 +57,12 @@ class StoreClock:
         if not offsets:
             return None
         off = int(statistics.median(offsets))
-        return cls([(0, off)], [(0, off)], estimated=True)
+        return cls([(0, off)], [(0, off)], estimated=True, slack_ns=ESTIMATE_SLACK_NS)
 
     @classmethod
     def fixed(cls, offset_ns: int) -> "StoreClock":
         """A clock with one known offset (also the crude fallback when nothing else is known)."""
-        return cls([(0, offset_ns)], [(0, offset_ns)], estimated=True)
+        return cls([(0, offset_ns)], [(0, offset_ns)], estimated=True, slack_ns=ESTIMATE_SLACK_NS)
 
     def to_history_ns(self, store_s: float) -> int:
         """History time (ns since run start) for a store time in seconds."""

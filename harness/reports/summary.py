@@ -85,8 +85,9 @@ def print_summary(console: Console, result: dict, run_dir: Path) -> None:
     if stale and stale.get("without_fence") is not None:
         fence = ("no fencing token to check" if stale.get("with_fence") is None else
                  f"{stale['with_fence']} got past the fence ({stale['turned_away_by_fence']} turned away)")
+        unsure = f" ({stale['undecided']} undecided)" if stale.get("undecided") else ""
         table.add_row("stale effects", f"{stale['without_fence']} of {stale['effects']} effects were "
-                      f"written without a live claim; {fence}")
+                      f"written without a live claim{unsure}; {fence}")
     claims = result.get("claims") or {}
     seen = result.get("claims_seen")
     if claims or seen:

@@ -20,6 +20,18 @@ def test_long_lease_is_safe_without_faults(leasecheck):
     assert r.results["foreign_releases"] == 0 and r.results["overlap"]["count"] == 0
 
 
+def test_short_claims_effects_are_judged_by_their_calls_not_the_clock(leasecheck):
+    """Zero-length jobs: each claim lives a few hundred microseconds, less than the store clock's
+    samples can place a time (their round trips on a busy machine): an effect between its
+    acquire's completion and its release's invocation is live whatever the clock's slack."""
+    r = leasecheck("run", "--lease", "token-cas", "--workers", "4", "--job-duration", "0s",
+                   "--retry-delay", "0s", "--time-limit", "3")
+    assert r.code == 0, r.out + r.err
+    stale = r.results["stale_effects"]
+    assert stale["measured_by"] == "history" and stale["effects"] > 1000
+    assert (stale["without_fence"], stale["undecided"]) == (0, 0)
+
+
 def test_holder_pause_breaks_naive_del(leasecheck):
     r = leasecheck("run", "--scenario", str(SCENARIOS / "holder-pause.toml"))
     assert r.code == 1, r.out + r.err
@@ -42,6 +54,8 @@ def test_holder_pause_token_cas_overlaps_but_never_frees_another_claim(leasechec
     assert res["releases_found_nothing"] >= 1
     assert res["early_loss"]["count"] == 0
     assert all(f["took_effect"] is True for f in res["faults"])
+    # the paused holder's effect lands after its claim expired, by far more than the clock's slack
+    assert res["stale_effects"]["measured_by"] == "history" and res["stale_effects"]["without_fence"] >= 1
 
 
 def test_nemesis_pause_holder_random_schedule(leasecheck):

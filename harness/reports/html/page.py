@@ -129,7 +129,8 @@ def _summary(results: dict | None) -> list[tuple[str, str, str]]:
              f"shared {reuse.get('tokens', 0)} token value(s)"),
             ("early loss", "measured", f"{early.get('count', 0)} claim(s) lost before their deadline"),
             ("stale effects", "measured", f"{stale.get('without_fence', 0) or 0} of {stale.get('effects', 0) or 0} "
-             "effect(s) written without a live claim")]
+             "effect(s) written without a live claim"
+             + (f" ({stale['undecided']} undecided)" if stale.get("undecided") else ""))]
     hazards = r.get("hazards")
     if isinstance(hazards, dict):
         rows.append(("hazards", "not all reached" if hazards.get("missed") else "measured", hazard_words(hazards)))
