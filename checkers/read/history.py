@@ -25,7 +25,7 @@ from typing import Any, Generator, Iterator
 from orjson import loads as _loads   # parses the history several times faster than the standard library
 
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.read.records import UNSET as _UNSET, decode as _decode_record
+from leasecheck.checkers.read.records import UNSET as _UNSET, decode as _decode_record, decode_head as _decode_head
 from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
 from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
@@ -119,10 +119,14 @@ class HistoryStream:
             kept.close()
         return open(path, "rb")
 
-    def _read(self, path: Path, number: bool = False, typed: bool = False) -> Generator[Any, None, int]:
+    def _read(self, path: Path, number: bool = False, typed: bool = False,
+              raw: bool = False) -> Generator[Any, None, int]:
         """The events of one file, damage reported in `problems`; with `number`, each event
         without an `index` gets its position; with `typed`, a line that fits one of the typed
-        records (`records`) is that record, any other a dict. Returns how many events it yielded.
+        records (`records`) is that record, any other a dict; with `raw` (what `write_merged`
+        reads), `(time, event)` pairs where the event is the line itself (bytes, newline and all)
+        when it is a compact JSON object without an `index` (`_Head`), else a dict. Returns how
+        many events it yielded.
 
         The hot loop of the checker: one pass, no layers. A line that does not parse is
         reported once the next non-blank line shows whether it was the last one (a torn write)
@@ -136,6 +140,7 @@ class HistoryStream:
         lineno = 0
         line: bytes          # (typed, for the compiled build: bytes operations, not generic ones)
         decode = _decode_record
+        head = _decode_head
         unset = _UNSET
         with self._open(path) as f:
             for line in f:
@@ -150,8 +155,20 @@ class HistoryStream:
                     # (a job event that names a call is read as a dict: the digest treats it as a call's)
                     if rec is not None and not (rec.call or rec.f is unset):
                         rec = None
+                elif raw:
+                    h: Any = None
+                    try:
+                        h = head(line)
+                    except Exception:  # noqa: BLE001 - not one: read as a dict below
+                        h = None
+                    if h is not None and h.index is unset and line.endswith(b"}\n"):
+                        rec = line
+                        t = h.time
                 if rec is not None:
-                    event, t = rec, rec.time
+                    if not raw:
+                        event, t = rec, rec.time
+                    else:
+                        event = rec
                 else:
                     try:
                         event = loads(line)
@@ -185,7 +202,10 @@ class HistoryStream:
                     elif INDEX not in event:
                         event[INDEX] = count
                 count += 1
-                yield event
+                if raw:
+                    yield (t, event)
+                else:
+                    yield event
         if bad is not None:
             problems.append(f"{name}:{bad[0]}: torn last line (run was killed?)")
         return count
@@ -223,13 +243,29 @@ def write_merged(run_dir, drop_parts: bool = False) -> list[str]:
     """
     run = Path(run_dir)
     stream = HistoryStream(run, parts_only=True)
+    parts = _part_files(run)
     tmp = run / (MERGED + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            for event in stream:
-                out.write(encode_merged(event) + "\n")
+        n = 0
+        with open(tmp, "wb") as out:
+            # Each part is in time order: a k-way merge by (time, file order, line). A line that is
+            # a JSON object ending in "}" without an index is copied with `,"index":N` spliced in
+            # before that brace (its fields and their encoding as the writer wrote them); any
+            # other is parsed and written again (`encode_merged`).
+            streams = [((t, order, i, e) for i, (t, e) in enumerate(stream._read(path, raw=True)))
+                       for order, path in enumerate(parts)]
+            write = out.write
+            for _, _, _, event in heapq.merge(*streams):
+                if type(event) is bytes:
+                    write(b"%s,\"index\":%d}\n" % (event[:-2], n))
+                else:
+                    event.setdefault(INDEX, n)
+                    write(encode_merged(event).encode() + b"\n")
+                n += 1
             out.flush()
             os.fsync(out.fileno())
+        if not n:
+            raise HistoryError("no events")
     except HistoryError:
         tmp.unlink(missing_ok=True)
         raise HistoryError(f"cannot merge the history of {run}: {PARTS}/*.jsonl hold no events") from None

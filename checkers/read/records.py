@@ -95,3 +95,15 @@ class Effect(Job, tag=EFFECT, kw_only=True, gc=False):
 
 
 decode = msgspec.json.Decoder(Union[Invoke, Ok, Fail, JobStart, JobEnd, Effect]).decode
+
+
+class _Head(msgspec.Struct, gc=False):
+    """What merging the per-process files needs of a line (`history.write_merged`): its `time`
+    and `type` (as a reader requires them) and whether it has an `index` already; decoding it
+    checks the whole line is JSON and skips the other fields without building them."""
+    time: int
+    type: str
+    index: Union[int, msgspec.UnsetType] = UNSET
+
+
+decode_head = msgspec.json.Decoder(_Head).decode

@@ -102,3 +102,26 @@ def test_damage_is_told_apart_by_what_follows(tmp_path, tail, problem):
     events, problems = load_history(tmp_path)
     assert len(problems) == 1 and problems[0].startswith(problem)
     assert [e["index"] for e in events] == list(range(len(events)))
+
+
+def test_write_merged_copies_each_compact_line_and_rewrites_only_the_others(tmp_path):
+    """A part's line is copied as written with its index spliced in (UTF-8 stays UTF-8); a line
+    with an index already, or one not ending in its closing brace, is parsed and written anew.
+    Whichever way, the merged history holds the parts' events, in order, each with its index."""
+    d = tmp_path / "history.d"
+    d.mkdir()
+    (d / "harness.jsonl").write_bytes(
+        b'{"time":0,"process":"harness","type":"run_start","note":"caf\xc3\xa9"}\n'
+        b'{"time":7,"process":"harness","type":"run_end","index":41}\n')
+    (d / "w0.jsonl").write_bytes(
+        b'{"time": 3, "process": "w0", "type": "worker_start"}\n'          # spaces: still spliced
+        b'{"time":5,"process":"w0","type":"worker_start","x":[1,{"y":"}"}]}   \n')   # trailing blanks
+    problems = write_merged(tmp_path)
+    assert problems == []
+    lines = (tmp_path / "history.jsonl").read_bytes().splitlines()
+    assert lines[0] == b'{"time":0,"process":"harness","type":"run_start","note":"caf\xc3\xa9","index":0}'
+    assert lines[1] == b'{"time": 3, "process": "w0", "type": "worker_start","index":1}'
+    events = [json.loads(s) for s in lines]
+    assert [(e["time"], e["index"]) for e in events] == [(0, 0), (3, 1), (5, 2), (7, 41)]
+    assert events[2]["x"] == [1, {"y": "}"}] and events[0]["note"] == "café"
+    assert load_history(tmp_path)[0] == events
