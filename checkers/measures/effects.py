@@ -62,14 +62,18 @@ def _claim_bounds(c, clock, slack: int) -> tuple[float, float, float, float]:
     """(earliest and latest start, earliest and latest end) of claim `c` on the history clock: from
     the calls whose commands created and ended it where they are known (their invocation and
     completion), else from its store times converted, give or take the clock's `slack`."""
-    at = clock.to_history_ns(c.created)
-    s_lo = c.born_ns if c.born_ns is not None else at - slack
-    s_hi = c.made_ns if c.made_ns is not None else at + slack
+    s_lo, s_hi = c.born_ns, c.made_ns
+    if s_lo is None or s_hi is None:       # (converted only where a call does not say)
+        at = clock.to_history_ns(c.created)
+        s_lo = at - slack if s_lo is None else s_lo
+        s_hi = at + slack if s_hi is None else s_hi
     if c.ended is None:
         return s_lo, s_hi, INF, INF
-    gone = clock.to_history_ns(c.ended)
-    e_lo = c.end_lo_ns if c.end_lo_ns is not None else gone - slack
-    e_hi = c.end_hi_ns if c.end_hi_ns is not None else gone + slack
+    e_lo, e_hi = c.end_lo_ns, c.end_hi_ns
+    if e_lo is None or e_hi is None:
+        gone = clock.to_history_ns(c.ended)
+        e_lo = gone - slack if e_lo is None else e_lo
+        e_hi = gone + slack if e_hi is None else e_hi
     return s_lo, s_hi, e_lo, e_hi
 
 
