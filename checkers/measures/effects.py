@@ -12,11 +12,13 @@ says ``history``. ``undecided`` counts effects that could not be judged.
 from __future__ import annotations
 
 from leasecheck.checkers.read.ops import Op
-from leasecheck.events import EFFECT, F_EFFECT, OK, TYPE
+from leasecheck.events import F_EFFECT, OK
 
 
-def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dict] | None = None,
+def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[tuple] | None = None,
                   claims: list | None = None, clock=None) -> dict | None:
+    """`ops`: the sink writes (``--sink``) and `stale` the model's judgement of each; else
+    `events`: the history's `effect` events as (attempt, history time) pairs."""
     effects = [op for op in ops if op.f == F_EFFECT and op.type == OK]
     if not effects:
         return _from_history(events or [], claims, clock)
@@ -32,11 +34,10 @@ def stale_effects(ops: list[Op], stale: dict[int, bool | None], events: list[dic
     }
 
 
-def _from_history(events: list[dict], claims: list | None, clock) -> dict | None:
+def _from_history(effects: list[tuple], claims: list | None, clock) -> dict | None:
     """Effects recorded only in the history, judged on the history clock against the claims of
     their attempt (docs/history.md, "Stale effects"): live when some claim certainly covered the
     effect's time, stale when none can have, undecided otherwise (None for all without an audit)."""
-    effects = [e for e in events if e.get(TYPE) == EFFECT]
     if not effects:
         return None
     if claims is None or clock is None:
@@ -48,8 +49,8 @@ def _from_history(events: list[dict], claims: list | None, clock) -> dict | None
         if c.owner is not None:
             bounds.setdefault(c.owner, []).append(_claim_bounds(c, clock, slack))
     stale = undecided = 0
-    for e in effects:
-        verdict = _judge(e["time"], bounds.get(e.get("attempt"), []))
+    for attempt, t in effects:
+        verdict = _judge(t, bounds.get(attempt, []))
         if verdict is None:
             undecided += 1
         elif verdict:

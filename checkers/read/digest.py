@@ -50,7 +50,7 @@ class Digest:
         self.promises = Promises()         # when each holder's lease runs out (early loss)
         self.faults = FaultTracker()
         self.span = RunSpan()              # run and worker starts and ends: was the run cut short?
-        self.effects: list[dict] = []     # history-only `effect` events: {type, attempt, time}
+        self.effects: list[tuple] = []    # history-only `effect` events: (attempt, time)
         self.hung = HungCalls()            # calls a worker reported hung (`call_hung`)
         self.exceptions = Exceptions()     # what the lease raised, by type
         self.attempt_ends = AttemptEnds()  # when each attempt that may hold a claim ended
@@ -116,7 +116,7 @@ class Digest:
             if kind != WORKER_KILLED and self.timeline is not None:
                 self.timeline.job(kind, t, e.get("attempt"), e.get("process", "?"), e.get("key"))
         elif kind == EFFECT:
-            self.effects.append({"type": EFFECT, "attempt": e.get("attempt"), "time": t})
+            self.effects.append((e.get("attempt"), t))
         elif kind in (FAULT_START, FAULT_END, FAULT_NOT_FIRED):
             self.faults.feed(e)
         elif kind in _SPAN:
@@ -167,7 +167,7 @@ class Digest:
                 self.exceptions.calls += 1
             return
         if kind == EFFECT:
-            self.effects.append({"type": EFFECT, "attempt": attempt, "time": t})
+            self.effects.append((attempt, t))
             return
         if kind == JOB_END:
             self.hazards.job_end(attempt, t)

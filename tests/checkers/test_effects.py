@@ -34,7 +34,7 @@ def _clock(slack_ns=0):
 
 
 def _effect(t_ns, attempt="w0.s0.0"):
-    return {"type": "effect", "attempt": attempt, "time": t_ns}
+    return (attempt, t_ns)
 
 
 def test_history_only_effects_are_judged_against_the_claims_on_the_history_clock():
