@@ -315,12 +315,46 @@ def _scan_file(f: Any, token: bytes, found: list[dict]) -> bytes:
 
 def _lines_with(buf: Any, end: int, token: bytes, found: list[dict]) -> None:
     """Parse each line of `buf[:end]` (whole lines, bytes or a bytearray) that holds `token` into `found`."""
-    i = buf.find(token, 0, end)
+    i = _find(buf, token, 0, end)
     while i != -1:
         start, stop = buf.rfind(b"\n", 0, i) + 1, buf.find(b"\n", i)
         try:
             found.append(_parse_event(bytes(buf[start:stop])))
         except ValueError:
             pass
-        i = buf.find(token, stop, end)
+        i = _find(buf, token, stop, end)
 
+
+def _libc_memmem() -> Any:
+    """The C library's ``memmem``, or None where ctypes cannot find it."""
+    try:
+        import ctypes
+        import ctypes.util
+        name = ctypes.util.find_library("c")
+        fn = ctypes.CDLL(name).memmem if name else None
+    except (ImportError, OSError, AttributeError):
+        return None
+    if fn is not None:
+        fn.restype = ctypes.c_void_p
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    return fn
+
+
+# The look-ahead's search through a chunk: the C library's memmem finds a token in a megabyte of
+# history about three times as fast as `bytes.find` (a tenth of a second less per 160 MB).
+_memmem: Any = _libc_memmem()
+
+
+def _find(buf: Any, token: bytes, start: int, end: int) -> int:
+    """`buf.find(token, start, end)`, with memmem for a bytearray where the C library has it."""
+    fn = _memmem
+    if fn is None or type(buf) is not bytearray or end - start < 4096 or start < 0:
+        return buf.find(token, start, end)
+    import ctypes
+    view = (ctypes.c_char * end).from_buffer(buf)     # (released below: `buf` may be resized later)
+    try:
+        base = ctypes.addressof(view)
+        at = fn(base + start, end - start, token, len(token))
+        return -1 if at is None else at - base
+    finally:
+        del view

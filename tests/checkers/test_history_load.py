@@ -125,3 +125,43 @@ def test_write_merged_copies_each_compact_line_and_rewrites_only_the_others(tmp_
     assert [(e["time"], e["index"]) for e in events] == [(0, 0), (3, 1), (5, 2), (7, 41)]
     assert events[2]["x"] == [1, {"y": "}"}] and events[0]["note"] == "café"
     assert load_history(tmp_path)[0] == events
+
+
+def test_the_look_ahead_finds_every_line_with_its_token_across_chunks(tmp_path):
+    """`scan` reads a megabyte at a time and searches each with the C library's memmem where
+    there is one: every line holding the token is found, wherever the chunks end."""
+    import random
+
+    rng = random.Random(7)
+    lines, want = [], []
+    for i in range(60_000):                      # about 4 MB: several chunks
+        if rng.random() < 0.001:
+            e = {"time": i, "process": "harness", "type": "fault_start", "fault": "clock", "n": len(want)}
+            want.append(e)
+        else:
+            e = {"time": i, "process": "w0.s0", "type": "invoke", "f": "acquire", "attempt": f"w0.s0.{i}",
+                 "key": "k" * rng.randrange(1, 40)}
+        lines.append(json.dumps(e, separators=(",", ":")))
+    (tmp_path / "history.jsonl").write_text("\n".join(lines) + "\n")
+    from leasecheck.checkers.read.history import HistoryStream
+
+    found = HistoryStream(tmp_path).scan(b"fault_start")
+    assert [e["n"] for e in found] == list(range(len(want))) and len(want) > 20
+
+
+def test_the_chunk_search_agrees_with_bytes_find():
+    import random
+
+    from leasecheck.checkers.read import history
+
+    rng = random.Random(3)
+    for _ in range(200):
+        size = rng.choice([10, 5000, 70_000])
+        buf = bytearray(rng.choice(b"abc_fault") for _ in range(size))
+        token = b"fault_start"
+        for _ in range(rng.randrange(3)):
+            at = rng.randrange(size)
+            buf[at:at + len(token)] = token
+        start, end = sorted(rng.randrange(len(buf) + 1) for _ in range(2))
+        assert history._find(buf, token, start, end) == buf.find(token, start, end)
+        buf.extend(b"x")         # no buffer left exported: the array can still grow
