@@ -24,7 +24,7 @@ def check(m: Measured, found) -> Part:
     over = [t for t in times if limit is not None and t > limit]
     longest = spans[0] if spans else None
     part = Part({"holds": {
-        "count": len(spans), "median_s": round(statistics.median(times), 3) if times else None,
+        "count": len(spans), "median_s": round(statistics.median(times), 6) if times else None,
         "longest_s": round(times[0], 3) if times else None,
         "longest": {"attempt": longest.claim.owner, "key": longest.claim.key,
                     "created_s": round(longest.created_ns / 1e9, 3), "still_held": longest.still_held}

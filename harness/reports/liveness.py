@@ -81,5 +81,13 @@ def _hold(holds: dict) -> str:
     limit = holds.get("max_hold_s")
     bound = (f"; [red]{holds['over_max_hold']} over --max-hold {limit:g} s[/]" if holds.get("over_max_hold")
              else f"; within --max-hold {limit:g} s" if limit is not None else "")
-    return (f"{holds['longest_s']} s ({escape(str(longest.get('attempt')))} on {escape(str(longest.get('key')))}), "
-            f"median {holds.get('median_s')} s over {holds.get('count')} claim(s){bound}")
+    return (f"{_secs(holds['longest_s'])} ({escape(str(longest.get('attempt')))} on {escape(str(longest.get('key')))}), "
+            f"median {_secs(holds.get('median_s'))} over {holds.get('count')} claim(s){bound}")
+
+
+def _secs(value) -> str:
+    """A duration in seconds as it reads best: ``1.2 s``, ``0.35 ms`` (a claim of zero-length jobs
+    is held well under a millisecond: "0.0 s" would hide it)."""
+    if isinstance(value, (int, float)) and 0 < value < 1:
+        return f"{value * 1000:.3g} ms"
+    return f"{value} s"
