@@ -227,7 +227,7 @@ class Timeline:
             w = g.width
             while i <= last:
                 lo, hi = max(t0, i * w), min(end, (i + 1) * w)
-                k.who[i] = _top(k.who[i], ((hi - lo, lane, attempt, lo, hi),))
+                k.who[i] = _top_with(k.who[i], (hi - lo, lane, attempt, lo, hi))
                 i += 1
 
     def _plot(self, f: Any, outcome: Any, t: Any, ms: float) -> None:
@@ -323,6 +323,20 @@ def _top(a: tuple, b: tuple) -> tuple:
         merged.sort(key=lambda x: -x[0])
         del merged[TOP:]
     return tuple(merged)
+
+
+def _top_with(a: tuple, x: tuple) -> tuple:
+    """`_top(a, (x,))` without its copies where it changes nothing else: one new piece `x` joined
+    to its attempt's stretch in `a`, or added (the longest TOP kept)."""
+    if not a:
+        return (x,)
+    for i, y in enumerate(a):
+        if y[2] == x[2]:
+            joined = (x[0] + y[0], x[1], x[2], min(x[3], y[3]), max(x[4], y[4]))
+            return a[:i] + (joined,) + a[i + 1:]
+    if len(a) < TOP:
+        return a + (x,)
+    return _top(a, (x,))
 
 
 def _winner(stretches: tuple) -> int:
