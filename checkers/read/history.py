@@ -149,11 +149,8 @@ class HistoryStream:
                 rec: Any = None
                 if typed:
                     try:
-                        rec = decode(line)
+                        rec = decode(line)   # (a job event that names a call does not decode: `records.Job`)
                     except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
-                        rec = None
-                    # (a job event that names a call is read as a dict: the digest treats it as a call's)
-                    if rec is not None and not (rec.call or rec.f is unset):
                         rec = None
                 elif raw:
                     h: Any = None

@@ -78,7 +78,9 @@ class Fail(Completion, tag=FAIL, kw_only=True, gc=False):
 
 
 class Job(Record, kw_only=True, gc=False):
-    f: Any = UNSET        # (a job event that names a call is read as a dict: the digest treats it as one)
+    # A job event that names a call (any `f`, null included) does not decode: it is read as a
+    # dict, which the digest treats as a call's event. (So no check per line after the decode.)
+    f: msgspec.UnsetType = UNSET
 
 
 class JobStart(Job, tag=JOB_START, kw_only=True, gc=False):

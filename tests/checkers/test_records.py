@@ -41,6 +41,8 @@ def _odd(lines: list[str]) -> list[str]:
     t = first_job["time"]
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "job_start", "f": "acquire",
                            "attempt": "w9.s0.0", "key": first_job["key"]}))
+    out.append(json.dumps({"time": t, "process": "w9.s0", "type": "job_end", "f": None, "attempt": "w9.s0.0",
+                           "key": first_job["key"], "aborted": False}))
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "ok", "f": None, "attempt": "w9.s0.1"}))
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "invoke", "f": "frobnicate", "attempt": "w9.s0.5"}))
     out.append(json.dumps({"time": t, "process": "w9.s0", "type": "ok", "f": "frobnicate", "attempt": "w9.s0.5",
