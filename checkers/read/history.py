@@ -15,6 +15,8 @@ event, raises `HistoryError`.
 from __future__ import annotations
 
 import builtins
+import ctypes
+import ctypes.util
 import heapq
 import os
 import re
@@ -325,11 +327,9 @@ def _lines_with(buf: Any, end: int, token: bytes, found: list[dict]) -> None:
 def _libc_memmem() -> Any:
     """The C library's ``memmem``, or None where ctypes cannot find it."""
     try:
-        import ctypes
-        import ctypes.util
         name = ctypes.util.find_library("c")
         fn = ctypes.CDLL(name).memmem if name else None
-    except (ImportError, OSError, AttributeError):
+    except (OSError, AttributeError):
         return None
     if fn is not None:
         fn.restype = ctypes.c_void_p
@@ -347,7 +347,6 @@ def _find(buf: Any, token: bytes, start: int, end: int) -> int:
     fn = _memmem
     if fn is None or type(buf) is not bytearray or end - start < 4096 or start < 0:
         return buf.find(token, start, end)
-    import ctypes
     view = (ctypes.c_char * end).from_buffer(buf)     # (released below: `buf` may be resized later)
     try:
         base = ctypes.addressof(view)
