@@ -5,21 +5,11 @@ record twice. The history is opened once: a raw look-ahead at its ``fault_start`
 lines (the store clock's steps size the model's trust window from the first audit line on), which
 parses only the lines that hold that word, reads the same open file before the pass does.
 (`tests/harness/test_reads_once.py`: the same for a whole `check_and_save`, report included.)"""
-import importlib.util
-from pathlib import Path
 
 import leasecheck.checkers.read.audit as audit_mod
 import leasecheck.checkers.read.history as history_mod
 from leasecheck.checkers import check_run
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _generate():
-    spec = importlib.util.spec_from_file_location("checker_speed", ROOT / "bench" / "checker_speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.generate
+from tests.checkers.test_streaming import _generate
 
 
 def _count(monkeypatch):

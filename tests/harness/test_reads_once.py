@@ -4,7 +4,6 @@ of several store nodes: the report draws what the check gathered in its pass
 (`checkers/measures/timeline.py`), and every node is measured from that same pass
 (`checkers/model/nodes.NodeFeed`). Every open of a file anywhere in the process is counted."""
 import builtins
-import importlib.util
 import io
 import json
 import re
@@ -13,16 +12,10 @@ from pathlib import Path
 
 import leasecheck.checkers.read.history as history_mod
 from leasecheck.harness.run.pipeline import check_and_save
+from tests.checkers.test_streaming import _generate
 
 ROOT = Path(__file__).resolve().parents[2]
 STAMP = "20261201T000000.000000Z"
-
-
-def _generate():
-    spec = importlib.util.spec_from_file_location("checker_speed", ROOT / "bench" / "checker_speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.generate
 
 
 def _count(monkeypatch) -> tuple[dict, dict]:
