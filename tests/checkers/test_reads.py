@@ -5,6 +5,7 @@ record twice. The history is opened once: a raw look-ahead at its ``fault_start`
 lines (the store clock's steps size the model's trust window from the first audit line on), which
 parses only the lines that hold that word, reads the same open file before the pass does.
 (`tests/harness/test_reads_once.py`: the same for a whole `check_and_save`, report included.)"""
+from pathlib import Path
 
 import leasecheck.checkers.read.audit as audit_mod
 import leasecheck.checkers.read.history as history_mod
