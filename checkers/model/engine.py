@@ -18,7 +18,8 @@ from leasecheck.checkers.model.claims import Replay, TRUST_CLIENT_MS
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.model.join import Joiner
+from leasecheck.checkers.model.join import Joiner, _Binding
+from leasecheck.checkers.read.ops import Op
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.events import FAIL, OK
 
@@ -127,20 +128,30 @@ class Engine:
         feed = joiner.feed
         own = feed == joiner._feed
         rec: AuditRecord
+        binding: _Binding | None
+        by_seq: dict[int, Op] | None
+        sender: Op | None
         for rec in self.audit:
+            sender, binding, by_seq = None, None, None
             if rec.addr != "lua":
-                # `ready`'s common case first, inline: the line's call is in.
+                # `ready`'s common case first, inline: the line's call is in (`sender`, the call
+                # that sent the connection's next command).
                 binding = bound.get(rec.addr)
                 if binding is not None:
                     by_seq = wanted.get(binding.conn)
-                    if (by_seq is None or binding.seq not in by_seq) and not joiner.ready(rec):
+                    sender = by_seq.get(binding.seq) if by_seq is not None else None
+                    if sender is None and not joiner.ready(rec):
                         self._read_until_ready(rec)
                 elif not joiner.ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:
                     for done in joiner.take_matched():
                         replay.settle(done)
-            attempt, op = joiner._feed(rec) if own else feed(rec)
+            if sender is not None and own and binding is not None and by_seq is not None:
+                # (what was looked up above, handed on: the join need not look it up again)
+                attempt, op = joiner.next_of(rec, binding, by_seq, sender)
+            else:
+                attempt, op = joiner._feed(rec) if own else feed(rec)
             replay.feed(rec, attempt, op)
             n += 1
             if progress is not None and not n % every:

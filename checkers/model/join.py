@@ -192,6 +192,28 @@ class Joiner:
                 return True    # a queued command listed after its EXEC
         return self.horizon.get(conn, -1) > seq
 
+    def next_of(self, rec: AuditRecord, binding: _Binding, by_seq: dict[int, Op], op: Op) -> tuple[str | None, Op | None]:
+        """`feed(rec)` of a line the caller found to be the next command of the connection bound
+        to its address (`binding`, its numbers `by_seq`) and that command's call `op`: the
+        engine's `ready` check has looked all three up already, so the common case looks none up
+        again. Anything else is `_feed`'s."""
+        name = rec.name
+        if (not self.held and binding.txn_end is None and not binding.after and name != "ECHO"
+                and name != "MULTI" and rec.kind == "cmd"):
+            # `_feed`'s common case (no handshake lines held anywhere: none for this address)
+            seq = binding.seq
+            first = op.sent[0]
+            if (type(first) is tuple and len(first) >= 3 and first[0] == binding.conn
+                    and first[1] == seq and (first[2] == name or str(first[2]).upper() == name)):
+                binding.seq = seq + 1
+                if len(first) == 4:
+                    rec.reply = first[3]
+                got = self._take(by_seq, seq, op)
+                if name in SCRIPT_CALLS:
+                    self.script, self.script_seen = got, True
+                return got
+        return self._feed(rec)
+
     def _feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
         if rec.kind != "cmd":           # a gap or a restart: every connection died / was lost
@@ -344,16 +366,17 @@ class Joiner:
     def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
-        more = self.left.get(op.index)   # (get and del, not pop: compiled, C calls)
+        index: Any = op.index            # (boxed once: compiled, each dict look-up would box it again)
+        more = self.left.get(index) if self.left else None   # (get and del, not pop: compiled, C calls)
         if more is None:
             left = 0
         else:
-            del self.left[op.index]
+            del self.left[index]
             left = more - 1
         if left:
-            self.left[op.index] = left
+            self.left[index] = left
         else:
-            del self.unmatched[op.index]
+            del self.unmatched[index]
             self.matched.append(op)
         return op.attempt, op
 
