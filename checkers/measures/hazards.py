@@ -89,13 +89,19 @@ class Hazards:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {n: 0 for n in NAMES}
-        self.calls: dict[str, int] = {ACQUIRE: 0, RELEASE: 0, RENEW: 0}   # invocations by call
+        # invocations by call (`calls`): native counters, compiled (a dict's would be boxed ints)
+        self._acquires = self._releases = self._renews = 0
         self.first: dict[str, dict] = {}           # hazard -> {who, time_s} of its first
         self.ttl_ns: int | None = None
         self._held: dict[Any, _Held] = {}           # attempt -> _Held
         self._open: dict[Any, _Open] = {}           # attempt -> its call in flight
         self._last: dict[Any, Any] = {}             # key -> attempt whose claim is the latest won
         self._start: Any = None
+
+    @property
+    def calls(self) -> dict[str, int]:
+        """Invocations by call: {acquire: n, release: n, renew: n}."""
+        return {ACQUIRE: self._acquires, RELEASE: self._releases, RENEW: self._renews}
 
     def feed(self, e: dict) -> None:
         """Take the next event of the history (any type)."""
@@ -154,7 +160,14 @@ class Hazards:
 
     def _invoked(self, f: str, t: int, attempt: Any) -> None:
         held = self._held.get(attempt)
-        self.calls[f] += 1
+        if f == ACQUIRE:       # (`f` is one of the three: `call_by`, `record_call`)
+            self._acquires += 1
+        elif f == RELEASE:
+            self._releases += 1
+        elif f == RENEW:
+            self._renews += 1
+        else:
+            raise KeyError(f)      # (as the dict of counts did)
         self._open[attempt] = _Open(f, t, held.deadline if held is not None else None)
         if f == RELEASE and held is not None:
             held.released = t
@@ -207,9 +220,9 @@ class Hazards:
         """The hazards a VALID must have reached to have tested what this lease does: a release
         past a deadline and at an expiry when it releases, a renewal race when it renews."""
         out = []
-        if self.calls[RELEASE]:
+        if self._releases:
             out += ["holder_past_deadline", "release_at_expiry"]
-        if self.calls[RENEW]:
+        if self._renews:
             out.append("renew_at_expiry")
         return out
 

@@ -98,14 +98,15 @@ class CallChecks:
 
     def settle(self, op: Op, missing: bool = False) -> None:
         """`op`'s commands are all applied (or the audit is over): check it, forget it."""
-        if op.type == FAIL and op.index not in self.effects:
+        index: Any = op.index     # (boxed once: compiled, each dict look-up would box it again)
+        if op.type == FAIL and not (self.effects and index in self.effects):
             # The most common call by far (an acquire that lost) whose commands changed nothing:
             # it agrees with the audit; forget it, as `check` and `classify_release` would.
-            # (`in` and del, not pop: compiled, C calls, not method calls)
-            if op.index in self.shown:
-                del self.shown[op.index]
-            if op.index in self.saw:
-                del self.saw[op.index]
+            # (`in` and del, not pop: compiled, C calls, not method calls; an empty dict not asked)
+            if self.shown and index in self.shown:
+                del self.shown[index]
+            if self.saw and index in self.saw:
+                del self.saw[index]
             return
         self.check(op, missing)
         self.classify_release(op)

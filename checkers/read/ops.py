@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
-from leasecheck.checkers.read.records import UNSET
+from leasecheck.checkers.read.records import UNSET as _UNSET
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern: Final = sys.intern
+# (a `Final` of this module: compiled, a C static, where the imported name is a dict look-up per use)
+UNSET: Final = _UNSET
 
 
 @dataclass(slots=True, init=False)
@@ -151,11 +153,12 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: int, key: Any) -> Op | None:
+    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: Any, key: Any) -> Op | None:
         """`known_call` of a typed record (`records`: an invocation or an ``ok``/``fail``) whose
-        `attempt` and `key` the caller has read (None where the line has none)."""
+        `attempt`, `key` and `time` (`t`, an int) the caller has read (None where the line has
+        none). (A record's `f` is one of the constants of `leasecheck.events` already: not interned again.)"""
         if kind == INVOKE:
-            self._invoked(e, f, attempt, key, t)
+            self._invoked(e, f, attempt, key, t, False)
             return None
         op = self._completing(e, kind, f, attempt)
         if op is None:
@@ -174,13 +177,13 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any) -> None:
+    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
         open_ = self.open
         if attempt in open_:
             self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
                                  f"{open_[attempt].f} was still open")
             self.abandoned.append(open_[attempt])
-        new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
+        new = Op(self.count, attempt, _intern(f) if intern_f else f, _intern(key) if type(key) is str else key, t)
         self.count += 1
         if self.keep:
             self.ops.append(new)
