@@ -142,6 +142,10 @@ class Engine:
                     sender = by_seq.get(binding.seq) if by_seq is not None else None
                     if sender is None and not joiner.ready(rec):
                         self._read_until_ready(rec)
+                        # (the history read on adds calls: the line's may be in now; the binding
+                        # is the audit's, which reading the history does not change)
+                        by_seq = wanted.get(binding.conn)
+                        sender = by_seq.get(binding.seq) if by_seq is not None else None
                 elif not joiner.ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:

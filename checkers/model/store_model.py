@@ -97,8 +97,10 @@ class Store:
         if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
                 and argv[5].isdigit()):
             cur = self.state.get((db, argv[1]), self.default)
-            return (cur is not None and cur is not UNKNOWN and not cur.evictable and cur.expires_ms is not None
-                    and cur.expires_ms - t_ms > self.trust_ms)
+            if cur is None or cur is UNKNOWN or cur.evictable:
+                return False
+            expires: Any = cur.expires_ms     # (read once: an entry's fields are generic attributes here)
+            return expires is not None and expires - t_ms > self.trust_ms
         return False
 
     # -- expiry -----------------------------------------------------------------------------
