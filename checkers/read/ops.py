@@ -112,12 +112,24 @@ class Pairer:
         self.ops: list[Op] = []
         self.problems: list[str] = []
         self.open: dict[Any, Op] = {}
+        # The latest invocation by an attempt that is a str, kept aside from `open` until the next
+        # invocation: most calls complete before their process invokes another, so the commonest
+        # call never goes into the dict and out again (`_flush` puts it there; with it, `open` holds
+        # every call invoked and not completed).
+        self._last: Op | None = None
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
+    def _flush(self) -> None:
+        last = self._last
+        if last is not None:
+            self._last = None
+            self.open[last.attempt] = last
+
     def never_completed(self) -> list[Op]:
         """The calls without a completion (so far), in invocation order."""
+        self._flush()
         return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
     def feed(self, e: dict) -> Op | None:
@@ -178,24 +190,40 @@ class Pairer:
         return op
 
     def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
+        if self._last is not None:
+            self._flush()
         open_ = self.open
-        if attempt in open_:
+        str_attempt = type(attempt) is str
+        # (an empty dict is not asked: most of the time no call is open; any attempt that is no
+        # str is looked up all the same, as hashing it may raise)
+        if (open_ or not str_attempt) and attempt in open_:
             self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
                                  f"{open_[attempt].f} was still open")
             self.abandoned.append(open_[attempt])
+            if str_attempt:
+                del open_[attempt]      # (the new call is kept aside: the dict holds no other for it)
         new = Op(self.count, attempt, _intern(f) if intern_f else f, _intern(key) if type(key) is str else key, t)
         self.count += 1
         if self.keep:
             self.ops.append(new)
-        open_[attempt] = new
+        if str_attempt:
+            self._last = new
+        else:
+            open_[attempt] = new
 
     def _completing(self, e: Any, kind: Any, f: str, attempt: Any) -> Op | None:
         """The open call a completion of `f` by `attempt` completes, taken out of `open`; None
         (and a problem) when there is none."""
         open_ = self.open
-        op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
-        if op is not None:
-            del open_[attempt]
+        last = self._last
+        op: Op | None
+        if last is not None and type(attempt) is str and last.attempt == attempt:
+            self._last = None           # (the latest invocation: never in the dict)
+            op = last
+        else:
+            op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
+            if op is not None:
+                del open_[attempt]
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
