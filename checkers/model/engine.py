@@ -62,13 +62,17 @@ class Engine:
         # (methods called on their objects, not kept in locals: compiled, those are C calls; a
         # `for` loop, not `next(it, default)`: compiled, the iterator's own C call, not a Python one)
         joiner, digest, progress = self.joiner, self.digest, self.progress
+        # What decides whether the line is ready does not change while calls are added (its
+        # address's binding is the audit's): looked up once, not after each call.
+        binding = joiner.numbered_by(rec)
+        name = rec.name
         e: Any
         for e in self._it:
             added = joiner.added
             digest.feed(e)
             if progress is not None and not digest.count % _digest.PROGRESS_EVERY:
                 progress()
-            if joiner.added != added and joiner.ready(rec):
+            if joiner.added != added and (binding is None or joiner.numbers_ready(binding, name)):
                 return
         self._over()
 

@@ -53,14 +53,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Sequence
 
-from leasecheck.protocol import (AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, HARNESS_MARKER,
-                                UNNUMBERED)
+from leasecheck.protocol import (AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE as _HANDSHAKE,
+                                HARNESS_MARKER, UNNUMBERED as _UNNUMBERED)
 
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.rundir import AUDIT
 from leasecheck.checkers.read.ops import Op, slot_of
 from leasecheck.events import FAIL, INFO, OK
 
+# (`Final`s of this module: compiled, C statics, where the imported names are a dict look-up per use)
+UNNUMBERED: Final = _UNNUMBERED
+HANDSHAKE: Final = _HANDSHAKE
 SCRIPT_CALLS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 TXN_END: Final = ("EXEC", "DISCARD")
 
@@ -173,22 +176,38 @@ class Joiner:
 
     # -- the audit side ---------------------------------------------------------------------
     def ready(self, rec: AuditRecord) -> bool:
+        binding = self.numbered_by(rec)
+        return binding is None or self.numbers_ready(binding, rec.name)
+
+    def numbered_by(self, rec: AuditRecord) -> _Binding | None:
+        """The connection whose numbers decide `ready(rec)` — as long as only calls are added —
+        or None when it is ready whatever is added: the history is over, the line is no numbered
+        command of a bound address (never a script's line nor a gap: those are not bound; an
+        UNNUMBERED line never takes a number), or it is a marker."""
         if self.done:
-            return True
-        binding = self.bound.get(rec.addr)    # never a script's line nor a gap: those are not bound
+            return None
+        binding = self.bound.get(rec.addr)
         if binding is None or rec.kind != "cmd" or rec.name in UNNUMBERED:
-            return True                        # (an UNNUMBERED line never takes a number)
-        conn, seq = binding.conn, binding.seq
-        by_seq = self.wanted.get(conn)
-        if by_seq is not None and seq in by_seq:
-            return True                        # the common case: its call is in
+            return None
         if rec.name == "ECHO" and len(rec.argv) == 2 and (rec.argv[1].startswith(CONN_MARKER)
                                                           or rec.argv[1].startswith(HARNESS_MARKER)
                                                           or rec.argv[1] == END_MARKER):
+            return None
+        return binding
+
+    def numbers_ready(self, binding: _Binding, name: str) -> bool:
+        """`ready` of a command `name` that `binding` numbers (`numbered_by`): its call is in,
+        or the history is over or has gone past it."""
+        if self.done:
             return True
+        conn, seq = binding.conn, binding.seq
+        by_seq = self.wanted.get(conn)
+        key: Any = seq                         # (boxed once)
+        if by_seq is not None and key in by_seq:
+            return True                        # the common case: its call is in
         if binding.after and by_seq is not None:
             s = binding.after[0]
-            if s in by_seq and _sent_name(by_seq[s], conn, s) == rec.name:
+            if s in by_seq and _sent_name(by_seq[s], conn, s) == name:
                 return True    # a queued command listed after its EXEC
         return self.horizon.get(conn, -1) > seq
 
