@@ -100,6 +100,10 @@ class Store:
             if cur is None or cur is UNKNOWN or cur.evictable:
                 return False
             expires: Any = cur.expires_ms     # (read once: an entry's fields are generic attributes here)
+            if type(expires) is float:
+                # (typed, for the compiled build: native arithmetic, no new float objects)
+                ms: float = expires
+                return ms - t_ms > self.trust_ms
             return expires is not None and expires - t_ms > self.trust_ms
         return False
 
