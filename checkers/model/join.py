@@ -152,14 +152,15 @@ class Joiner:
             if not isinstance(conn, str) or not isinstance(seq, int):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
+            key: Any = seq               # (boxed once: compiled, each dict operation would box it again)
             by_seq = wanted.get(conn)
             if by_seq is None:
                 by_seq = wanted[conn] = {}
-            elif seq in by_seq:
+            elif key in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
-            by_seq[seq] = op
+            by_seq[key] = op
             if seq > horizon.get(conn, -1):
-                horizon[conn] = seq
+                horizon[conn] = key
             n += 1
         if n:
             if n > 1:                    # (a call of one command, the common case, needs no count)
@@ -227,7 +228,7 @@ class Joiner:
                 binding.seq = seq + 1
                 if len(first) == 4:
                     rec.reply = first[3]
-                got = self._take(by_seq, seq, op)
+                got = self._take(by_seq, first[1], op)   # (the entry's int object: none boxed)
                 if name in SCRIPT_CALLS:
                     self.script, self.script_seen = got, True
                 return got
@@ -382,7 +383,7 @@ class Joiner:
             rec.reply = entry[3]
         return self._take(by_seq, seq, op)
 
-    def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
+    def _take(self, by_seq: Any, seq: Any, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
         index: Any = op.index            # (boxed once: compiled, each dict look-up would box it again)
