@@ -142,14 +142,15 @@ class Engine:
                 # that sent the connection's next command).
                 binding = bound.get(rec.addr)
                 if binding is not None:
+                    seq: Any = binding.seq      # (boxed once: compiled, each look-up would box it)
                     by_seq = wanted.get(binding.conn)
-                    sender = by_seq.get(binding.seq) if by_seq is not None else None
+                    sender = by_seq.get(seq) if by_seq is not None else None
                     if sender is None and not joiner.ready(rec):
                         self._read_until_ready(rec)
                         # (the history read on adds calls: the line's may be in now; the binding
                         # is the audit's, which reading the history does not change)
                         by_seq = wanted.get(binding.conn)
-                        sender = by_seq.get(binding.seq) if by_seq is not None else None
+                        sender = by_seq.get(seq) if by_seq is not None else None
                 elif not joiner.ready(rec):
                     self._read_until_ready(rec)
                 if joiner.matched:
