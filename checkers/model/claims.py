@@ -89,7 +89,7 @@ __all__ = ["AMBIGUOUS_MS", "FATES", "FOUND_NOTHING", "TRUST_CLIENT_MS", "Claim",
            "ForeignRelease", "KeptAlive", "Replay", "simulate"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Claim:
     id: int
     db: int
@@ -116,6 +116,21 @@ class Claim:
     # its invocation, and its completion when it completed ok or fail (the command ran in between)
     end_lo_ns: int | None = None
     end_hi_ns: int | None = None
+
+    def __init__(self, id: int, db: int, key: Any, owner: Any, op: int | None, line: int,  # noqa: A002
+                 created: float, expires_ms: float | None, deadline_ms: float | None = None,
+                 fate: str | None = None, ended: float | None = None, evictable: bool = False,
+                 gone_op: int | None = None, born_ns: int | None = None, gone_ns: int | None = None,
+                 token: Any = None, copy: bool = False, field: str | None = None, free: bool = False,
+                 expiry_set: float | None = None, made_ns: int | None = None, end_lo_ns: int | None = None,
+                 end_hi_ns: int | None = None) -> None:
+        # Written out (not generated: compiled, a generated one runs as Python code, setting each
+        # field by name): the model builds one per claim and per value written that is nobody's.
+        self.id, self.db, self.key, self.owner, self.op, self.line = id, db, key, owner, op, line
+        self.created, self.expires_ms, self.deadline_ms, self.fate, self.ended = created, expires_ms, deadline_ms, fate, ended
+        self.evictable, self.gone_op, self.born_ns, self.gone_ns, self.token = evictable, gone_op, born_ns, gone_ns, token
+        self.copy, self.field, self.free, self.expiry_set, self.made_ns = copy, field, free, expiry_set, made_ns
+        self.end_lo_ns, self.end_hi_ns = end_lo_ns, end_hi_ns
 
     @property
     def obj(self) -> tuple[str, str | None]:
@@ -182,13 +197,17 @@ class ClaimsResult:
         return {fate: c.get(fate, 0) for fate in FATES}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Cmd:
     rec: AuditRecord
     t: float             # store time, s (the EVAL's for script commands)
     attempt: Any         # a str, or None when unattributed
     op: Op | None
     label: str
+
+    def __init__(self, rec: AuditRecord, t: float, attempt: Any, op: Op | None, label: str) -> None:
+        # Written out (not generated: compiled, a generated one runs as Python code)
+        self.rec, self.t, self.attempt, self.op, self.label = rec, t, attempt, op, label
 
     @property
     def t_ms(self) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 from leasecheck.events import JOB_END, JOB_START, TYPE, WORKER_KILLED
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class JobRun:
     attempt: Any         # as the history names them (str in a well-formed one)
     key: Any
@@ -21,6 +21,11 @@ class JobRun:
     end: Any = None      # history ns, None while it runs
     aborted: bool = False
     killed: bool = False        # its worker was killed (kill:holder): it ended there, never released
+
+    def __init__(self, attempt: Any, key: Any, start: Any, end: Any = None, aborted: bool = False,
+                 killed: bool = False) -> None:
+        # Written out (not generated: compiled, a generated one runs as Python code): one per job run
+        self.attempt, self.key, self.start, self.end, self.aborted, self.killed = attempt, key, start, end, aborted, killed
 
     def running_at(self, t: Any) -> bool:
         """True if the job had started and not yet ended at history time `t`."""
