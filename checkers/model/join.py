@@ -146,7 +146,8 @@ class Joiner:
             if type(entry) is not tuple or not (len(entry) == 3 or (len(entry) == 4 and entry[3] in (0, 1))):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
-            conn, seq = entry[0], entry[1]
+            pair: tuple = entry            # (a tuple: compiled, indexed as one, not generically)
+            conn, seq = pair[0], pair[1]
             if seq is None:
                 continue
             if not isinstance(conn, str) or not isinstance(seq, int):

@@ -20,12 +20,13 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Generator, Iterator
+from typing import Any, Final, Generator, Iterator
 
 from orjson import loads as _loads   # parses the history several times faster than the standard library
 
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.read.records import UNSET as _UNSET, decode as _decode_record, decode_head as _decode_head
+from leasecheck.checkers.read.records import (UNSET as _UNSET, Fail as _Fail, Invoke as _Invoke, Ok as _Ok,
+                                             decode as _decode_record, decode_head as _decode_head)
 from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
 from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
@@ -42,6 +43,11 @@ def _open_file(file, *args, **kw):
 open = _open_file  # noqa: A001
 
 _SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
+# The record classes of a lease call's events (`Record.call`), told by their type: compiled, C
+# statics compared by address, where reading the class attribute is a generic look-up per line
+_INVOKE: Final = _Invoke
+_OK: Final = _Ok
+_FAIL: Final = _Fail
 
 
 class HistoryStream:
@@ -153,8 +159,10 @@ class HistoryStream:
                     except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
                         rec = None
                     # (a job event that names a call is read as a dict: the digest treats it as a call's)
-                    if rec is not None and not (rec.call or rec.f is unset):
-                        rec = None
+                    if rec is not None:
+                        cls = type(rec)
+                        if not (cls is _INVOKE or cls is _OK or cls is _FAIL or rec.f is unset):
+                            rec = None
                 elif raw:
                     h: Any = None
                     try:
