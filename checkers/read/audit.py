@@ -23,6 +23,7 @@ import builtins
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import FunctionType
 from typing import TYPE_CHECKING, Final, Iterable, Iterator
 
 if TYPE_CHECKING:
@@ -161,6 +162,12 @@ def _number(raw: str, start: int, end: int) -> int:
     return n
 
 
+# Reading a command line in place (`_stamp_time`, `_number`) is quicker than splitting it up where
+# this module is compiled (its functions are then built-in ones), and much slower run as Python,
+# where each character read costs an interpreted step: only compiled is it done.
+_IN_PLACE: Final = not isinstance(_number, FunctionType)
+
+
 def _command_head(raw: str) -> list[str] | None:
     """`_LINE`'s groups for a raw line of ASCII — [time, db, address, arguments] — found by one
     split instead of the regex (the same groups, or None: then the regex decides)."""
@@ -239,7 +246,7 @@ class AuditStream:
             # The commonest line of all, read without splitting it up first: an ASCII command line
             # `<sec>.<frac> [<db> <addr>] "A" "B" ...\n` without escapes, whose time fits
             # `_stamp_time`. The same record as the general fast path below makes of it.
-            s1 = raw.find(" ")
+            s1 = raw.find(" ") if _IN_PLACE else -1
             if s1 > 0 and _isascii(raw):
                 t = _stamp_time(raw, s1)
                 s2 = raw.find(" ", s1 + 1) if t >= 0.0 and s1 + 1 < size and ord(raw[s1 + 1]) == 91 else -1   # "["

@@ -106,7 +106,8 @@ def slot_of(name: str) -> str:
 class Pairer:
     """Feed events in history order. Each call that completes is passed to `on_done(op)`; with
     `keep`, every call is also kept in `ops` (invocation order). `open` holds the calls invoked
-    and not (yet) completed; `problems` grows as events come."""
+    and not (yet) completed but the latest (kept aside until another is invoked; `never_completed()`
+    has them all); `problems` grows as events come."""
 
     def __init__(self, on_done=None, keep: bool = True, on_late=None) -> None:
         self.ops: list[Op] = []
