@@ -54,17 +54,16 @@ class Engine:
             self.progress()
         return True
 
-    def _read_until_ready(self, rec: AuditRecord) -> None:
+    def _read_until_ready(self, rec: AuditRecord, binding: _Binding | None) -> None:
         """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
-        completion (the joiner's `add`) can make it ready, so it is asked only after one."""
+        completion (the joiner's `add`) can make it ready, so it is asked only after one; and
+        what decides it then does not change (`binding`, the joiner's `numbered_by(rec)`, which
+        the caller has looked up: the binding is the audit's), so only its numbers are asked."""
         if self.history_over:
             return
         # (methods called on their objects, not kept in locals: compiled, those are C calls; a
         # `for` loop, not `next(it, default)`: compiled, the iterator's own C call, not a Python one)
         joiner, digest, progress = self.joiner, self.digest, self.progress
-        # What decides whether the line is ready does not change while calls are added (its
-        # address's binding is the audit's): looked up once, not after each call.
-        binding = joiner.numbered_by(rec)
         name = rec.name
         e: Any
         for e in self._it:
@@ -145,14 +144,16 @@ class Engine:
                     seq: Any = binding.seq      # (boxed once: compiled, each look-up would box it)
                     by_seq = wanted.get(binding.conn)
                     sender = by_seq.get(seq) if by_seq is not None else None
-                    if sender is None and not joiner.ready(rec):
-                        self._read_until_ready(rec)
+                    numbered = joiner.numbered_by(rec) if sender is None else None
+                    # (`ready`, in its two steps: what decides it is handed on to the reading)
+                    if numbered is not None and not joiner.numbers_ready(numbered, rec.name):
+                        self._read_until_ready(rec, numbered)
                         # (the history read on adds calls: the line's may be in now; the binding
                         # is the audit's, which reading the history does not change)
                         by_seq = wanted.get(binding.conn)
                         sender = by_seq.get(seq) if by_seq is not None else None
                 elif not joiner.ready(rec):
-                    self._read_until_ready(rec)
+                    self._read_until_ready(rec, joiner.numbered_by(rec))
                 if joiner.matched:
                     for done in joiner.take_matched():
                         replay.settle(done)

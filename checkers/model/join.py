@@ -224,8 +224,13 @@ class Joiner:
             # `_feed`'s common case (no handshake lines held anywhere: none for this address)
             seq = binding.seq
             first = op.sent[0]
-            if (type(first) is tuple and len(first) >= 3 and first[0] == binding.conn
-                    and _same_number(first[1], seq) and (first[2] == name or str(first[2]).upper() == name)):
+            number = first[1] if type(first) is tuple and len(first) >= 3 else None
+            if type(number) is int:      # (compiled, compared natively: `seq` is not boxed for it)
+                i: int = number
+                same = i == seq
+            else:
+                same = number is not None and number == seq
+            if same and first[0] == binding.conn and (first[2] == name or str(first[2]).upper() == name):
                 binding.seq = seq + 1
                 if len(first) == 4:
                     rec.reply = first[3]
@@ -468,14 +473,6 @@ def join(records: list[AuditRecord], ops: list[Op], complete: bool) -> Join:
     out = joiner.finish(complete)
     out.attempt, out.op = attempts, indices
     return out
-
-
-def _same_number(x: object, n: int) -> bool:
-    """`x == n`, compared natively where `x` is an int (compiled: `n` is not boxed for it)."""
-    if type(x) is int:
-        i: int = x
-        return i == n
-    return x == n
 
 
 _UPPER: dict[str, str] = {}    # a sent entry's command name -> in upper case (a few dozen names)
