@@ -72,15 +72,16 @@ class _Held:
 
 
 class _Open:
-    """A call invoked and not yet completed: its name, invocation time and its attempt's
-    deadline then."""
-    __slots__ = ("f", "invoked", "deadline")
+    """A call invoked and not yet completed: its name, invocation time, its attempt's
+    deadline then, and its attempt."""
+    __slots__ = ("f", "invoked", "deadline", "attempt")
     f: Any
     invoked: int
     deadline: int | None
+    attempt: Any
 
-    def __init__(self, f: Any, invoked: int, deadline: int | None) -> None:
-        self.f, self.invoked, self.deadline = f, invoked, deadline
+    def __init__(self, f: Any, invoked: int, deadline: int | None, attempt: Any = None) -> None:
+        self.f, self.invoked, self.deadline, self.attempt = f, invoked, deadline, attempt
 
 
 class Hazards:
@@ -89,13 +90,23 @@ class Hazards:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {n: 0 for n in NAMES}
-        self.calls: dict[str, int] = {ACQUIRE: 0, RELEASE: 0, RENEW: 0}   # invocations by call
+        # invocations by call (`calls`): native counters, compiled (a dict's would be boxed ints)
+        self._acquires = self._releases = self._renews = 0
         self.first: dict[str, dict] = {}           # hazard -> {who, time_s} of its first
         self.ttl_ns: int | None = None
         self._held: dict[Any, _Held] = {}           # attempt -> _Held
         self._open: dict[Any, _Open] = {}           # attempt -> its call in flight
+        # The latest invocation by an attempt that is a str, kept aside from `_open` (which holds
+        # the others in flight) until another is invoked: most calls complete before their
+        # process invokes another, so the commonest call never goes into the dict and out again.
+        self._latest: _Open | None = None
         self._last: dict[Any, Any] = {}             # key -> attempt whose claim is the latest won
         self._start: Any = None
+
+    @property
+    def calls(self) -> dict[str, int]:
+        """Invocations by call: {acquire: n, release: n, renew: n}."""
+        return {ACQUIRE: self._acquires, RELEASE: self._releases, RENEW: self._renews}
 
     def feed(self, e: dict) -> None:
         """Take the next event of the history (any type)."""
@@ -154,18 +165,46 @@ class Hazards:
 
     def _invoked(self, f: str, t: int, attempt: Any) -> None:
         held = self._held.get(attempt)
-        self.calls[f] += 1
-        self._open[attempt] = _Open(f, t, held.deadline if held is not None else None)
+        if f == ACQUIRE:       # (`f` is one of the three: `call_by`, `record_call`)
+            self._acquires += 1
+        elif f == RELEASE:
+            self._releases += 1
+        elif f == RENEW:
+            self._renews += 1
+        else:
+            raise KeyError(f)      # (as the dict of counts did)
+        call = _Open(f, t, held.deadline if held is not None else None, attempt)
+        latest, open_ = self._latest, self._open
+        if type(attempt) is str:
+            # (`attempt`'s call replaces any earlier one of it, aside or in the dict, as a dict's
+            # entry is replaced; the one aside of another attempt goes into the dict)
+            if latest is not None and latest.attempt != attempt:
+                open_[latest.attempt] = latest
+            if open_ and attempt in open_:
+                del open_[attempt]
+            self._latest = call
+        else:
+            if latest is not None:
+                self._latest = None
+                open_[latest.attempt] = latest
+            open_[attempt] = call
         if f == RELEASE and held is not None:
             held.released = t
 
     def _completed(self, e: Any, kind: Any, f: str, t: int, attempt: Any, key: Any, true: bool) -> None:
         """A completion; `true`: it returned True (`e` is read only for the process of a win)."""
-        call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
+        latest = self._latest
+        call: _Open | None
+        if latest is not None and type(attempt) is str and latest.attempt == attempt:
+            self._latest = None          # (the latest invocation: never in the dict)
+            call = latest
+        else:
+            call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
+            if call is not None:
+                del self._open[attempt]
         invoked = t
         deadline: int | None = None
         if call is not None:             # (no tuple of the two: compiled, one is built and taken apart)
-            del self._open[attempt]
             invoked, deadline = call.invoked, call.deadline
         ttl_ns = self.ttl_ns
         if f == ACQUIRE:
@@ -207,9 +246,9 @@ class Hazards:
         """The hazards a VALID must have reached to have tested what this lease does: a release
         past a deadline and at an expiry when it releases, a renewal race when it renews."""
         out = []
-        if self.calls[RELEASE]:
+        if self._releases:
             out += ["holder_past_deadline", "release_at_expiry"]
-        if self.calls[RENEW]:
+        if self._renews:
             out.append("renew_at_expiry")
         return out
 

@@ -281,17 +281,21 @@ class Replay:
         if rec.addr != "lua":
             self.last_time = rec.time
             self.script_name, self.script_time = rec.name, rec.time   # (two fields: no tuple per line)
-            if (op is not None and rec.name == "SET" and op.f == ACQUIRE
-                    and self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0)):
-                # The most common line by far: an acquire's SET NX that the live claim turns
-                # away. It changes nothing; only the cross-check notes what the call sent.
-                if rec.reply is None:
-                    self.calls.shows(op, "SET", rec.argv)   # `before`'s acquire case, without a _Cmd
+            if op is not None and rec.name == "SET" and op.f == ACQUIRE:
+                # Did what the client saw say the key was there (`Claims.client_view`: the line's
+                # own reply if recorded, else the call's result: `succeeded` False)?
+                reply = rec.reply
+                seen = (not reply) if reply is not None else (op.type == FAIL or (op.type == OK and not op.value))
+                if self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0, seen):
+                    # The most common line by far: an acquire's SET NX that the live claim turns
+                    # away. It changes nothing; only the cross-check notes what the call sent.
+                    if reply is None:
+                        self.calls.shows(op, "SET", rec.argv)   # `before`'s acquire case, without a _Cmd
+                        return
+                    c = _Cmd(rec, rec.time, attempt, op, "SET")
+                    self.calls.before(c)
+                    self._check_reply(c, False)
                     return
-                c = _Cmd(rec, rec.time, attempt, op, "SET")
-                self.calls.before(c)
-                self._check_reply(c, False)
-                return
             if rec.name == "ECHO" and len(rec.argv) == 2:
                 m = EVICT_MARK.match(rec.argv[1])
                 if m:

@@ -30,6 +30,11 @@ FOUND_NOTHING: Final = ("key_absent", "token_differs", "unknown")
 _NONE: frozenset = frozenset()
 
 
+def _said(op: Op) -> str:
+    """What a call reported, in words (put together only for a disagreement: most calls agree)."""
+    return f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
+
+
 class CallChecks:
     """Per call in flight: its effects, what a release's first command met, an acquire's commands
     as shown; `out` (a `claims.ClaimsResult`) gets the disagreements and the counts."""
@@ -98,14 +103,15 @@ class CallChecks:
 
     def settle(self, op: Op, missing: bool = False) -> None:
         """`op`'s commands are all applied (or the audit is over): check it, forget it."""
-        if op.type == FAIL and op.index not in self.effects:
+        index: Any = op.index     # (boxed once: compiled, each dict look-up would box it again)
+        if op.type == FAIL and not (self.effects and index in self.effects):
             # The most common call by far (an acquire that lost) whose commands changed nothing:
             # it agrees with the audit; forget it, as `check` and `classify_release` would.
-            # (`in` and del, not pop: compiled, C calls, not method calls)
-            if op.index in self.shown:
-                del self.shown[op.index]
-            if op.index in self.saw:
-                del self.saw[op.index]
+            # (`in` and del, not pop: compiled, C calls, not method calls; an empty dict not asked)
+            if self.shown and index in self.shown:
+                del self.shown[index]
+            if self.saw and index in self.saw:
+                del self.saw[index]
             return
         self.check(op, missing)
         self.classify_release(op)
@@ -120,10 +126,9 @@ class CallChecks:
         if ok is None or missing or "unknown" in eff or (not ok and not eff):
             return      # (a call that reported failure and did nothing agrees with the audit)
         out = self.out
-        said = f"{op.attempt} {op.f} reported {op.type} {str(op.value).lower() if op.type == 'ok' else ''}".rstrip()
         if op.f == ACQUIRE:
             if ok and "created" not in eff and "extended_own" not in eff:
-                out.disagreements.append(f"{said}, but the audit shows no successful create")
+                out.disagreements.append(f"{_said(op)}, but the audit shows no successful create")
                 out.unmatched_wins += 1
                 if len(out.unmatched_first) < 3:
                     what = ("; ".join(" ".join([label] + argv[1:2]) for label, argv in shown)
@@ -132,17 +137,17 @@ class CallChecks:
                         f"{op.attempt} acquire at {op.invoke_time / 1e9:.3f} s reported a win; the audit "
                         f"shows {what}, none of which created a claim")
             elif not ok and "created" in eff:
-                out.disagreements.append(f"{said}, but its SET created a claim in the audit "
+                out.disagreements.append(f"{_said(op)}, but its SET created a claim in the audit "
                                          "(a client retry?)")
         elif op.f == RELEASE:
             if ok and not eff & {"removed_own", "removed_foreign", "removed_free"}:
-                out.disagreements.append(f"{said}, but the audit shows it removed nothing")
+                out.disagreements.append(f"{_said(op)}, but the audit shows it removed nothing")
             elif not ok and "removed_own" in eff:
-                out.disagreements.append(f"{said}, but the audit shows it removed its own claim")
+                out.disagreements.append(f"{_said(op)}, but the audit shows it removed its own claim")
         elif op.f == RENEW:
             # A renew's command that shortened (or expired) a claim found the key and changed
             # its expiry just as an extension does: the store answered 1 all the same.
             if ok and not eff & {"extended_own", "extended_foreign", "removed_own", "removed_foreign"}:
-                out.disagreements.append(f"{said}, but the audit shows no extension")
+                out.disagreements.append(f"{_said(op)}, but the audit shows no extension")
             elif not ok and "extended_own" in eff:
-                out.disagreements.append(f"{said}, but the audit shows it extended its claim")
+                out.disagreements.append(f"{_said(op)}, but the audit shows it extended its claim")

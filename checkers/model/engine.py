@@ -18,7 +18,8 @@ from leasecheck.checkers.model.claims import Replay, TRUST_CLIENT_MS
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.model.join import Joiner
+from leasecheck.checkers.model.join import Joiner, _Binding
+from leasecheck.checkers.read.ops import Op
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.events import FAIL, OK
 
@@ -53,21 +54,24 @@ class Engine:
             self.progress()
         return True
 
-    def _read_until_ready(self, rec: AuditRecord) -> None:
+    def _read_until_ready(self, rec: AuditRecord, binding: _Binding | None) -> None:
         """`pull` until the joiner is `ready` for `rec` or the history is over. Only a call's
-        completion (the joiner's `add`) can make it ready, so it is asked only after one."""
+        completion (the joiner's `add`) can make it ready, so it is asked only after one; and
+        what decides it then does not change (`binding`, the joiner's `numbered_by(rec)`, which
+        the caller has looked up: the binding is the audit's), so only its numbers are asked."""
         if self.history_over:
             return
         # (methods called on their objects, not kept in locals: compiled, those are C calls; a
         # `for` loop, not `next(it, default)`: compiled, the iterator's own C call, not a Python one)
         joiner, digest, progress = self.joiner, self.digest, self.progress
+        name = rec.name
         e: Any
         for e in self._it:
             added = joiner.added
             digest.feed(e)
             if progress is not None and not digest.count % _digest.PROGRESS_EVERY:
                 progress()
-            if joiner.added != added and joiner.ready(rec):
+            if joiner.added != added and (binding is None or joiner.numbers_ready(binding, name)):
                 return
         self._over()
 
@@ -127,20 +131,37 @@ class Engine:
         feed = joiner.feed
         own = feed == joiner._feed
         rec: AuditRecord
+        binding: _Binding | None
+        by_seq: dict[int, Op] | None
+        sender: Op | None
         for rec in self.audit:
+            sender, binding, by_seq = None, None, None
             if rec.addr != "lua":
-                # `ready`'s common case first, inline: the line's call is in.
+                # `ready`'s common case first, inline: the line's call is in (`sender`, the call
+                # that sent the connection's next command).
                 binding = bound.get(rec.addr)
                 if binding is not None:
+                    seq: Any = binding.seq      # (boxed once: compiled, each look-up would box it)
                     by_seq = wanted.get(binding.conn)
-                    if (by_seq is None or binding.seq not in by_seq) and not joiner.ready(rec):
-                        self._read_until_ready(rec)
+                    sender = by_seq.get(seq) if by_seq is not None else None
+                    numbered = joiner.numbered_by(rec) if sender is None else None
+                    # (`ready`, in its two steps: what decides it is handed on to the reading)
+                    if numbered is not None and not joiner.numbers_ready(numbered, rec.name):
+                        self._read_until_ready(rec, numbered)
+                        # (the history read on adds calls: the line's may be in now; the binding
+                        # is the audit's, which reading the history does not change)
+                        by_seq = wanted.get(binding.conn)
+                        sender = by_seq.get(seq) if by_seq is not None else None
                 elif not joiner.ready(rec):
-                    self._read_until_ready(rec)
+                    self._read_until_ready(rec, joiner.numbered_by(rec))
                 if joiner.matched:
                     for done in joiner.take_matched():
                         replay.settle(done)
-            attempt, op = joiner._feed(rec) if own else feed(rec)
+            if sender is not None and own and binding is not None and by_seq is not None:
+                # (what was looked up above, handed on: the join need not look it up again)
+                attempt, op = joiner.next_of(rec, binding, by_seq, sender)
+            else:
+                attempt, op = joiner._feed(rec) if own else feed(rec)
             replay.feed(rec, attempt, op)
             n += 1
             if progress is not None and not n % every:

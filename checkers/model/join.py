@@ -53,14 +53,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Sequence
 
-from leasecheck.protocol import (AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE, HARNESS_MARKER,
-                                UNNUMBERED)
+from leasecheck.protocol import (AUDIT_END_MARKER as END_MARKER, CONN_MARKER, HANDSHAKE as _HANDSHAKE,
+                                HARNESS_MARKER, UNNUMBERED as _UNNUMBERED)
 
 from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.rundir import AUDIT
 from leasecheck.checkers.read.ops import Op, slot_of
 from leasecheck.events import FAIL, INFO, OK
 
+# (`Final`s of this module: compiled, C statics, where the imported names are a dict look-up per use)
+UNNUMBERED: Final = _UNNUMBERED
+HANDSHAKE: Final = _HANDSHAKE
 SCRIPT_CALLS: Final = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 TXN_END: Final = ("EXEC", "DISCARD")
 
@@ -143,20 +146,22 @@ class Joiner:
             if type(entry) is not tuple or not (len(entry) == 3 or (len(entry) == 4 and entry[3] in (0, 1))):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
-            conn, seq = entry[0], entry[1]
+            pair: tuple = entry            # (a tuple: compiled, indexed as one, not generically)
+            conn, seq = pair[0], pair[1]
             if seq is None:
                 continue
             if not isinstance(conn, str) or not isinstance(seq, int):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
+            key: Any = seq               # (boxed once: compiled, each dict operation would box it again)
             by_seq = wanted.get(conn)
             if by_seq is None:
                 by_seq = wanted[conn] = {}
-            elif seq in by_seq:
+            elif key in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
-            by_seq[seq] = op
+            by_seq[key] = op
             if seq > horizon.get(conn, -1):
-                horizon[conn] = seq
+                horizon[conn] = key
             n += 1
         if n:
             if n > 1:                    # (a call of one command, the common case, needs no count)
@@ -173,24 +178,67 @@ class Joiner:
 
     # -- the audit side ---------------------------------------------------------------------
     def ready(self, rec: AuditRecord) -> bool:
+        binding = self.numbered_by(rec)
+        return binding is None or self.numbers_ready(binding, rec.name)
+
+    def numbered_by(self, rec: AuditRecord) -> _Binding | None:
+        """The connection whose numbers decide `ready(rec)` — as long as only calls are added —
+        or None when it is ready whatever is added: the history is over, the line is no numbered
+        command of a bound address (never a script's line nor a gap: those are not bound; an
+        UNNUMBERED line never takes a number), or it is a marker."""
         if self.done:
-            return True
-        binding = self.bound.get(rec.addr)    # never a script's line nor a gap: those are not bound
+            return None
+        binding = self.bound.get(rec.addr)
         if binding is None or rec.kind != "cmd" or rec.name in UNNUMBERED:
-            return True                        # (an UNNUMBERED line never takes a number)
-        conn, seq = binding.conn, binding.seq
-        by_seq = self.wanted.get(conn)
-        if by_seq is not None and seq in by_seq:
-            return True                        # the common case: its call is in
+            return None
         if rec.name == "ECHO" and len(rec.argv) == 2 and (rec.argv[1].startswith(CONN_MARKER)
                                                           or rec.argv[1].startswith(HARNESS_MARKER)
                                                           or rec.argv[1] == END_MARKER):
+            return None
+        return binding
+
+    def numbers_ready(self, binding: _Binding, name: str) -> bool:
+        """`ready` of a command `name` that `binding` numbers (`numbered_by`): its call is in,
+        or the history is over or has gone past it."""
+        if self.done:
             return True
+        conn, seq = binding.conn, binding.seq
+        by_seq = self.wanted.get(conn)
+        key: Any = seq                         # (boxed once)
+        if by_seq is not None and key in by_seq:
+            return True                        # the common case: its call is in
         if binding.after and by_seq is not None:
             s = binding.after[0]
-            if s in by_seq and _sent_name(by_seq[s], conn, s) == rec.name:
+            if s in by_seq and _sent_name(by_seq[s], conn, s) == name:
                 return True    # a queued command listed after its EXEC
         return self.horizon.get(conn, -1) > seq
+
+    def next_of(self, rec: AuditRecord, binding: _Binding, by_seq: dict[int, Op], op: Op) -> tuple[str | None, Op | None]:
+        """`feed(rec)` of a line the caller found to be the next command of the connection bound
+        to its address (`binding`, its numbers `by_seq`) and that command's call `op`: the
+        engine's `ready` check has looked all three up already, so the common case looks none up
+        again. Anything else is `_feed`'s."""
+        name = rec.name
+        if (not self.held and binding.txn_end is None and not binding.after and name != "ECHO"
+                and name != "MULTI" and rec.kind == "cmd"):
+            # `_feed`'s common case (no handshake lines held anywhere: none for this address)
+            seq = binding.seq
+            first = op.sent[0]
+            number = first[1] if type(first) is tuple and len(first) >= 3 else None
+            if type(number) is int:      # (compiled, compared natively: `seq` is not boxed for it)
+                i: int = number
+                same = i == seq
+            else:
+                same = number is not None and number == seq
+            if same and first[0] == binding.conn and (first[2] == name or str(first[2]).upper() == name):
+                binding.seq = seq + 1
+                if len(first) == 4:
+                    rec.reply = first[3]
+                got = self._take(by_seq, first[1], op)   # (the entry's int object: none boxed)
+                if name in SCRIPT_CALLS:
+                    self.script, self.script_seen = got, True
+                return got
+        return self._feed(rec)
 
     def _feed(self, rec: AuditRecord) -> tuple[str | None, Op | None]:
         out = self.out
@@ -341,19 +389,20 @@ class Joiner:
             rec.reply = entry[3]
         return self._take(by_seq, seq, op)
 
-    def _take(self, by_seq: Any, seq: int, op: Op) -> tuple[str | None, Op | None]:
+    def _take(self, by_seq: Any, seq: Any, op: Op) -> tuple[str | None, Op | None]:
         """Command `seq` of `op` is found: forget it; `op` is matched once all of its are."""
         del by_seq[seq]
-        more = self.left.get(op.index)   # (get and del, not pop: compiled, C calls)
+        index: Any = op.index            # (boxed once: compiled, each dict look-up would box it again)
+        more = self.left.get(index) if self.left else None   # (get and del, not pop: compiled, C calls)
         if more is None:
             left = 0
         else:
-            del self.left[op.index]
+            del self.left[index]
             left = more - 1
         if left:
-            self.left[op.index] = left
+            self.left[index] = left
         else:
-            del self.unmatched[op.index]
+            del self.unmatched[index]
             self.matched.append(op)
         return op.attempt, op
 

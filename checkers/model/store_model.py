@@ -90,15 +90,25 @@ class Store:
             except (ValueError, IndexError) as e:
                 self.problems.append(f"{c.where}: rejected by the store ({e}); no effect")
 
-    def rejects_create(self, db: int, argv: list[str], t_ms: float) -> bool:
+    def rejects_create(self, db: int, argv: list[str], t_ms: float, seen_present: bool = False) -> bool:
         """Is `argv` (run at store time `t_ms`) a `SET key value NX PX n` that fails and changes
         nothing, for sure? It is when the key holds an entry that is live, cannot have been
-        evicted and is far from its expiry (as `write` would find). The common case, short."""
+        evicted and is far from its expiry (as `write` would find). The common case, short.
+        With `seen_present` (what the client saw, `events.client_view`, says the key was there)
+        "far" is more than AMBIGUOUS_MS before the expiry: `live` then keeps the entry, no edge."""
         if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
                 and argv[5].isdigit()):
             cur = self.state.get((db, argv[1]), self.default)
-            return (cur is not None and cur is not UNKNOWN and not cur.evictable and cur.expires_ms is not None
-                    and cur.expires_ms - t_ms > self.trust_ms)
+            if cur is None or cur is UNKNOWN or cur.evictable:
+                return False
+            expires: Any = cur.expires_ms     # (read once: an entry's fields are generic attributes here)
+            if type(expires) is float:
+                # (typed, for the compiled build: native arithmetic, no new float objects)
+                ms: float = expires
+                ahead = ms - t_ms      # (exactly -(t_ms - ms), `live`'s distance)
+                return ahead > self.trust_ms or (seen_present and ahead > AMBIGUOUS_MS)
+            return expires is not None and (expires - t_ms > self.trust_ms
+                                            or (seen_present and expires - t_ms > AMBIGUOUS_MS))
         return False
 
     # -- expiry -----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from leasecheck.checkers.measures.interruption import RunSpan
 from leasecheck.checkers.read.jobs import JobTracker
 from leasecheck.checkers.model.join import Joiner
 from leasecheck.checkers.read.ops import Op, Pairer
-from leasecheck.checkers.read.records import UNSET
+from leasecheck.checkers.read.records import UNSET as _UNSET
 from leasecheck.checkers.measures.releases import Releases
 from leasecheck.checkers.measures import timeline as _timeline
 from leasecheck.events import (
@@ -31,6 +31,8 @@ from leasecheck.events import (
     RUN_END, RUN_START, SLOT_CRASH, TYPE, WORKER_END, WORKER_KILLED, WORKER_START)
 
 PROGRESS_EVERY = 1 << 16   # records read between two progress callbacks
+# (a `Final` of this module: compiled, a C static, where the imported name is a dict look-up per use)
+UNSET: Final = _UNSET
 _SPAN: Final = frozenset((RUN_START, RUN_END, WORKER_START, WORKER_END, SLOT_CRASH))
 
 
@@ -146,8 +148,9 @@ class Digest:
         """`feed` of a typed record (`records`): what `feed` does with the same event as a dict,
         its fields read as attributes (`UNSET` where the line has none, which a dict's `get` reads
         as None)."""
-        t: int = e.time
-        self._at(t)
+        time: Any = e.time    # (the int object itself is handed on: compiled, `t` boxed again would be a new one)
+        t: int = time
+        self._at(time)
         kind: str = e.kind
         attempt = e.attempt
         if attempt is UNSET:
@@ -160,7 +163,7 @@ class Digest:
             if f != F_EFFECT:     # acquire, release or renew (a record names one of the four calls)
                 self.hazards.record_call(e, kind, f, t, attempt, key)
             self._call_event = None
-            done = self.pairer.record_call(e, kind, f, attempt, t, key)
+            done = self.pairer.record_call(e, kind, f, attempt, time, key)
             if done is not None:
                 self._done(done)
             if kind != INVOKE:

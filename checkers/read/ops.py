@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
-from leasecheck.checkers.read.records import UNSET
+from leasecheck.checkers.read.records import UNSET as _UNSET
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
 _intern: Final = sys.intern
+# (a `Final` of this module: compiled, a C static, where the imported name is a dict look-up per use)
+UNSET: Final = _UNSET
 
 
 @dataclass(slots=True, init=False)
@@ -104,18 +106,31 @@ def slot_of(name: str) -> str:
 class Pairer:
     """Feed events in history order. Each call that completes is passed to `on_done(op)`; with
     `keep`, every call is also kept in `ops` (invocation order). `open` holds the calls invoked
-    and not (yet) completed; `problems` grows as events come."""
+    and not (yet) completed but the latest (kept aside until another is invoked; `never_completed()`
+    has them all); `problems` grows as events come."""
 
     def __init__(self, on_done=None, keep: bool = True, on_late=None) -> None:
         self.ops: list[Op] = []
         self.problems: list[str] = []
         self.open: dict[Any, Op] = {}
+        # The latest invocation by an attempt that is a str, kept aside from `open` until the next
+        # invocation: most calls complete before their process invokes another, so the commonest
+        # call never goes into the dict and out again (`_flush` puts it there; with it, `open` holds
+        # every call invoked and not completed).
+        self._last: Op | None = None
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
+    def _flush(self) -> None:
+        last = self._last
+        if last is not None:
+            self._last = None
+            self.open[last.attempt] = last
+
     def never_completed(self) -> list[Op]:
         """The calls without a completion (so far), in invocation order."""
+        self._flush()
         return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
 
     def feed(self, e: dict) -> Op | None:
@@ -151,11 +166,12 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: int, key: Any) -> Op | None:
+    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: Any, key: Any) -> Op | None:
         """`known_call` of a typed record (`records`: an invocation or an ``ok``/``fail``) whose
-        `attempt` and `key` the caller has read (None where the line has none)."""
+        `attempt`, `key` and `time` (`t`, an int) the caller has read (None where the line has
+        none). (A record's `f` is one of the constants of `leasecheck.events` already: not interned again.)"""
         if kind == INVOKE:
-            self._invoked(e, f, attempt, key, t)
+            self._invoked(e, f, attempt, key, t, False)
             return None
         op = self._completing(e, kind, f, attempt)
         if op is None:
@@ -174,25 +190,41 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any) -> None:
+    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
+        if self._last is not None:
+            self._flush()
         open_ = self.open
-        if attempt in open_:
+        str_attempt = type(attempt) is str
+        # (an empty dict is not asked: most of the time no call is open; any attempt that is no
+        # str is looked up all the same, as hashing it may raise)
+        if (open_ or not str_attempt) and attempt in open_:
             self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
                                  f"{open_[attempt].f} was still open")
             self.abandoned.append(open_[attempt])
-        new = Op(self.count, attempt, _intern(f), _intern(key) if type(key) is str else key, t)
+            if str_attempt:
+                del open_[attempt]      # (the new call is kept aside: the dict holds no other for it)
+        new = Op(self.count, attempt, _intern(f) if intern_f else f, _intern(key) if type(key) is str else key, t)
         self.count += 1
         if self.keep:
             self.ops.append(new)
-        open_[attempt] = new
+        if str_attempt:
+            self._last = new
+        else:
+            open_[attempt] = new
 
     def _completing(self, e: Any, kind: Any, f: str, attempt: Any) -> Op | None:
         """The open call a completion of `f` by `attempt` completes, taken out of `open`; None
         (and a problem) when there is none."""
         open_ = self.open
-        op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
-        if op is not None:
-            del open_[attempt]
+        last = self._last
+        op: Op | None
+        if last is not None and type(attempt) is str and last.attempt == attempt:
+            self._last = None           # (the latest invocation: never in the dict)
+            op = last
+        else:
+            op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
+            if op is not None:
+                del open_[attempt]
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")

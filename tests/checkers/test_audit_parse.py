@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 
 import pytest
 
-from leasecheck.checkers.read.audit import load_audit, parse_audit, parse_line, unquote_args
+from leasecheck.checkers.read.audit import _stamp_time, load_audit, parse_audit, parse_line, unquote_args
 
 
 def monitor_quote(arg: bytes) -> str:
@@ -79,7 +79,8 @@ def test_missing_audit_is_none(tmp_path):
 
 
 @given(st.lists(st.binary(max_size=12), min_size=1, max_size=5),
-       st.sampled_from(["1795951565.822380", "7.0", "12.5x", "1.2.3"]),
+       st.sampled_from(["1795951565.822380", "7.0", "12.5x", "1.2.3", "9007199254740993.0", "0.1",
+                        "1.2345678901234567890123", "12345678901234567890.5", ".5", "5."]),
        st.sampled_from(["[0 127.0.0.1:6000]", "[12 lua]", "[0 a]", "[0 ]", "[x a:1]"]),
        st.sampled_from(["\n", "\r\n", "\r\r\n"]), st.sampled_from(["", " ", '"', ' "x']))
 def test_the_stream_reads_each_line_as_parse_line_does(args, stamp, where, ending, junk):
@@ -102,3 +103,22 @@ def test_valkey_8_1_monitor_lines_parse_like_redis():
     assert call.name == "EVALSHA" and call.addr == "127.0.0.1:53806" and call.argv[3] == "leasecheck:2fbf2201:job:0"
     inner = parse_line('1796132761.311591 [0 lua] "del" "leasecheck:2fbf2201:job:0"', 4)
     assert inner.addr == "lua" and inner.name == "DEL" and inner.time == pytest.approx(1796132761.311591, abs=1e-7)
+
+
+@given(st.integers(min_value=0, max_value=2**64), st.integers(min_value=1, max_value=25))
+def test_a_stamp_read_in_place_is_the_float_of_its_text(digits, after):
+    """The stream reads a time's digits as one integer N and divides by 10**k: the same float as
+    `float(text)` (both correctly rounded), wherever it takes that way (N below 2**53, k <= 22)."""
+    text = str(digits).rjust(after + 1, "0")
+    stamp = text[:-after] + "." + text[-after:]
+    t = _stamp_time(stamp, len(stamp))
+    if digits < 2**53 and after <= 22:
+        assert t == float(stamp)
+    else:
+        assert t == -1.0
+
+
+@pytest.mark.parametrize("text", ["", "1", "1.", ".1", "1.2.3", "1..2", "-1.5", "+1.5", "1e5", "1_0.5", " 1.5",
+                                  "1.5 ", "１.5"])
+def test_a_stamp_of_another_form_is_not_read_in_place(text):
+    assert _stamp_time(text, len(text)) == -1.0
