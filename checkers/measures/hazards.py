@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from leasecheck.checkers.read.ops import InFlight
 from leasecheck.checkers.read.records import UNSET
 from leasecheck.events import (ACQUIRE, COMPLETIONS, FAIL, FAULT_START, INFO, INVOKE, JOB_END, OK, RELEASE, RENEW,
                                RUN_START, SLOT_CRASH, TYPE)
@@ -95,11 +96,7 @@ class Hazards:
         self.first: dict[str, dict] = {}           # hazard -> {who, time_s} of its first
         self.ttl_ns: int | None = None
         self._held: dict[Any, _Held] = {}           # attempt -> _Held
-        self._open: dict[Any, _Open] = {}           # attempt -> its call in flight
-        # The latest invocation by an attempt that is a str, kept aside from `_open` (which holds
-        # the others in flight) until another is invoked: most calls complete before their
-        # process invokes another, so the commonest call never goes into the dict and out again.
-        self._latest: _Open | None = None
+        self._in_flight = InFlight()                # attempt -> its call in flight (an _Open)
         self._last: dict[Any, Any] = {}             # key -> attempt whose claim is the latest won
         self._start: Any = None
 
@@ -173,35 +170,13 @@ class Hazards:
             self._renews += 1
         else:
             raise KeyError(f)      # (as the dict of counts did)
-        call = _Open(f, t, held.deadline if held is not None else None, attempt)
-        latest, open_ = self._latest, self._open
-        if type(attempt) is str:
-            # (`attempt`'s call replaces any earlier one of it, aside or in the dict, as a dict's
-            # entry is replaced; the one aside of another attempt goes into the dict)
-            if latest is not None and latest.attempt != attempt:
-                open_[latest.attempt] = latest
-            if open_ and attempt in open_:
-                del open_[attempt]
-            self._latest = call
-        else:
-            if latest is not None:
-                self._latest = None
-                open_[latest.attempt] = latest
-            open_[attempt] = call
+        self._in_flight.put(attempt, _Open(f, t, held.deadline if held is not None else None, attempt))
         if f == RELEASE and held is not None:
             held.released = t
 
     def _completed(self, e: Any, kind: Any, f: str, t: int, attempt: Any, key: Any, true: bool) -> None:
         """A completion; `true`: it returned True (`e` is read only for the process of a win)."""
-        latest = self._latest
-        call: _Open | None
-        if latest is not None and type(attempt) is str and latest.attempt == attempt:
-            self._latest = None          # (the latest invocation: never in the dict)
-            call = latest
-        else:
-            call = self._open.get(attempt)   # (get and del, not pop: compiled, C calls)
-            if call is not None:
-                del self._open[attempt]
+        call: _Open | None = self._in_flight.take(attempt)
         invoked = t
         deadline: int | None = None
         if call is not None:             # (no tuple of the two: compiled, one is built and taken apart)

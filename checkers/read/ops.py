@@ -103,6 +103,46 @@ def slot_of(name: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
+class InFlight:
+    """The calls in flight, by attempt: `calls` holds them, except the latest invocation by an
+    attempt that is a str, kept aside in `latest` until the next invocation. Most calls complete
+    before their process invokes another, so the commonest call never goes into the dict and out
+    again. A call has its `attempt`; `settle()` puts the one aside into `calls` (which then holds
+    every call in flight)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, Any] = {}
+        self.latest: Any = None
+
+    def settle(self) -> None:
+        latest = self.latest
+        if latest is not None:
+            self.latest = None
+            self.calls[latest.attempt] = latest
+
+    def put(self, attempt: Any, call: Any) -> None:
+        """`call` is `attempt`'s call in flight now (replacing any it had)."""
+        self.settle()
+        calls = self.calls
+        if type(attempt) is str:
+            if calls and attempt in calls:    # (an empty dict is not asked: usually none is)
+                del calls[attempt]
+            self.latest = call
+        else:
+            calls[attempt] = call
+
+    def take(self, attempt: Any) -> Any:
+        """`attempt`'s call in flight, no longer in flight; None when it has none."""
+        latest = self.latest
+        if latest is not None and type(attempt) is str and latest.attempt == attempt:
+            self.latest = None
+            return latest
+        call = self.calls.get(attempt)     # (get and del, not pop: compiled, C calls)
+        if call is not None:
+            del self.calls[attempt]
+        return call
+
+
 class Pairer:
     """Feed events in history order. Each call that completes is passed to `on_done(op)`; with
     `keep`, every call is also kept in `ops` (invocation order). `open` holds the calls invoked
@@ -112,26 +152,15 @@ class Pairer:
     def __init__(self, on_done=None, keep: bool = True, on_late=None) -> None:
         self.ops: list[Op] = []
         self.problems: list[str] = []
-        self.open: dict[Any, Op] = {}
-        # The latest invocation by an attempt that is a str, kept aside from `open` until the next
-        # invocation: most calls complete before their process invokes another, so the commonest
-        # call never goes into the dict and out again (`_flush` puts it there; with it, `open` holds
-        # every call invoked and not completed).
-        self._last: Op | None = None
+        self.in_flight = InFlight()     # the calls invoked and not (yet) completed
         self.on_done, self.keep, self.on_late = on_done, keep, on_late
         self.count = 0
         self.abandoned: list[Op] = []   # invoked again before completing: never completed
 
-    def _flush(self) -> None:
-        last = self._last
-        if last is not None:
-            self._last = None
-            self.open[last.attempt] = last
-
     def never_completed(self) -> list[Op]:
         """The calls without a completion (so far), in invocation order."""
-        self._flush()
-        return sorted(self.abandoned + list(self.open.values()), key=lambda op: op.index)
+        self.in_flight.settle()
+        return sorted(self.abandoned + list(self.in_flight.calls.values()), key=lambda op: op.index)
 
     def feed(self, e: dict) -> Op | None:
         """Take the next event; returns the call it completed, if any (after `on_done` got it)."""
@@ -191,45 +220,30 @@ class Pairer:
         return op
 
     def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
-        if self._last is not None:
-            self._flush()
-        open_ = self.open
-        str_attempt = type(attempt) is str
+        in_flight = self.in_flight
+        in_flight.settle()
+        open_ = in_flight.calls
         # (an empty dict is not asked: most of the time no call is open; any attempt that is no
         # str is looked up all the same, as hashing it may raise)
-        if (open_ or not str_attempt) and attempt in open_:
+        if (open_ or type(attempt) is not str) and attempt in open_:
             self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
                                  f"{open_[attempt].f} was still open")
             self.abandoned.append(open_[attempt])
-            if str_attempt:
-                del open_[attempt]      # (the new call is kept aside: the dict holds no other for it)
         new = Op(self.count, attempt, _intern(f) if intern_f else f, _intern(key) if type(key) is str else key, t)
         self.count += 1
         if self.keep:
             self.ops.append(new)
-        if str_attempt:
-            self._last = new
-        else:
-            open_[attempt] = new
+        in_flight.put(attempt, new)     # (replacing the abandoned one)
 
     def _completing(self, e: Any, kind: Any, f: str, attempt: Any) -> Op | None:
         """The open call a completion of `f` by `attempt` completes, taken out of `open`; None
         (and a problem) when there is none."""
-        open_ = self.open
-        last = self._last
-        op: Op | None
-        if last is not None and type(attempt) is str and last.attempt == attempt:
-            self._last = None           # (the latest invocation: never in the dict)
-            op = last
-        else:
-            op = open_.get(attempt)        # (get and del, not pop: compiled, a C call, not a method call)
-            if op is not None:
-                del open_[attempt]
+        op: Op | None = self.in_flight.take(attempt)
         if op is None or op.f != f:
             self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
             if op is not None:
-                open_[attempt] = op
+                self.in_flight.calls[attempt] = op
             return None
         return op
 
