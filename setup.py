@@ -2,11 +2,12 @@
 
 1. The distribution installs a single import name, ``leasecheck``, whose subpackages live in the
    repository's top-level folders.
-2. The checker's hot modules (`COMPILED`) are also compiled with mypyc into C extensions when
+2. The hot modules (`COMPILED`: the checker's, and the few a worker runs per lease call) are also
+   compiled with mypyc into C extensions when
    mypy (a build requirement) and a C compiler are there and ``LEASECHECK_PURE_PYTHON`` is not
    set. The same ``.py`` files are installed either way; a failed compile never fails the
    install, it only leaves the pure-Python modules (with a warning). An editable install builds
-   the extensions next to the sources (``checkers/**/*.so``); so does
+   the extensions next to the sources (``checkers/**/*.so``, ...); so does
    ``python setup.py build_ext --inplace`` where mypy is installed. ``LEASECHECK_PURE_PYTHON=1`` at import time makes
    the package ignore them (``leasecheck/_pure.py``).
 """
@@ -21,9 +22,10 @@ from setuptools.command.build_ext import build_ext
 FOLDERS = ("harness", "workloads", "checkers")   # installed as leasecheck.<folder>
 ROOT = Path(__file__).resolve().parent
 
-# The modules every event and every audit line goes through (bench/profile_checker.py), and the
-# report's timeline the digest feeds when a report is drawn: one mypyc group, so that their calls
-# into each other are C calls.
+# The modules every event and every audit line goes through (bench/profile_checker.py), the
+# report's timeline the digest feeds when a report is drawn, and a worker's claim loop with what it
+# calls on every lease call — history lines, slot board, hung-call watch (bench/worker_profile.py):
+# one mypyc group, so that their calls into each other are C calls.
 COMPILED = (
     "checkers/read/history.py", "checkers/read/audit.py", "checkers/read/ops.py", "checkers/read/digest.py",
     "checkers/read/jobs.py",
@@ -32,11 +34,12 @@ COMPILED = (
     "checkers/measures/timeline.py", "checkers/measures/grid.py",
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
+    "workloads/claim_loop.py", "harness/record/history.py", "harness/run/slot_board.py", "harness/run/hung_watch.py",
 )
 
 
 def _warn(why: str) -> None:
-    print(f"leasecheck: {why}; installing the pure-Python checker", file=sys.stderr)
+    print(f"leasecheck: {why}; installing the pure-Python modules", file=sys.stderr)
 
 
 def _stage() -> Path:
@@ -70,23 +73,23 @@ def compiled_extensions() -> list:
     try:
         stage = _stage()
         os.chdir(stage)
-        return mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in COMPILED], group_name="leasecheck.checkers",
+        return mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in COMPILED], group_name="leasecheck.compiled",
                         target_dir=str(ROOT / "build" / "mypyc"), opt_level="3")
     except (Exception, SystemExit) as e:   # noqa: BLE001 - mypyc reports a type error by exiting
-        _warn(f"mypyc could not compile the checker ({e})")
+        _warn(f"mypyc could not compile the hot modules ({e})")
         return []
     finally:
         os.chdir(here)
 
 
 class OptionalBuildExt(build_ext):
-    """Build the compiled checker if the machine can; otherwise leave the pure-Python one."""
+    """Build the compiled modules if the machine can; otherwise leave the pure-Python ones."""
 
     def run(self) -> None:
         try:
             super().run()
         except Exception as e:   # noqa: BLE001 - no compiler, no Python headers, a compile error
-            _warn(f"the compiled checker did not build ({e})")
+            _warn(f"the compiled modules did not build ({e})")
             for out in self.get_outputs():
                 Path(out).unlink(missing_ok=True)
             for ext in self.extensions:   # in place (editable): next to the sources

@@ -55,7 +55,7 @@ from bench.throughput import bare_loop, monitor  # noqa: E402
 from leasecheck.harness.record import history as history_mod  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
-from leasecheck.harness.run.hung_watch import HungWatch  # noqa: E402
+from leasecheck.harness.run.hung_watch import HungWatch, stops_of  # noqa: E402
 from leasecheck.harness.run.slot_board import SlotBoard  # noqa: E402
 from leasecheck.harness.settings.durations import parse_distribution  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
@@ -96,7 +96,7 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
         board = SlotBoard(d / f"slots-{os.getpid()}.bin", 1, 1, create=True)
         on_call, on_hold = board.writers(0)
         tracker.on_sent = board.count_sent(0)
-    watch = HungWatch(history, 30.0, Slot._call.__code__).start() if full else None
+    watch = HungWatch(history, 30.0, stops_of(Slot._call)).start() if full else None
     zero = parse_distribution("0s")
     extra = {"on_call": on_call, "on_hold": on_hold} if board is not None else {}
     slot = Slot(process=tracker.process, history=history, tracker=tracker, client=client,

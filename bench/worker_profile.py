@@ -16,7 +16,9 @@ the history writer, ...), per 1,000 operations, side by side. The profiler's own
 with the number of Python calls, so it inflates the claim loop more than the bare loop: read the
 shares and the differences, not the absolute figures (the CPU lines are measured without it). Last,
 the functions by the own time the claim loop adds to the bare loop's (the same function in both:
-the difference). Not a test.
+the difference). With the compiled build (setup.py) the claim loop, the history writer, the slot
+board and the hung-call watch are C: cProfile sees none of their own time (it is counted under the
+loop's ``run``); ``LEASECHECK_PURE_PYTHON=1`` profiles them as Python. Not a test.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ from bench.cpu_window import store_ops  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
 from leasecheck.harness.record.history import HistoryWriter  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
-from leasecheck.harness.run.hung_watch import HungWatch  # noqa: E402
+from leasecheck.harness.run.hung_watch import HungWatch, stops_of  # noqa: E402
 from leasecheck.harness.run.slot_board import SlotBoard  # noqa: E402
 from leasecheck.harness.settings.durations import parse_distribution  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
@@ -76,7 +78,7 @@ def run_slot(d: Path, port: int, keys: list[str], seconds: float) -> tuple[float
     tracker = SendTracker("w0.s0", on_late=lambda call, entry: None)
     client = make_client(tracker, "127.0.0.1", port)
     board = SlotBoard(d / f"slots-{time.monotonic_ns()}.bin", 1, 1, create=True)
-    watch = HungWatch(history, 30.0, Slot._call.__code__).start()
+    watch = HungWatch(history, 30.0, stops_of(Slot._call)).start()
     zero = parse_distribution("0s")
     on_call, on_hold = board.writers(0)
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=client,

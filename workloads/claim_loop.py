@@ -15,37 +15,38 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
+from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
-from leasecheck.harness.settings.durations import Distribution
-from leasecheck.harness.record.history import HistoryWriter, calls_of
+from leasecheck.harness.record.history import calls_of
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)   # the asynchronous loop's AsyncSlot
 @dataclass
 class Slot:
     process: str                 # "w3.s1"
-    history: HistoryWriter
+    history: Any                 # a HistoryWriter, or (a test's) anything with its record() and now()
     tracker: SendTracker
-    client: object               # what the lease is built with: a redis-py client on audited
+    client: Any                  # what the lease is built with: a redis-py client on audited
                                  # connections, or (``connect = "url"``) its slot's URL
     lease_factory: Callable
     keys: list[str]
     ttl_ms: int
-    job_duration: Distribution
-    retry_delay: Distribution
+    job_duration: Any            # leasecheck.harness.settings.durations.Distribution: sample(rng)
+    retry_delay: Any
     seed: int
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
     on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
-    sink: object = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
-    watch: object = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
+    sink: Any = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
+    watch: Any = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
     _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
-    stall: object = None         # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
+    stall: Any = None         # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
 
     def __post_init__(self) -> None:
         # the slot's own events, each line formatted from parts encoded once (``CallLines``)

@@ -161,7 +161,8 @@ class CallLines:
         self._w, self._process, self._p = writer, process, _json(process)
         self._acquire, self._release = writer._lock.acquire, writer._lock.release
         self._keys: dict[str, bytes] = {}
-        self._attempt, self._a = None, b""
+        self._attempt: str | None = None
+        self._a = b""
 
     def _key(self, key: str) -> bytes:
         k = self._keys[key] = _json(key)
@@ -221,7 +222,7 @@ class CallLines:
             self._release()
         return t
 
-    def job_end(self, attempt: str, key: str, aborted: bool) -> int:
+    def job_end(self, attempt: str, key: str, aborted: object) -> int:   # not a bool: through record()
         if type(aborted) is not bool:
             return self._w.record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)
         if attempt is not self._attempt:

@@ -8,7 +8,7 @@ least every ``PERIOD_S`` (a worker wakes for it at most 20 times a second, usual
 whole process spent stopped (a ``pause`` fault's SIGSTOP) is not the lease's: when the watch's own
 sleep overran by more than ``FROZEN_SLACK_S``, the overrun is counted as frozen and taken off the
 running time of every call open across it. The stack shows the call's frames only: from the
-lease method the claim loop called (its caller, ``stop_code``, is left out) to the innermost line.
+lease method the claim loop called (its caller, one of ``stops``, is left out) to the innermost line.
 A call of an asynchronous lease is a task on the worker's event loop (``enter(..., task=)``): its
 stack is the task's chain of awaits from the lease's coroutine inward, or, when the task is the one
 running on the loop's thread at that moment (a blocking call inside ``async def``), that thread's.
@@ -34,11 +34,12 @@ _ident, _clock = threading.get_ident, time.monotonic_ns
 
 
 class HungWatch:
-    """``history``: the worker's writer; ``bound_s``: the call bound; ``stop_code``: the code object
-    of the claim loop's call wrapper (``Slot._call.__code__``), where a call's own stack begins."""
+    """``history``: the worker's writer; ``bound_s``: the call bound; ``stops``: code objects
+    (``stops_of``) of the frames just outside a lease call — the claim loop's call wrapper
+    ``Slot._call`` — where a call's own stack begins."""
 
-    def __init__(self, history, bound_s: float, stop_code=None) -> None:
-        self.history, self.bound_ns, self.stop_code = history, int(bound_s * 1e9), stop_code
+    def __init__(self, history, bound_s: float, stops: tuple = ()) -> None:
+        self.history, self.bound_ns, self.stops = history, int(bound_s * 1e9), stops
         self.bound_s = bound_s
         self.period_s = min(PERIOD_S, max(MIN_PERIOD_S, bound_s / 10))
         # process -> its open call: (thread ident, attempt, f, key, invoked history ns, entered
@@ -47,10 +48,10 @@ class HungWatch:
         self._reported: dict[str, tuple] = {}    # process -> the call of it reported last
         self._frozen = 0
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
+        self._loop_thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
 
     def start(self) -> "HungWatch":
-        self._thread.start()
+        self._loop_thread.start()
         return self
 
     def close(self) -> None:
@@ -102,16 +103,24 @@ class HungWatch:
             on_thread.append(frame)
             frame = frame.f_back
         for frame in on_thread:
-            if frame.f_code is self.stop_code:
+            if frame.f_code in self.stops:
                 break
             frames.append(frame)
         if task is not None:
             awaits = _awaits(task)
             if not any(a is f for a in awaits[-1:] for f in on_thread):  # suspended: its awaits are its stack
-                cut = [i for i, fr in enumerate(awaits) if fr.f_code is self.stop_code]
+                cut = [i for i, fr in enumerate(awaits) if fr.f_code in self.stops]
                 frames = list(reversed(awaits[cut[-1] + 1:] if cut else awaits))
         text = "".join(traceback.StackSummary.extract((fr, fr.f_lineno) for fr in reversed(frames)).format())
         return text[-STACK_CHARS:] if text else "(no stack: the thread had ended)"
+
+
+def stops_of(*functions) -> tuple:
+    """The code objects of those of ``functions`` that have one, for ``HungWatch``'s ``stops``. A
+    function of a compiled module (setup.py) has none, and no frame on a Python stack either: so
+    the worker names both the claim loop's call wrapper and ``_run_slot``, the interpreted function
+    that runs the loop — the first met outward from the lease's frame is where its stack begins."""
+    return tuple(code for fn in functions if (code := getattr(fn, "__code__", None)) is not None)
 
 
 def _awaits(task) -> list:

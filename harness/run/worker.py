@@ -40,7 +40,7 @@ from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.record.wire import Wire
-from leasecheck.harness.run.hung_watch import HungWatch
+from leasecheck.harness.run.hung_watch import HungWatch, stops_of
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.harness.run.slot_url import slot_url
 from leasecheck.workloads.async_claim_loop import AsyncSlot, run_slots
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     stall = Stall()
     asynchronous = is_async(lease_cls)
     slot_cls = AsyncSlot if asynchronous else Slot
-    watch = HungWatch(history, cfg.call_bound_s, slot_cls._call.__code__)
+    watch = HungWatch(history, cfg.call_bound_s, stops_of(slot_cls._call, _run_slot))
     per_slot = getattr(lease_cls, "for_slot", None)     # exec: a child process per slot
     # The wire path (one store): every slot's own port, forwarding to where its client connects.
     wire = None if needs_all_nodes(lease_cls) or cfg.topology == "replicated" else \

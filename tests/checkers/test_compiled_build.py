@@ -40,8 +40,9 @@ def _loaded_from(env_value):
     env = {k: v for k, v in os.environ.items() if k != "LEASECHECK_PURE_PYTHON"}
     if env_value is not None:
         env["LEASECHECK_PURE_PYTHON"] = env_value
-    code = ("import leasecheck.checkers.model.join as j, leasecheck.checkers.read.history as h; "
-            "print(j.__file__); print(h.__file__)")
+    code = ("import leasecheck.checkers.model.join as j, leasecheck.checkers.read.history as h, "
+            "leasecheck.workloads.claim_loop as c, leasecheck.harness.record.history as w; "
+            "print(j.__file__); print(h.__file__); print(c.__file__); print(w.__file__)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     return out
@@ -52,9 +53,11 @@ def test_leasecheck_pure_python_loads_the_source_files():
 
 
 def test_without_it_the_compiled_modules_are_used_where_they_are_built():
+    # the checker's and the workers' alike: one build, all of it or none
     built = list((ROOT / "checkers" / "model").glob("join.*.so"))
+    assert bool(built) == bool(list((ROOT / "workloads").glob("claim_loop.*.so")))
     files = _loaded_from(None)
-    assert all(f.endswith(".py") for f in files) == (not built), files
+    assert len(files) == 4 and all(f.endswith(".py") for f in files) == (not built), files
 
 
 def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
@@ -67,7 +70,7 @@ def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []
     os.utime(src, (3_000, 3_000))        # edited (or pulled) after the build
     assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]
-    group = tmp_path / "checkers__mypyc.cpython-311-x86_64-linux-gnu.so"   # the code, rebuilt since
+    group = tmp_path / "compiled__mypyc.cpython-311-x86_64-linux-gnu.so"   # the code, rebuilt since
     group.write_bytes(b"")
     os.utime(group, (4_000, 4_000))
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []

@@ -123,7 +123,7 @@ def test_a_slot_reports_entering_and_leaving_each_call():
             said.append(("inside", "release"))
             raise ConnectionError("reply lost")       # an unknown outcome still reports leaving
 
-    history = SimpleNamespace(record=lambda *a, **k: None, now=lambda: 0)
+    history = SimpleNamespace(record=lambda *a, **k: 0, now=lambda: 0)   # record() returns the time
     tracker = SimpleNamespace(drain=lambda: [], begin=lambda *a: None)
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),

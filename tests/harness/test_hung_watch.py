@@ -5,7 +5,7 @@ import threading
 import time
 
 from leasecheck.events import CALL_HUNG
-from leasecheck.harness.run.hung_watch import HungWatch
+from leasecheck.harness.run.hung_watch import HungWatch, stops_of
 
 
 class Recorder:
@@ -28,7 +28,7 @@ def stuck_lease_call(release: threading.Event, entered: threading.Event):
 
 def test_a_call_past_the_bound_is_reported_once_with_its_own_stack():
     rec = Recorder()
-    watch = HungWatch(rec, 0.05, wrapper.__code__)
+    watch = HungWatch(rec, 0.05, stops_of(wrapper))
     release, entered = threading.Event(), threading.Event()
 
     def slot():
@@ -107,7 +107,7 @@ def _watched_task(watch, coro_fn, *args):
 
 def test_an_asynchronous_call_suspended_in_an_await_is_reported_with_the_tasks_stack():
     rec = Recorder()
-    watch = HungWatch(rec, 0.05, async_wrapper.__code__)
+    watch = HungWatch(rec, 0.05, stops_of(async_wrapper))
     t, state = _watched_task(watch, awaiting_lease_call)
     time.sleep(0.1)
     watch.check(time.monotonic_ns())
@@ -122,7 +122,7 @@ def test_an_asynchronous_call_suspended_in_an_await_is_reported_with_the_tasks_s
 
 def test_an_asynchronous_call_blocking_the_loop_is_reported_with_the_threads_stack():
     rec = Recorder()
-    watch = HungWatch(rec, 0.05, async_wrapper.__code__)
+    watch = HungWatch(rec, 0.05, stops_of(async_wrapper))
     release, entered = threading.Event(), threading.Event()
     t, _ = _watched_task(watch, blocking_lease_call, release, entered)
     entered.wait(5)
