@@ -2,12 +2,13 @@
 
 Every worker (and the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl``
 and flushes them every 50 ms (``leasecheck.harness.record.history``). ``LiveStats.sample()`` reads only the bytes
-added since its last call and counts fixed byte strings (``"type":"ok"``, ``"f":"acquire"``, in
-any order within a line) in the whole chunk with ``bytes.count``; should a line's fields come
-in another order than the writer's, the acquire lines are picked out one by one, as the rarer
-fault lines and releases that returned false always are (the job lines are parsed together, in one
-call). Sampling a few
-times a second costs the run little, and nothing is added to the workers' path.
+added since its last call, a megabyte at a time, and counts fixed byte strings (``"type":"ok"``,
+``"f":"acquire"``) in each chunk with ``bytes.count``; should a line's fields come in another
+order than the writer's, the acquire lines are picked out one by one, as the rarer fault lines and
+releases that returned false always are. The job lines are found by one regular expression over
+the chunk, in the writer's shape, or else parsed one by one. The harness runs this beside the
+workers, every few seconds (a terminal's block four times a second): ``bench/live_progress.py``
+measures its share of a core, and nothing is added to the workers' path.
 
 What it can count is what the *workers* reported, not what the checker will conclude: a release
 that reported finding nothing, job runs of one key that overlapped, acquires won and lost. A
@@ -15,13 +16,14 @@ foreign release needs the store's audit and is known only after the check.
 """
 from __future__ import annotations
 
-import heapq
 import os
+import re
+from bisect import bisect_right
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from orjson import loads
+from orjson import dumps, loads
 
 from leasecheck.events import (
     ACQUIRE, F_EFFECT, FAIL, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, OK, RELEASE, TIME, TYPE,
@@ -45,6 +47,7 @@ _PAIR = {kind: b"%s,%s" % (token(TYPE, kind), _F_ACQUIRE) for kind in (INVOKE, O
 # Job events are put in time order across files only once every file has had the time to flush
 # past them (a worker flushes every 50 ms): later events may still be on their way.
 ORDER_DELAY_NS = 300_000_000
+CHUNK = 1 << 20      # bytes read (and counted) at a time
 
 
 @dataclass
@@ -68,9 +71,9 @@ class LiveStats:
         self.parts_dir = Path(parts_dir)
         self._lock = threading.Lock()
         self._files: dict[str, tuple[int, bytes]] = {}   # name -> (fd, partial last line)
-        self._jobs: list[tuple[int, int, str]] = []      # heap of (time, +1/-1, key)
-        self._running: dict[str, int] = {}
-        self._faults: dict[int, str] = {}
+        self._jobs: list[tuple[int, int, bytes]] = []    # (time, +1/-1, key) not yet replayed
+        self._running: dict[bytes, int] = {}             # key (as the history encodes it) -> runs going
+        self._faults: dict[object, str] = {}    # a fault's number (as its events give it) -> "fault:target"
         self.snap = Snapshot()
 
     def sample(self, now_ns: int, final: bool = False) -> Snapshot:
@@ -83,7 +86,7 @@ class LiveStats:
             s = self.snap
             s.elapsed_s = now_ns / 1e9
             s.faults_active = sorted(self._faults.values())
-            return Snapshot(**{**s.__dict__, "faults_active": list(s.faults_active)})
+            return replace(s, faults_active=list(s.faults_active))
 
     def close(self) -> None:
         with self._lock:
@@ -104,22 +107,21 @@ class LiveStats:
                 except OSError:
                     continue
         for name, (fd, pending) in list(self._files.items()):
-            data = []
+            # a megabyte at a time: each chunk is scanned several times (``_count``), and one that
+            # fits in the CPU's caches is scanned several times faster than the whole read at once
             while True:
                 try:
-                    block = os.read(fd, 1 << 20)
+                    block = os.read(fd, CHUNK)
                 except OSError:
                     block = b""
                 if not block:
                     break
-                data.append(block)
-            if not data:
-                continue
-            text = pending + b"".join(data)
-            cut = text.rfind(b"\n") + 1           # a line still being written waits for the next call
-            self._files[name] = (fd, text[cut:])
-            if cut:
-                yield text[:cut]
+                text = pending + block if pending else block
+                cut = text.rfind(b"\n") + 1           # a line still being written waits for the next block
+                pending = text[cut:]
+                self._files[name] = (fd, pending)
+                if cut:
+                    yield text[:cut] if cut < len(text) else text
 
     def _count(self, chunk: bytes) -> None:
         s = self.snap
@@ -132,8 +134,7 @@ class LiveStats:
         for line in _lines_with(chunk, _VALUE_FALSE):     # rarer than the release lines
             if _F_RELEASE in line and _T_OK in line:       # the release deleted nothing
                 s.found_nothing += 1
-        for job in _jobs(chunk):
-            heapq.heappush(self._jobs, job)
+        self._jobs += _jobs(chunk)
         for line in _lines_with(chunk, _T_FAULT):
             self._fault(line)
 
@@ -152,22 +153,33 @@ class LiveStats:
 
     def _order_jobs(self, upto_ns: float) -> None:
         """Replay job starts and ends older than ``upto_ns`` in time order (an end before a start
-        at the same instant), counting each start that finds another run of its key going."""
-        while self._jobs and self._jobs[0][0] <= upto_ns:
-            _, delta, key = heapq.heappop(self._jobs)
-            going = self._running.get(key, 0)
+        at the same instant), counting each start that finds another run of its key going. (One
+        sort of what came since the last replay: each file's events are already in order, and a
+        sort of a few ordered runs merges them.)"""
+        jobs = self._jobs
+        jobs.sort()
+        cut = bisect_right(jobs, (upto_ns, 2))    # every (t, delta, key) with t <= upto_ns
+        running, overlaps = self._running, 0
+        for i in range(cut):
+            _, delta, key = jobs[i]
+            going = running.get(key, 0)
             if delta > 0 and going > 0:
-                self.snap.overlaps += 1
-            self._running[key] = max(0, going + delta)
+                overlaps += 1
+            running[key] = going + delta if going + delta > 0 else 0
+        self.snap.overlaps += overlaps
+        del jobs[:cut]
 
 
 def _acquire_outcomes(chunk: bytes) -> tuple[int, int, int]:
     """How many acquires in ``chunk`` returned true (ok), false (fail), or raised (info)."""
-    pairs = {kind: chunk.count(pair) for kind, pair in _PAIR.items()}
-    if sum(pairs.values()) == chunk.count(_F_ACQUIRE):     # every acquire line is type-then-f
+    pairs = {kind: chunk.count(pair) for kind, pair in _PAIR.items() if kind != LATE_SENT}
+    acquires = chunk.count(_F_ACQUIRE)
+    if sum(pairs.values()) != acquires:     # a late command of an acquire (rare) is the other acquire line
+        pairs[LATE_SENT] = chunk.count(_PAIR[LATE_SENT])
+    if sum(pairs.values()) == acquires:     # every acquire line is type-then-f
         return pairs[OK], pairs[FAIL], pairs[INFO]
-    acquires = b"\n".join([line for line in chunk.split(b"\n") if _F_ACQUIRE in line])
-    return acquires.count(_T_OK), acquires.count(_T_FAIL), acquires.count(_T_INFO)
+    lines = b"\n".join([line for line in chunk.split(b"\n") if _F_ACQUIRE in line])
+    return lines.count(_T_OK), lines.count(_T_FAIL), lines.count(_T_INFO)
 
 
 def _lines_with(chunk: bytes, needle: bytes):
@@ -181,32 +193,38 @@ def _lines_with(chunk: bytes, needle: bytes):
         at = chunk.find(needle, end)
 
 
-def _jobs(chunk: bytes) -> list[tuple[int, int, str]]:
-    """The job lines of ``chunk``, parsed in one call (as many as acquires won; one ``loads`` of
-    them all as an array costs a fraction of one per line), or one by one when one of them is
-    not JSON."""
-    lines = [line for line in chunk.split(b"\n") if _T_JOB in line]
-    if not lines:
-        return []
-    try:
-        events = loads(b"[" + b",".join(lines) + b"]")
-    except ValueError:
-        events = []
-        for line in lines:
-            try:
-                events.append(loads(line))
-            except ValueError:
-                pass
-    return [job for job in map(_job, events) if job is not None]
+def _jobs(chunk: bytes) -> list[tuple[int, int, bytes]]:
+    """``(time, +1 for a start / -1 for an end, key)`` of each job line of ``chunk``. One scan finds
+    the lines as the history's writer puts them (``_JOB_LINE``); when it found fewer than there are
+    job type tokens, some line is in another shape, and each line with the token is looked at
+    (``_parsed_job``). The key is kept as the history encodes it (``orjson``), which names the same
+    key either way."""
+    found = _JOB_LINE.findall(b"\n" + chunk)
+    if len(found) == chunk.count(_T_JOB):
+        return [(int(t), 1 if kind == b"s" else -1, key) for t, kind, key in found]
+    out = []
+    for line in chunk.split(b"\n"):
+        if _T_JOB in line:
+            job = _parsed_job(line)
+            if job is not None:
+                out.append(job)
+    return out
 
 
-def _job(e) -> tuple[int, int, str] | None:
-    """``(time, +1 for a start / -1 for an end, key)`` of a job event; an event that is not a
-    job event is left out."""
+# A job line as the writer puts it (``leasecheck.harness.record.history``), at a line's start: the
+# type right after the process, the key right after the attempt, no escaped character in any of them.
+_JOB_LINE = re.compile(rb'\n\{"time":(\d+),"process":"[^"\\\n]*","type":"job_(s|e)(?:tart|nd)",'
+                       rb'"attempt":"[^"\\\n]*","key":"([^"\\\n]*)"')
+
+
+def _parsed_job(line: bytes) -> tuple[int, int, bytes] | None:
+    """``_job_in_place`` of a line in another shape: decoded; None for a line that is not a job
+    start or end (or not JSON)."""
     try:
+        e = loads(line)
         kind, t, key = e[TYPE], e[TIME], e["key"]
-    except (TypeError, KeyError, IndexError):
+    except (ValueError, TypeError, KeyError, IndexError):
         return None
     if kind not in (JOB_START, JOB_END) or type(t) is not int:
         return None
-    return t, 1 if kind == JOB_START else -1, str(key)
+    return t, 1 if kind == JOB_START else -1, dumps(key if isinstance(key, str) else str(key))[1:-1]

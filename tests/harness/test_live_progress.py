@@ -191,3 +191,32 @@ def test_live_counts_do_not_depend_on_the_order_of_a_lines_fields(tmp_path):
         stats.close()
         counts.append((s.calls, s.acquires_won, s.acquires_lost, s.found_nothing))
     assert counts[0] == counts[1] == (2, 1, 1, 1)
+
+
+def test_job_lines_in_another_shape_are_the_same_jobs(tmp_path, monkeypatch):
+    """Overlaps count the same whether a job line is read in place (the writer's shape) or parsed
+    (fields in another order, an escaped character in a key), with the lines read a few bytes or a
+    megabyte at a time: a run of one key in one shape overlaps a run of it in the other."""
+    from leasecheck.harness.run import live_stats
+
+    def jobs(key, t0, shape):
+        start = {"time": t0, "process": "w0.s0", "type": "job_start", "attempt": f"a{t0}", "key": key}
+        end = {"time": t0 + 10 * MS, "process": "w0.s0", "type": "job_end", "attempt": f"a{t0}", "key": key,
+               "aborted": False}
+        return b"".join(encode_event(shape(e)) + b"\n" for e in (start, end))
+
+    same, other = (lambda e: e), (lambda e: dict(reversed(list(e.items()))))
+    counts = []
+    for chunk in (live_stats.CHUNK, 64):
+        monkeypatch.setattr(live_stats, "CHUNK", chunk)
+        parts = tmp_path / f"chunk{chunk}"
+        parts.mkdir()
+        for i, key in enumerate(("k", 'k"1', "clé", "k\\2")):
+            # w0 in the writer's shape, w1 the same keys 5 ms later, fields reversed: four overlaps
+            (parts / "w0.jsonl").open("ab").write(jobs(key, 100 * MS * i, same))
+            (parts / "w1.jsonl").open("ab").write(jobs(key, 100 * MS * i + 5 * MS, other))
+        (parts / "w2.jsonl").write_bytes(jobs("k", 900 * MS, same))     # alone on k: no overlap
+        stats = LiveStats(parts)
+        counts.append(stats.sample(10**10, final=True).overlaps)
+        stats.close()
+    assert counts == [4, 4]
