@@ -17,8 +17,8 @@ with the number of Python calls, so it inflates the claim loop more than the bar
 shares and the differences, not the absolute figures (the CPU lines are measured without it). Last,
 the functions by the own time the claim loop adds to the bare loop's (the same function in both:
 the difference). With the compiled build (setup.py) the claim loop, the history writer, the slot
-board and the hung-call watch are C: cProfile sees none of their own time (it is counted under the
-loop's ``run``); ``LEASECHECK_PURE_PYTHON=1`` profiles them as Python. Not a test.
+board, the hung-call watch and the audited connection's numbering are C: cProfile sees little of
+their own time (it is counted under the loop's ``run`` and the ``Numbering`` methods); ``LEASECHECK_PURE_PYTHON=1`` profiles them as Python. Not a test.
 """
 from __future__ import annotations
 

@@ -43,11 +43,6 @@ three elements.
 """
 from __future__ import annotations
 
-import contextvars
-import threading
-from dataclasses import dataclass
-from typing import Callable
-
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import Connection
@@ -55,12 +50,10 @@ from redis.exceptions import ResponseError
 from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelManagedConnection
 
-from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE, UNNUMBERED
+from leasecheck.harness.record.numbering import Numbering, SendTracker
+from leasecheck.protocol import CONN_MARKER as MARKER, SENTINEL_SERVICE
 
 
-# Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
-# numbered (by the join neither).
-HIDDEN = UNNUMBERED
 # Errors with which the store refuses a command before running it (so MONITOR does not show it):
 # by the error code redis-py strips into ``status_code``, or by the text of a plain ERR.
 # (Not EXECABORT: an EXEC aborted because a queued command was refused is itself listed.)
@@ -81,112 +74,17 @@ def refused(message: str) -> bool:
     return message.split(" ", 1)[0] in _REJECTED_CODES or any(t in message for t in _REJECTED_TEXT)
 
 
-@dataclass(slots=True)
-class Call:
-    """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
-    attempt: str
-    f: str
-    key: str
-    invoked: int          # its invocation's history time: names the call among the attempt's
-    open: bool = True
-
-
-# The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
-# seen by any thread that runs in a copy of that thread's context.
-_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
-_get_call, _set_call = _CALL.get, _CALL.set
-
-
-class SendTracker:
-    """Per-slot record of commands sent, drained into each history op's ``sent`` field."""
-
-    def __init__(self, process: str, on_late: Callable[[Call, list], None] | None = None):
-        self.process = process
-        self.on_late = on_late     # (call, entry) for a command sent after its call returned
-        self.on_sent: Callable[[], None] | None = None   # each command sent (the slot board's count)
-        self._lock = threading.Lock()
-        self._conn_count = 0
-        self._pending: list[list] = []
-
-    def new_conn_id(self, node: str | None = None) -> str:
-        """``w0.s0.c3``, or ``w0.s0.c3@node2`` for a connection to one node among several."""
-        with self._lock:
-            cid = f"{self.process}.c{self._conn_count}" + (f"@{node}" if node else "")
-            self._conn_count += 1
-            return cid
-
-    def begin(self, attempt: str, f: str, key: str, invoked: int) -> Call:
-        """A lease call starts in this thread: commands sent in its context belong to it."""
-        call = Call(attempt, f, key, invoked)
-        _set_call(call)
-        return call
-
-    def add(self, entry: list) -> None:
-        call = _get_call()
-        with self._lock:
-            late = call is not None and not call.open and self.on_late is not None
-            if not late:
-                self._pending.append(entry)
-        if self.on_sent is not None:
-            self.on_sent()
-        if late:
-            self.on_late(call, list(entry))   # as sent: its reply, read later, is not added
-
-    def drain(self) -> list[list]:
-        """The commands sent since the last drain; closes the call this thread began (a command
-        sent in its context from now on is late)."""
-        call = _get_call()
-        with self._lock:
-            if call is not None:
-                call.open = False
-            out, self._pending = self._pending, []
-        if call is not None:
-            _set_call(None)
-        return out
-
-
-_CREATES = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
-# A conditional create's reply -> 1 (written) or 0 (not): RESP2/RESP3 simple string, nil, integer.
-_WROTE = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
-_REPLY_TYPES = (bytes, str, type(None), int, bool)
-
-
-def _has_get(args) -> bool:
-    """SET ... GET replies with the old value, not with whether it wrote. (A loop, not a
-    generator: it runs for every SET a worker sends.)"""
-    for i in range(3, len(args)):
-        a = args[i]
-        if type(a) in (str, bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
-            return True
-    return False
-
-
-_NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
-
-
-def _name(args) -> str:
-    first = args[0]
-    cacheable = type(first) in (str, bytes)
-    name = _NAMES.get(first) if cacheable else None
-    if name is None:
-        text = first.decode("utf-8", "replace") if isinstance(first, bytes) else str(first)
-        name = text.split(" ", 1)[0].upper()
-        if cacheable and len(_NAMES) < 1024:
-            _NAMES[first] = name
-    return name
-
-
 class AuditedConnection(Connection):
-    """A redis-py ``Connection`` that announces itself and numbers what it sends."""
+    """A redis-py ``Connection`` that announces itself and numbers what it sends (the numbering
+    itself, per command and per reply, is ``leasecheck.harness.record.numbering.Numbering``)."""
 
     tracker: SendTracker  # set on the per-slot subclass made by ``make_client``
     node: str | None = None  # the node's name when the run has several (named in the marker)
     direct_port: int | None = None  # connect here, not to the port the client shows (``make_client``)
-    # Until its first connect (redis-py may read or send before it): not numbering yet. Class
-    # defaults, so the hot path reads plain attributes instead of ``getattr(..., default)``.
-    _lc_armed = False
-    _lc_last = None
-    _lc_packed = None
+    # The numbering of the announced connection; None until its first connect (redis-py may read
+    # or send before it) and from a disconnect: not numbering. A class default, so the hot path
+    # reads a plain attribute instead of ``getattr(..., default)``.
+    _lc: Numbering | None = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -194,82 +92,45 @@ class AuditedConnection(Connection):
             self.port = self.direct_port
 
     def on_connect_check_health(self, check_health: bool = True):
-        self._lc_armed = False
-        self._lc_last = None
+        self._lc = None
         super().on_connect_check_health(check_health=check_health)
         self.lc_conn = self.tracker.new_conn_id(self.node)
         super().send_command("ECHO", MARKER + self.lc_conn)
         super().read_response()
-        self._lc_seq = 0
-        self._lc_last = None
-        self._lc_packed = []
-        self._lc_noreply = []
-        self._lc_armed = True
+        self._lc = Numbering(self.tracker, self.lc_conn)
 
     def disconnect(self, *args, **kwargs):
-        self._lc_armed = False
-        self._lc_last = None
-        self._lc_packed = []
-        self._lc_noreply = []
+        self._lc = None
         return super().disconnect(*args, **kwargs)
 
-    def _number(self, args) -> None:
+    def send_command(self, *args, **kwargs):
         if not self.is_connected:
             self.connect()  # announces itself before the command is numbered
-        name = _name(args)
-        if name in HIDDEN:
-            entry = [self.lc_conn, None, name]
-        else:
-            entry = [self.lc_conn, self._lc_seq, name]
-            self._lc_seq += 1
-            if name == "SET" and len(args) > 3 and _has_get(args):
-                self._lc_noreply.append(entry)   # its reply is the old value
-        self._lc_last = entry
-        self.tracker.add(entry)
-
-    def send_command(self, *args, **kwargs):
-        if self._lc_armed or not self.is_connected:
-            self._number(args)
+        lc = self._lc       # None during the handshake (before the marker): not numbered
+        if lc is not None:
+            lc.number(args)
         return super().send_command(*args, **kwargs)
 
     def pack_commands(self, commands):
-        # Pipelines and transactions pack several commands for one send; their replies are read
-        # one by one, in order. In a pipeline a refused command takes no number (as alone). In a
-        # transaction nothing is renumbered: a command refused while queued aborts the EXEC, and
-        # the checker then knows that none of the queued commands ran.
         commands = list(commands)
-        packed = []
-        for args in commands:
-            self._number(args)
-            packed.append(self._lc_last)
-        txn = bool(commands) and _name(commands[0]) == "MULTI"
-        self._lc_packed = [] if txn else packed
-        self._lc_last = None
+        if not self.is_connected:
+            self.connect()
+        lc = self._lc
+        if lc is not None:
+            lc.pack(commands)
         return super().pack_commands(commands)
 
     def read_response(self, *args, **kwargs):
-        packed = self._lc_packed
-        entry = packed.pop(0) if packed else self._lc_last
+        lc = self._lc
+        entry = lc.take() if lc is not None else None
         try:
             reply = super().read_response(*args, **kwargs)
         except ResponseError as e:
-            if self._lc_armed and entry is not None and entry[1] is not None and _rejected(e):
-                # Refused before running: it is not in the audit, so it takes no number, and
-                # the commands numbered after it on this connection move down by one.
-                for later in packed or ():
-                    if later is not None and later[1] is not None:
-                        later[1] -= 1
-                entry[1] = None
-                self._lc_seq -= 1
+            if entry is not None and self._lc is lc and lc is not None and _rejected(e):
+                lc.refused(entry)
             raise
-        if entry is not None and entry[2] in _CREATES and len(entry) == 3:
-            noreply = self._lc_noreply
-            if noreply and any(e is entry for e in noreply):
-                noreply[:] = [e for e in noreply if e is not entry]
-            else:
-                wrote = _WROTE.get(reply) if type(reply) in _REPLY_TYPES else None
-                if wrote is not None:
-                    entry.append(wrote)
+        if lc is not None:
+            lc.replied(entry, reply)
         return reply
 
 

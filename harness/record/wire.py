@@ -34,7 +34,8 @@ import threading
 from collections import deque
 from typing import Callable
 
-from leasecheck.harness.record.connection import HIDDEN, SendTracker, _CREATES, _has_get, _name, refused
+from leasecheck.harness.record.connection import refused
+from leasecheck.harness.record.numbering import HIDDEN, SendTracker, _CREATES, _has_get, _name
 from leasecheck.harness.record.resp import error_text, is_push, reply_end, split_commands, wrote
 from leasecheck.protocol import CONN_MARKER, HANDSHAKE
 

@@ -9,6 +9,7 @@ import pytest
 from leasecheck.harness.errors import UsageError
 from leasecheck.harness.faults import FAULTS, nemesis_entries
 from leasecheck.harness.faults.pause import AIMED
+from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.run.holders import HolderTable, worker_index
 from leasecheck.harness.run.slot_board import SlotBoard
 from leasecheck.workloads.claim_loop import Slot
@@ -124,7 +125,7 @@ def test_a_slot_reports_entering_and_leaving_each_call():
             raise ConnectionError("reply lost")       # an unknown outcome still reports leaving
 
     history = SimpleNamespace(record=lambda *a, **k: 0, now=lambda: 0)   # record() returns the time
-    tracker = SimpleNamespace(drain=lambda: [], begin=lambda *a: None)
+    tracker = SendTracker("w0.s0")
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),

@@ -1,0 +1,180 @@
+"""What an audited connection does for every command it sends and every reply it reads, compiled
+with the hot modules (setup.py): the numbering of a connection's commands, the reply of a
+conditional create, and the slot's ``SendTracker`` they go to. ``leasecheck.harness.record.connection``
+says what the numbers mean and holds the redis-py ``Connection`` that calls this; the wire path
+(``leasecheck.harness.record.wire``) names commands with the same ``_name``.
+"""
+from __future__ import annotations
+
+import contextvars
+import threading
+from typing import Any, Callable
+
+from leasecheck.protocol import UNNUMBERED
+
+# Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
+# numbered (by the join neither).
+HIDDEN = UNNUMBERED
+
+_CREATES = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
+# A conditional create's reply -> 1 (written) or 0 (not): RESP2/RESP3 simple string, nil, integer.
+_WROTE: dict = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
+_REPLY_TYPES = (bytes, str, type(None), int, bool)
+
+
+class Call:
+    """One lease call in flight (``SendTracker.begin``): what a late command is credited to."""
+
+    def __init__(self, attempt: str, f: str, key: str, invoked: int, open: bool = True) -> None:
+        self.attempt = attempt
+        self.f = f
+        self.key = key
+        self.invoked = invoked    # its invocation's history time: names the call among the attempt's
+        self.open = open
+
+    def __repr__(self) -> str:
+        return f"Call({self.attempt!r}, {self.f!r}, {self.key!r}, {self.invoked!r}, open={self.open!r})"
+
+
+# The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
+# seen by any thread that runs in a copy of that thread's context.
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
+
+
+class SendTracker:
+    """Per-slot record of commands sent, drained into each history op's ``sent`` field."""
+
+    def __init__(self, process: str, on_late: Callable[[Call, list], None] | None = None) -> None:
+        self.process = process
+        self.on_late = on_late     # (call, entry) for a command sent after its call returned
+        self.on_sent: Callable[[], None] | None = None   # each command sent (the slot board's count)
+        self._lock: Any = threading.Lock()
+        self._conn_count = 0
+        self._pending: list[list] = []
+
+    def new_conn_id(self, node: str | None = None) -> str:
+        """``w0.s0.c3``, or ``w0.s0.c3@node2`` for a connection to one node among several."""
+        with self._lock:
+            cid = f"{self.process}.c{self._conn_count}" + (f"@{node}" if node else "")
+            self._conn_count += 1
+            return cid
+
+    def begin(self, attempt: str, f: str, key: str, invoked: int) -> Call:
+        """A lease call starts in this thread: commands sent in its context belong to it."""
+        call = Call(attempt, f, key, invoked)
+        _CALL.set(call)
+        return call
+
+    def add(self, entry: list) -> None:
+        call = _CALL.get()
+        on_late = self.on_late
+        late = call is not None and not call.open and on_late is not None
+        if not late:
+            with self._lock:
+                self._pending.append(entry)
+        on_sent = self.on_sent
+        if on_sent is not None:
+            on_sent()
+        if late and call is not None and on_late is not None:
+            on_late(call, list(entry))   # as sent: its reply, read later, is not added
+
+    def drain(self) -> list[list]:
+        """The commands sent since the last drain; closes the call this thread began (a command
+        sent in its context from now on is late)."""
+        call = _CALL.get()
+        with self._lock:
+            if call is not None:
+                call.open = False
+            out, self._pending = self._pending, []
+        if call is not None:
+            _CALL.set(None)
+        return out
+
+
+def _has_get(args: Any) -> bool:
+    """SET ... GET replies with the old value, not with whether it wrote."""
+    for i in range(3, len(args)):
+        a = args[i]
+        if (type(a) is str or type(a) is bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
+            return True
+    return False
+
+
+_NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
+
+
+def _name(args: Any) -> str:
+    first = args[0]
+    cacheable = type(first) is str or type(first) is bytes
+    name = _NAMES.get(first) if cacheable else None
+    if name is None:
+        text = first.decode("utf-8", "replace") if isinstance(first, bytes) else str(first)
+        name = text.split(" ", 1)[0].upper()
+        if cacheable and len(_NAMES) < 1024:
+            _NAMES[first] = name
+    return name
+
+
+class Numbering:
+    """The commands of one announced connection (``conn``, its marker's name), numbered from 0 in
+    the order sent, each entry ``[conn, number or None, name]`` handed to the slot's tracker; then,
+    reply by reply, what a conditional create's reply says (a 4th element) and the renumbering
+    when the store refused a command before running it."""
+
+    def __init__(self, tracker: SendTracker, conn: str) -> None:
+        self.tracker = tracker
+        self.conn = conn
+        self.seq = 0
+        self.last: list | None = None         # the entry of the command whose reply comes next
+        self.packed: list = []                # a pipeline's entries, in the order of their replies
+        self.noreply: list = []               # SET ... GET: its reply is the old value
+
+    def number(self, args: Any) -> list:
+        name = _name(args)
+        if name in HIDDEN:
+            entry: list = [self.conn, None, name]
+        else:
+            entry = [self.conn, self.seq, name]
+            self.seq += 1
+            if name == "SET" and len(args) > 3 and _has_get(args):
+                self.noreply.append(entry)
+        self.last = entry
+        self.tracker.add(entry)
+        return entry
+
+    def pack(self, commands: list) -> None:
+        """A pipeline's or a transaction's commands, packed for one send; their replies are read
+        one by one, in order. In a pipeline a refused command takes no number (as alone). In a
+        transaction nothing is renumbered: a command refused while queued aborts the EXEC, and the
+        checker then knows that none of the queued commands ran."""
+        packed = [self.number(args) for args in commands]
+        txn = bool(commands) and _name(commands[0]) == "MULTI"
+        self.packed = [] if txn else packed
+        self.last = None
+
+    def take(self) -> list | None:
+        """The entry whose reply is read next."""
+        packed = self.packed
+        return packed.pop(0) if packed else self.last
+
+    def refused(self, entry: list) -> None:
+        """The store refused ``entry``'s command before running it: it is not in the audit, so it
+        takes no number, and the commands numbered after it on this connection move down by one."""
+        if entry[1] is None:
+            return
+        for later in self.packed:
+            if later is not None and later[1] is not None:
+                later[1] -= 1
+        entry[1] = None
+        self.seq -= 1
+
+    def replied(self, entry: list | None, reply: Any) -> None:
+        if entry is None or len(entry) != 3 or entry[2] not in _CREATES:
+            return
+        noreply = self.noreply
+        if noreply and any(e is entry for e in noreply):
+            noreply[:] = [e for e in noreply if e is not entry]
+            return
+        wrote = _WROTE.get(reply) if type(reply) in _REPLY_TYPES else None
+        if wrote is not None:
+            entry.append(wrote)
