@@ -52,24 +52,28 @@ from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
 
-# role -> path fragments of the files whose functions' own time is that role's
+# role -> path fragments of the files whose functions' own time is that role's, and (compiled,
+# setup.py) the classes whose methods cProfile lists as ``<method 'x' of 'Class' objects>``
 ROLES = (
-    ("audited connection", ("harness/record/connection.py",)),
-    ("history writer", ("harness/record/history.py", "leasecheck/events.py")),
-    ("slot board", ("harness/run/slot_board.py",)),
-    ("hung-call watch", ("harness/run/hung_watch.py",)),
+    ("audited connection", ("harness/record/connection.py", "harness/record/numbering.py",
+                            "'Numbering' objects", "'SendTracker' objects")),
+    ("history writer", ("harness/record/history.py", "leasecheck/events.py", "'CallLines' objects",
+                        "'HistoryWriter' objects")),
+    ("slot board", ("harness/run/slot_board.py", "'SlotBoard' objects")),
+    ("hung-call watch", ("harness/run/hung_watch.py", "'HungWatch' objects")),
     ("claim loop", ("workloads/claim_loop.py", "workloads/stall.py", "harness/run/worker.py",
-                    "harness/settings/durations.py")),
+                    "harness/settings/durations.py", "'Slot' objects")),
     ("lease", ("workloads/leases/",)),
     ("redis-py", ("/redis/",)),
 )
+OTHER = "other (stdlib, C)"
 
 
-def _role(filename: str) -> str:
+def _role(filename: str, func: str = "") -> str:
     for role, parts in ROLES:
-        if any(p in filename for p in parts):
+        if any(p in filename or p in func for p in parts):
             return role
-    return "other (stdlib, C)"
+    return OTHER
 
 
 def run_slot(d: Path, port: int, keys: list[str], seconds: float) -> tuple[float, int]:
@@ -144,8 +148,9 @@ def main() -> None:
     bare_roles, bare_rows = _by_role(bare_prof, bare_prof_ops)
     slot_roles, rows = _by_role(slot_prof, slot_prof_ops)
     print("under cProfile: the loop thread's own CPU time per 1,000 ops by role (claim loop, bare loop)")
-    for role in sorted(slot_roles, key=lambda r: -slot_roles[r]):
-        print(f"  {role:20s} {slot_roles[role]:7.1f} ms {bare_roles.get(role, 0.0):7.1f} ms")
+    every = set(slot_roles) | {role for role, _ in ROLES}    # a role cProfile saw nothing of: 0.0
+    for role in sorted(every, key=lambda r: -slot_roles.get(r, 0.0)):
+        print(f"  {role:20s} {slot_roles.get(role, 0.0):7.1f} ms {bare_roles.get(role, 0.0):7.1f} ms")
     print(f"  {'total':20s} {sum(slot_roles.values()):7.1f} ms {sum(bare_roles.values()):7.1f} ms")
     print(f"top {a.top} functions of the claim loop by own time per 1,000 ops")
     for ms, role, name in rows[:a.top]:
@@ -163,7 +168,7 @@ def _by_role(prof: cProfile.Profile, ops: int) -> tuple[dict[str, float], list]:
     by_role: dict[str, float] = {}
     rows = []
     for (filename, line, func), (_cc, _nc, tt, _ct, _callers) in pstats.Stats(prof).stats.items():
-        role, ms = _role(filename), 1e6 * tt / ops
+        role, ms = _role(filename, func), 1e6 * tt / ops
         by_role[role] = by_role.get(role, 0.0) + ms
         rows.append((ms, role, f"{Path(filename).name}:{line}({func})"))
     return by_role, sorted(rows, reverse=True)
