@@ -103,13 +103,13 @@ class HungWatch:
             on_thread.append(frame)
             frame = frame.f_back
         for frame in on_thread:
-            if frame.f_code in self.stops:
+            if any(frame.f_code is code for code in self.stops):   # the very code object
                 break
             frames.append(frame)
         if task is not None:
             awaits = _awaits(task)
             if not any(a is f for a in awaits[-1:] for f in on_thread):  # suspended: its awaits are its stack
-                cut = [i for i, fr in enumerate(awaits) if fr.f_code in self.stops]
+                cut = [i for i, fr in enumerate(awaits) if any(fr.f_code is code for code in self.stops)]
                 frames = list(reversed(awaits[cut[-1] + 1:] if cut else awaits))
         text = "".join(traceback.StackSummary.extract((fr, fr.f_lineno) for fr in reversed(frames)).format())
         return text[-STACK_CHARS:] if text else "(no stack: the thread had ended)"
