@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_right
 import threading
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
