@@ -43,10 +43,10 @@ class Slot:
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
     on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
-    sink: Any = None          # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
-    watch: Any = None         # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
+    sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
+    watch: Any = None            # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
     _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
-    stall: Any = None         # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
+    stall: Any = None            # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
 
     def __post_init__(self) -> None:
         # the slot's own events, each line formatted from parts encoded once (``CallLines``)

@@ -94,10 +94,10 @@ class AuditedConnection(Connection):
     def on_connect_check_health(self, check_health: bool = True):
         self._lc = None
         super().on_connect_check_health(check_health=check_health)
-        self.lc_conn = self.tracker.new_conn_id(self.node)
-        super().send_command("ECHO", MARKER + self.lc_conn)
+        conn = self.tracker.new_conn_id(self.node)
+        super().send_command("ECHO", MARKER + conn)
         super().read_response()
-        self._lc = Numbering(self.tracker, self.lc_conn)
+        self._lc = Numbering(self.tracker, conn)     # the connection's name is its numbering's
 
     def disconnect(self, *args, **kwargs):
         self._lc = None
