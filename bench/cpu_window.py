@@ -105,6 +105,23 @@ def _role(pid: int, roles: dict[int, str]) -> str:
     return "store" if b"redis-server" in cmd else "workers" if b"leasecheck.harness.run.worker" in cmd else "other"
 
 
+def _machine_ticks() -> tuple[int, int]:
+    """(idle + iowait, all) clock ticks of every CPU so far (the first line of ``/proc/stat``)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:9]]   # user nice system idle iowait irq softirq steal
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def _run_queue_wait_ns(pid: int) -> int:
+    """How long the process's main thread has waited for a CPU while runnable (the second field of
+    ``/proc/PID/schedstat``), in ns; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def store_ops(client: redis.Redis) -> int:
     """Lease commands the store has run: ``SET`` + ``EVAL`` + ``EVALSHA`` calls."""
     stats = client.info("commandstats")
@@ -116,7 +133,10 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     """Wait until the store runs lease commands, then ``warmup_s``; measure over ``window_s`` the
     store's operations and the CPU of the trees under ``roots`` (pid -> role; descendants are
     "store", "workers" or "other" by their command line), in total and by role (processes that appear during the
-    window count from zero, ones that end are missed: keep the window inside the steady state)."""
+    window count from zero, ones that end are missed: keep the window inside the steady state).
+    Also what makes wall clock and CPU disagree: ``idle_share``, the share of every CPU's time the
+    machine spent idle (``/proc/stat``), and ``store_wait_share``, the share of the window the
+    store spent runnable but waiting for a CPU (``/proc/PID/schedstat``)."""
     deadline = time.monotonic() + started_timeout_s
     while store_ops(client) == 0:
         if time.monotonic() > deadline:
@@ -124,10 +144,15 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
         time.sleep(0.05)
     time.sleep(warmup_s)
     pids = tree(list(roots))
+    stores = [pid for pid in pids if _role(pid, roots) == "store"]
     cpu0 = {pid: _cpu_s(pid) for pid in pids}
+    wait0 = sum(_run_queue_wait_ns(pid) for pid in stores)
+    idle0, all0 = _machine_ticks()
     ops0, t0 = store_ops(client), time.monotonic()
     time.sleep(window_s)
     ops1, t1 = store_ops(client), time.monotonic()
+    idle1, all1 = _machine_ticks()
+    wait1 = sum(_run_queue_wait_ns(pid) for pid in stores)
     by_role: dict[str, float] = {}
     for pid in tree(list(roots)):
         role = _role(pid, roots)
@@ -135,6 +160,10 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     cpu = sum(by_role.values())
     ops = ops1 - ops0
     return {"window_s": round(t1 - t0, 2), "window_ops": ops,
+            # the CPUs' idle share over the window (the whole machine), and the share of the window
+            # the store spent runnable but waiting for a CPU
+            "idle_share": round((idle1 - idle0) / (all1 - all0), 3) if all1 > all0 else None,
+            "store_wait_share": round((wait1 - wait0) / 1e9 / (t1 - t0), 3) if stores else None,
             "window_ops_per_s": round(ops / (t1 - t0)),
             "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None,
             "cpu_ms_per_kop_by_role": {role: round(1e6 * c / ops, 1) for role, c in sorted(by_role.items())}

@@ -31,7 +31,10 @@ measurement's own line is the whole run's).
 involved (floor: loop processes + MONITOR reader process + redis-server; harness: the harness
 process, its workers and redis-server), over a steady-state window with operations counted by the
 store. On a shared machine wall-clock throughput swings 2-3x with others' load; CPU per operation
-much less. With ``--repeat N`` floor and harness alternate N times; the summary gives the best
+much less. Each measurement also gives what makes the two ratios differ: ``idle_share``, the share
+of the machine's CPU time left idle over the window, and ``store_wait_share``, the share of the
+window the store was runnable but waiting for a CPU (the summary: each side's median, ``floor_...``
+and ``harness_...``). With ``--repeat N`` floor and harness alternate N times; the summary gives the best
 of each side (``ratio_to_floor``: best harness over best floor), the range of the pairs' ratios
 and their median (``ratio_median``, ``cpu_ratio_median``). Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.
@@ -188,7 +191,17 @@ def summarize(workers: int, floors: list[dict], harnesses: list[dict]) -> dict:
             "floor_cpu_ms_per_kop": floor_cpu, "harness_cpu_ms_per_kop": harness_cpu,
             "cpu_ratio": round(floor_cpu / harness_cpu, 3), "cpu_ratio_range": _span(cpu),
             "cpu_ratio_median": round(statistics.median(cpu), 3),
+            **_medians("idle_share", floors, harnesses), **_medians("store_wait_share", floors, harnesses),
             "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+def _medians(field: str, floors: list[dict], harnesses: list[dict]) -> dict:
+    """``floor_<field>`` and ``harness_<field>``: the median of each side's measurements."""
+    out = {}
+    for side, runs in (("floor", floors), ("harness", harnesses)):
+        values = [r[field] for r in runs if r.get(field) is not None]
+        out[f"{side}_{field}"] = round(statistics.median(values), 3) if values else None
+    return out
 
 
 def summarize_wire(workers: int, harnesses: list[dict], wires: list[dict]) -> dict:

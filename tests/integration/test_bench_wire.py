@@ -23,5 +23,9 @@ def test_the_throughput_bench_prints_the_wire_ratio():
     summary = next(line for line in lines if "wire_ratio_to_redis_py" in line)
     assert py["valid"] is True and wire["valid"] is True and summary["wire_valid"] is True
     assert py["window_ops_per_s"] > 0 and wire["window_ops_per_s"] > 0
+    for run in runs.values():     # the floor's too: what sets wall clock and CPU apart
+        assert 0 <= run["idle_share"] <= 1 and run["store_wait_share"] >= 0
+    sides = next(line for line in lines if "harness_idle_share" in line)
+    assert 0 <= sides["floor_idle_share"] <= 1 and sides["harness_store_wait_share"] >= 0
     assert summary["wire_ratio_to_redis_py"] == round(wire["window_ops_per_s"] / py["window_ops_per_s"], 3)
     assert summary["wire_cpu_ratio"] == round(py["cpu_ms_per_kop"] / wire["cpu_ms_per_kop"], 3)
