@@ -20,9 +20,10 @@ from typing import Any, Callable
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.record.history import calls_of
+from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
-    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
+    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK, RELEASE)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)   # the asynchronous loop's AsyncSlot
@@ -42,7 +43,9 @@ class Slot:
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
-    on_call: Callable[[str, str | None], None] = lambda process, call: None   # call name; None: it returned
+    # entering a call: on_call(process, its name); as it returns: on_call(process, None, outcome),
+    # the slot board's count of it (slot_board.WON, LOST, UNKNOWN, NOTHING; 0 counts nothing)
+    on_call: Callable[..., None] = lambda process, call, outcome=0: None
     sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
     watch: Any = None            # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
     _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
@@ -176,17 +179,24 @@ class Slot:
         except Exception as e:
             if watch is not None:
                 watch.leave(process)
-            on_call(process, None)
+            on_call(process, None, UNKNOWN if f == ACQUIRE else 0)
             self.history.record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
                                 sent=tracker.drain())
             self._last = (f, attempt, key, invoked)
             return None
         if watch is not None:
             watch.leave(process)
-        on_call(process, None)
+        on_call(process, None, _outcome(f, value))
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         self._last = (f, attempt, key, invoked)
         return value
+
+
+def _outcome(f: str, value: bool) -> int:
+    """What a call that returned ``value`` counts as on the slot board (0: nothing)."""
+    if f == ACQUIRE:
+        return WON if value else LOST
+    return NOTHING if f == RELEASE and not value else 0
 
 
 def _describe(e: BaseException) -> str:

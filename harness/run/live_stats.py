@@ -1,14 +1,22 @@
-"""Counters of a run while it goes, read from the history files the processes are already writing.
+"""Counters of a run while it goes, read from what the processes are already writing.
 
-Every worker (and the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl``
-and flushes them every 50 ms (``leasecheck.harness.record.history``). ``LiveStats.sample()`` reads only the bytes
-added since its last call, a megabyte at a time, and counts fixed byte strings (``"type":"ok"``,
-``"f":"acquire"``) in each chunk with ``bytes.count``; should a line's fields come in another
-order than the writer's, the acquire lines are picked out one by one, as the rarer fault lines and
-releases that returned false always are. The job lines are found by one regular expression over
-the chunk, in the writer's shape, or else parsed one by one. The harness runs this beside the
-workers, every few seconds (a terminal's block four times a second): ``bench/live_progress.py``
-measures its share of a core, and nothing is added to the workers' path.
+The lease calls and their outcomes — calls started, acquires won, lost and unknown, releases that
+found nothing — come from the slot board (``RUN_DIR/slots.bin``, ``leasecheck.harness.run.slot_board``):
+each slot counts its own as its calls return, in shared memory, and ``sample()`` sums a few bytes
+per slot. The job runs that overlapped and the faults come from the history: every worker (and
+the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl`` and flushes them
+every 50 ms (``leasecheck.harness.record.history``). ``LiveStats.sample()`` reads only the bytes
+added since its last call, a megabyte at a time, and finds the job lines with one regular
+expression over the chunk, in the writer's shape, or else parses them one by one; fault lines are
+looked for in the harness's own file. The harness runs this beside the workers, every few seconds
+(a terminal's block four times a second): ``bench/live_progress.py`` measures its share of a
+core, and nothing is added to the workers' path but a counter per call on the board.
+
+Without a board (a history replayed by ``bench/live_progress.py``, a test) the calls and their
+outcomes are counted in the history too, by fixed byte strings (``"type":"ok"``,
+``"f":"acquire"``) with ``bytes.count``; should a line's fields come in another order than the
+writer's, the acquire lines are picked out one by one, as the rarer fault lines and releases that
+returned false always are. Either way the counts are the same (``tests/harness/test_live_progress.py``).
 
 What it can count is what the *workers* reported, not what the checker will conclude: a release
 that reported finding nothing, job runs of one key that overlapped, acquires won and lost. A
@@ -16,18 +24,22 @@ foreign release needs the store's audit and is known only after the check.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from orjson import dumps, loads
 
 from leasecheck.events import (
     ACQUIRE, F_EFFECT, FAIL, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, OK, RELEASE, TIME, TYPE,
     token)
+from leasecheck.harness.run.slot_board import totals
+from leasecheck.rundir import HARNESS_PART, part_name
 
 # The tokens ``"name":value`` as the history writes them (``leasecheck.events.token``: the writer's
 # own encoder), found with ``bytes.count`` / ``bytes.find`` / ``in`` (C scans): a regular expression
@@ -48,6 +60,7 @@ _PAIR = {kind: b"%s,%s" % (token(TYPE, kind), _F_ACQUIRE) for kind in (INVOKE, O
 # past them (a worker flushes every 50 ms): later events may still be on their way.
 ORDER_DELAY_NS = 300_000_000
 CHUNK = 1 << 20      # bytes read (and counted) at a time
+_HARNESS_FILE = part_name(HARNESS_PART)    # the harness's own part: run start and end, the faults
 
 
 @dataclass
@@ -65,10 +78,14 @@ class Snapshot:
 
 
 class LiveStats:
-    """``LiveStats(run_dir / "history.d")``; ``sample(now_ns)`` with the history clock's time."""
+    """``LiveStats(run_dir / "history.d", board=run_dir / "slots.bin")``; ``sample(now_ns)`` with the
+    history clock's time. Without ``board``, or until its file is there, the calls and their
+    outcomes are counted in the history."""
 
-    def __init__(self, parts_dir: Path):
+    def __init__(self, parts_dir: Path, board: Path | None = None):
         self.parts_dir = Path(parts_dir)
+        self.board_path = Path(board) if board is not None else None
+        self._board: Any = None                          # the board, mapped once its file is there
         self._lock = threading.Lock()
         self._files: dict[str, tuple[int, bytes]] = {}   # name -> (fd, partial last line)
         self._jobs: list[tuple[int, int, bytes]] = []    # (time, +1/-1, key) not yet replayed
@@ -80,10 +97,19 @@ class LiveStats:
         """Read what was appended since the last call and return the counts so far; ``final``:
         the processes have stopped writing, so every job event can be put in order."""
         with self._lock:
-            for chunk in self._read_new():
-                self._count(chunk)
+            board = self._board if self._board is not None else self._map_board()
+            for name, chunk in self._read_new():
+                if board is None:
+                    self._count(chunk)
+                else:      # the calls are the board's; faults are only in the harness's own file
+                    self._jobs += _jobs(chunk)
+                    if name == _HARNESS_FILE:
+                        for line in _lines_with(chunk, _T_FAULT):
+                            self._fault(line)
             self._order_jobs(float("inf") if final else now_ns - ORDER_DELAY_NS)
             s = self.snap
+            if board is not None:
+                s.calls, s.acquires_won, s.acquires_lost, s.acquires_unknown, s.found_nothing = totals(board)
             s.elapsed_s = now_ns / 1e9
             s.faults_active = sorted(self._faults.values())
             return replace(s, faults_active=list(s.faults_active))
@@ -93,6 +119,28 @@ class LiveStats:
             for fd, _ in self._files.values():
                 os.close(fd)
             self._files.clear()
+            if self._board is not None:
+                self._board.close()
+                self._board = None
+
+    def _map_board(self) -> Any:
+        """The board's file mapped for reading (it stays readable once the runner removes the file
+        at the end); None while there is none."""
+        if self.board_path is None:
+            return None
+        try:
+            fd = os.open(self.board_path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                self._board = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(fd)
+        return self._board
 
     # -- reading -------------------------------------------------------------------------
     def _read_new(self):
@@ -121,7 +169,7 @@ class LiveStats:
                 pending = text[cut:]
                 self._files[name] = (fd, pending)
                 if cut:
-                    yield text[:cut] if cut < len(text) else text
+                    yield name, text[:cut] if cut < len(text) else text
 
     def _count(self, chunk: bytes) -> None:
         s = self.snap

@@ -4,8 +4,8 @@ acquires won and lost, the faults acting now, and the warning signs the workers 
 On a terminal it is one status block redrawn in place four times a second (``rich.live``); when
 the output is not a terminal (a CI log, a pipe, a file) it is one plain line every few seconds
 and one when the workers stop, so a log keeps a readable record without escape codes. ``quiet``
-shows nothing. The counts come from ``leasecheck.harness.run.live_stats`` (the history files being written), read
-by this display's own thread: the run loop is not touched.
+shows nothing. The counts come from ``leasecheck.harness.run.live_stats`` (the slot board and the history
+files being written), read by this display's own thread: the run loop is not touched.
 
     with RunProgress(console, runner, title="naive-del"):
         runner.execute()
@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from leasecheck.harness.run.live_stats import LiveStats, Snapshot
-from leasecheck.rundir import HISTORY_PARTS
+from leasecheck.rundir import HISTORY_PARTS, SLOTS
 
 REFRESH_PER_SECOND = 4
 VERDICT_LATER = "the checker's verdict comes after the run"
@@ -113,7 +113,7 @@ class RunProgress:
             return None
         with self._lock:
             if self._stats is None:
-                self._stats = LiveStats(self.runner.run_dir / HISTORY_PARTS)
+                self._stats = LiveStats(self.runner.run_dir / HISTORY_PARTS, board=self.runner.run_dir / SLOTS)
             snap = self._stats.sample(history.now(), final=final)
             if final:   # the whole run's average: the workers have stopped
                 return snap, snap.calls / snap.elapsed_s if snap.elapsed_s > 0 else 0.0, False

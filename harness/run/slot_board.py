@@ -18,9 +18,14 @@ One record per slot (index: worker × slots + slot), written only by that slot's
     since     i64  CLOCK_MONOTONIC ns when it began holding
     renewed   i64  CLOCK_MONOTONIC ns when its claim's deadline was last set: ``since``, then each
                    renewal that succeeded (the claim loop calls ``hold(True)`` again after one)
+    won       u32  acquires that returned true          \
+    lost      u32  acquires that returned false          | counted as each call returns (the
+    unknown   u32  acquires that raised                  | run's live progress sums them:
+    nothing   u32  releases that returned false         /  ``leasecheck.harness.run.live_stats``)
 
 A reader may see a record mid-update; the worst it does is aim a pause at a slot that just left
-its call, which the pause measures (``in_call``). The checker never reads the board.
+its call, which the pause measures (``in_call``), or show a count one call behind. The checker
+never reads the board.
 """
 from __future__ import annotations
 
@@ -32,9 +37,13 @@ from pathlib import Path
 
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
 
-RECORD = struct.Struct("<BBHIqqq")
+RECORD = struct.Struct("<BBHIqqqIIII")
 CALLS = ("", "acquire", "release", "renew")
 _CODE = {name: i for i, name in enumerate(CALLS) if name}
+# What a returning call counts (``on_call(process, None, outcome)``): 0 nothing, else one of these,
+# the counter at offset 28 + 4 x outcome.
+WON, LOST, UNKNOWN, NOTHING = 1, 2, 3, 4
+_COUNT = struct.Struct("<I")
 _ENTRY = struct.Struct("<HIq")    # sent (reset to 0), number, entered: at offset 2
 _SINCE = struct.Struct("<qq")     # since, renewed: at offset 16
 _RENEWED = struct.Struct("<q")    # renewed alone: at offset 24
@@ -56,6 +65,7 @@ class SlotBoard:
             os.close(fd)
         self._numbers = [0] * (workers * slots)
         self._sent = [0] * (workers * slots)
+        self._outcomes = [[0] * 5 for _ in range(workers * slots)]   # per slot, by outcome (1..4)
 
     # -- a worker's slots write ----------------------------------------------------------------
     def index(self, process: str) -> int:
@@ -70,8 +80,14 @@ class SlotBoard:
         _ENTRY.pack_into(self._mm, off + 2, 0, self._numbers[i], time.monotonic_ns())
         self._mm[off] = _CODE[call]
 
-    def leave(self, i: int) -> None:
-        self._mm[i * RECORD.size] = 0
+    def leave(self, i: int, outcome: int = 0) -> None:
+        """Record ``i`` left its call, which counts as ``outcome`` (0: as nothing)."""
+        off = i * RECORD.size
+        self._mm[off] = 0
+        if outcome:
+            counts = self._outcomes[i]
+            counts[outcome] = n = (counts[outcome] + 1) & 0xFFFFFFFF
+            _COUNT.pack_into(self._mm, off + 28 + 4 * outcome, n)
 
     def hold(self, i: int, holding: bool) -> None:
         """``holding`` True while already holding is a renewal: ``renewed`` moves, ``since`` stays."""
@@ -96,12 +112,14 @@ class SlotBoard:
 
     def writers(self, i: int):
         """``(on_call, on_hold)`` of record ``i``, as the claim loop calls them (``on_call(process,
-        call or None)``, ``on_hold(process, holding)``): ``enter``/``leave`` and ``hold`` with the
-        record's place bound once, for the slot's hot path (two calls per lease call)."""
+        call)`` entering a call, ``on_call(process, None, outcome)`` as it returns, ``on_hold(process,
+        holding)``): ``enter``/``leave`` and ``hold`` with the record's place bound once, for the
+        slot's hot path (two calls per lease call)."""
         mm, off, numbers, sent, codes = self._mm, i * RECORD.size, self._numbers, self._sent, _CODE
         entry, since, renewed, clock = _ENTRY.pack_into, _SINCE.pack_into, _RENEWED.pack_into, time.monotonic_ns
+        count, counts = _COUNT.pack_into, self._outcomes[i]
 
-        def on_call(_process: str, call: str | None) -> None:
+        def on_call(_process: str, call: str | None, outcome: int = 0) -> None:
             if call:
                 numbers[i] += 1
                 sent[i] = 0
@@ -109,6 +127,9 @@ class SlotBoard:
                 mm[off] = codes[call]
             else:
                 mm[off] = 0
+                if outcome:
+                    counts[outcome] = n = (counts[outcome] + 1) & 0xFFFFFFFF
+                    count(mm, off + 28 + 4 * outcome, n)
 
         def on_hold(_process: str, holding: bool) -> None:
             if holding:
@@ -126,11 +147,16 @@ class SlotBoard:
     def records(self) -> list[tuple[str, str, bool, int, int, int, int]]:
         """(process, call or "", holding, number, entered_ns, since_ns, renewed_ns) of every slot."""
         out = []
-        for i, (code, holding, _sent, number, entered, since, renewed) in enumerate(RECORD.iter_unpack(self._mm)):
+        for i, (code, holding, _sent, number, entered, since, renewed, *_counts) in enumerate(
+                RECORD.iter_unpack(self._mm)):
             process = f"w{i // self.slots}.s{i % self.slots}"
             out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since,
                         renewed))
         return out
+
+    def totals(self) -> tuple[int, int, int, int, int]:
+        """``totals(board)`` of this board."""
+        return totals(self._mm)
 
     def sent(self, i: int) -> int:
         """Record ``i``'s commands sent since it entered its current or last call."""
@@ -141,3 +167,16 @@ class SlotBoard:
             self._mm.close()
         except (BufferError, ValueError):
             pass
+
+
+def totals(board) -> tuple[int, int, int, int, int]:
+    """(calls entered, acquires won, lost, unknown, releases that found nothing) summed over every
+    record of ``board`` (the file's bytes, or a map of it)."""
+    calls = won = lost = unknown = nothing = 0
+    for record in RECORD.iter_unpack(board):
+        calls += record[3]
+        won += record[7]
+        lost += record[8]
+        unknown += record[9]
+        nothing += record[10]
+    return calls, won, lost, unknown, nothing

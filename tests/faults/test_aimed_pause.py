@@ -11,7 +11,7 @@ from leasecheck.harness.faults import FAULTS, nemesis_entries
 from leasecheck.harness.faults.pause import AIMED
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.run.holders import HolderTable, worker_index
-from leasecheck.harness.run.slot_board import SlotBoard
+from leasecheck.harness.run.slot_board import WON, SlotBoard
 from leasecheck.workloads.claim_loop import Slot
 
 
@@ -129,10 +129,12 @@ def test_a_slot_reports_entering_and_leaving_each_call():
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
-                on_call=lambda process, call: said.append((process, call)))
+                on_call=lambda process, call, outcome=0: said.append((process, call, outcome)))
     assert slot._attempt("w0.s0.0", "k", lambda: 0.0) is True
-    assert said == [("w0.s0", "acquire"), ("inside", "acquire"), ("w0.s0", None),
-                    ("w0.s0", "release"), ("inside", "release"), ("w0.s0", None)]
+    # leaving, each call says what it counts as: the acquire won, the release raised (its outcome
+    # unknown: counted as nothing, the board counts only acquires that raised)
+    assert said == [("w0.s0", "acquire", 0), ("inside", "acquire"), ("w0.s0", None, WON),
+                    ("w0.s0", "release", 0), ("inside", "release"), ("w0.s0", None, 0)]
 
 
 def _ctx(tmp_path, table, workers):

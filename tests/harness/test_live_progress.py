@@ -86,6 +86,42 @@ def test_counts_a_real_history_writer_and_survives_the_directory_going(tmp_path)
     stats.close()
 
 
+def test_with_a_slot_board_the_calls_are_the_boards_and_jobs_and_faults_the_historys(tmp_path):
+    from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON, SlotBoard
+    parts, path = tmp_path / "history.d", tmp_path / "slots.bin"
+    parts.mkdir()
+    # the history says one thing about the calls, the board another: with a board, the board counts
+    _append(parts / "w0.jsonl", _line(1, "w0.s0", "invoke", f="acquire", attempt="a", key="k")
+            + _line(2, "w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[])
+            + _line(3 * MS, "w0.s0", "job_start", attempt="a", key="k"))
+    _append(parts / "w1.jsonl", _line(5 * MS, "w1.s0", "job_start", attempt="b", key="k"))
+    _append(parts / "harness.jsonl", _line(6 * MS, "nemesis", "fault_start", fault="pause", target="holder",
+                                           n=0, requested={}))
+    stats = LiveStats(parts, board=path)
+    s = stats.sample(ORDER_DELAY_NS + 10 * MS)        # no board yet: the history's counts
+    assert (s.calls, s.acquires_won, s.overlaps) == (1, 1, 1)
+    board = SlotBoard(path, workers=2, slots=1, create=True)
+    on_call, _ = board.writers(0)
+    for outcome in (WON, LOST, LOST, UNKNOWN):
+        on_call("w0.s0", "acquire")
+        on_call("w0.s0", None, outcome)
+    on_call("w0.s0", "release")
+    on_call("w0.s0", None, NOTHING)
+    # a fault line in a worker's file is no fault: only the harness's file has them
+    _append(parts / "w0.jsonl", _line(7 * MS, "nemesis", "fault_start", fault="kill", target="holder", n=9,
+                                      requested={}))
+    s = stats.sample(ORDER_DELAY_NS + 20 * MS)
+    assert (s.calls, s.acquires_won, s.acquires_lost, s.acquires_unknown, s.found_nothing) == (5, 1, 2, 1, 1)
+    assert s.overlaps == 1 and s.faults_active == ["pause:holder"]
+    on_call("w0.s0", "acquire")
+    on_call("w0.s0", None, WON)
+    board.close()
+    path.unlink()                 # the runner removes the board when the workers have stopped
+    s = stats.sample(ORDER_DELAY_NS + 30 * MS, final=True)
+    assert (s.calls, s.acquires_won) == (6, 2)
+    stats.close()
+
+
 def test_rate_over_the_last_two_seconds():
     r = Rate()
     assert r.add(0.0, 0) == 0.0

@@ -45,3 +45,28 @@ def test_a_slots_sent_count_counts_its_commands_since_it_entered_its_call(tmp_pa
     call, holding, number, *_ = {p: rest for p, *rest in board.records()}["w0.s1"]
     assert (call, number) == ("renew", 3)
     board.close()
+
+
+def test_each_slot_counts_what_its_returning_calls_count_and_the_board_sums_them(tmp_path):
+    from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON, totals
+    board = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1, create=True)
+    w0, _ = board.writers(board.index("w0.s0"))
+    w1, _ = board.writers(board.index("w1.s0"))
+    for call, outcome in (("acquire", WON), ("release", NOTHING), ("acquire", LOST), ("acquire", LOST),
+                          ("acquire", UNKNOWN), ("renew", 0), ("release", 0)):
+        w0("w0.s0", call)
+        w0("w0.s0", None, outcome)
+    w1("w1.s0", "acquire")
+    w1("w1.s0", None, WON)
+    w1("w1.s0", "release")                       # still inside it: entered, not yet counted
+    board.leave(board.index("w1.s0"), NOTHING)   # the other way to write shares the counts
+    w1("w1.s0", "acquire")
+    w1("w1.s0", None, LOST)
+    # calls entered, acquires won, lost, unknown, releases that found nothing
+    assert board.totals() == (10, 2, 3, 1, 2)
+    reader = SlotBoard(tmp_path / "slots.bin", workers=2, slots=1)    # another process's view
+    assert reader.totals() == totals((tmp_path / "slots.bin").read_bytes()) == (10, 2, 3, 1, 2)
+    call, holding, number, *_ = {p: rest for p, *rest in reader.records()}["w1.s0"]
+    assert (call, holding, number) == ("", False, 3)
+    board.close()
+    reader.close()

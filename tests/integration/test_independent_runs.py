@@ -6,7 +6,9 @@ key, and the hash-field leases; and on runs of several nodes the several-node co
 (Redlock masters: claims and foreign releases per node, holds, violations; replicated with a
 failover: claims followed across it, lost in failover, early losses in failover, split brains)."""
 import json
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,21 @@ def test_both_checkers_give_the_same_counts_on_a_fresh_run(leasecheck_once, leas
     assert r.code in (0, 1), r.out + r.err
     assert r.results["claims_seen"]["count"] > 0
     assert check(r.run_dir) == counts(r.results)
+
+
+@pytest.mark.parametrize("lease", ["naive-del", "token-cas", "get-compare-del"])
+def test_the_last_progress_line_counts_what_the_history_holds(leasecheck_once, lease):
+    # the same runs: the live progress counts acquires and releases from the slot board, overlaps
+    # from the job lines; its last line (the output is no terminal) must say what the history says
+    r = leasecheck_once("run", "--lease", lease, "--time-limit", "6s")
+    last = [line for line in r.out.splitlines() if line.startswith("progress: ")][-1]
+    won, lost, unknown = map(int, re.search(r"acquires won (\d+) lost (\d+) unknown (\d+)", last).groups())
+    nothing, overlaps = map(int, re.search(r"so far (\d+) release\(s\) found nothing, (\d+) job run", last).groups())
+    events = [json.loads(line) for line in (r.run_dir / "history.jsonl").read_text().splitlines()]
+    acquires = Counter(e["type"] for e in events if e.get("f") == "acquire" and e["type"] in ("ok", "fail", "info"))
+    assert (won, lost, unknown) == (acquires["ok"], acquires["fail"], acquires["info"]) and won > 0
+    assert nothing == sum(e["type"] == "ok" and e.get("f") == "release" and e["value"] is False for e in events)
+    assert nothing == r.results["releases_found_nothing"] and overlaps == r.results["overlap"]["count"]
 
 
 def test_a_hash_field_lease_is_judged_on_its_fields(leasecheck_once):
