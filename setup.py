@@ -35,7 +35,7 @@ COMPILED = (
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
     "workloads/claim_loop.py", "harness/record/history.py", "harness/run/slot_board.py", "harness/run/hung_watch.py",
-    "harness/run/live_stats.py", "harness/record/numbering.py",
+    "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
 
 

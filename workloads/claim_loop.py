@@ -62,13 +62,15 @@ class Slot:
         jobs = random.Random(f"{self.seed}:{self.process}:jobs")
         delays = random.Random(f"{self.seed}:{self.process}:delays")
         pick, count, names = keys.randrange, len(self.keys), self.keys
+        # keys.randrange(count) without its two interpreted frames: the same draws (_SAME_DRAWS)
+        bits, inline = keys.getrandbits, count > 0 and _SAME_DRAWS
         stopped, now, deadline, attempt_of = self.stop.is_set, self.history.now, self.deadline_ns, self._attempt
         draw_duration = partial(self.job_duration.sample, jobs)
         back_off = partial(self.retry_delay.sample, delays)
         prefix = f"{self.process}."
         n = 0
         while not stopped() and now() < deadline:
-            key = names[pick(count)]
+            key = names[_below(bits, count) if inline else pick(count)]
             attempt = f"{prefix}{n}"
             n += 1
             if attempt_of(attempt, key, draw_duration):
@@ -190,6 +192,28 @@ class Slot:
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         self._last = (f, attempt, key, invoked)
         return value
+
+
+def _below(bits: Callable[[int], int], n: int) -> int:
+    """A draw in ``range(n)`` (``n`` > 0) from ``bits`` (a ``Random``'s ``getrandbits``) as
+    CPython's ``Random.randrange(n)`` makes it: the fewest bits that hold ``n``, drawn again
+    until below it."""
+    width = n.bit_length()
+    r = bits(width)
+    while r >= n:
+        r = bits(width)
+    return r
+
+
+def _same_draws() -> bool:
+    """Whether ``_below`` gives this Python's ``randrange`` draws (checked once at import: where it
+    does not, the claim loop calls ``randrange``, so a seed picks the same keys either way)."""
+    ours, theirs = random.Random(7), random.Random(7)
+    return all(_below(ours.getrandbits, n) == theirs.randrange(n)
+               for n in (1, 2, 3, 5, 7, 64, 100, 1000, 4097) for _ in range(25))
+
+
+_SAME_DRAWS = _same_draws()
 
 
 def _outcome(f: str, value: bool) -> int:

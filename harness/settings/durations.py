@@ -79,21 +79,21 @@ def parse_distribution(text: str, what: str = "--job-duration") -> Distribution:
         chunk = chunk.strip()
         if not chunk:
             raise UsageError(f"{hint} (empty part)")
-        weight = None
+        weight: float | None = None
         if "%:" in chunk:
-            w, chunk = chunk.split("%:", 1)
+            given_weight, chunk = chunk.split("%:", 1)
             try:
-                weight = float(w)
+                weight = float(given_weight)
             except ValueError:
-                raise UsageError(f"{hint} ({w!r} is not a percentage)") from None
+                raise UsageError(f"{hint} ({given_weight!r} is not a percentage)") from None
             if not 0 <= weight <= 100:
                 raise UsageError(f"{hint} (weight {weight}% is outside 0..100)")
         raw.append((weight, chunk.strip()))
     given = sum(w for w, _ in raw if w is not None)
-    free = [w for w, _ in raw if w is None]
+    free = sum(1 for w, _ in raw if w is None)     # parts without a weight
     if given > 100.0001 or (not free and abs(given - 100) > 0.0001):
         raise UsageError(f"{hint} (weights add up to {given:g}%, not 100%)")
-    share = (100.0 - given) / len(free) if free else 0.0
+    share = (100.0 - given) / free if free else 0.0
     parts = []
     for weight, shape in raw:
         weight = share if weight is None else weight
