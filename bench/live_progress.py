@@ -27,10 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from leasecheck.events import ACQUIRE, FAIL, INFO, INVOKE, OK  # noqa: E402
+from leasecheck.events import FAIL, INFO, INVOKE, OK  # noqa: E402
 from leasecheck.harness.run.live_stats import LiveStats  # noqa: E402
-from leasecheck.harness.run.slot_board import UNKNOWN, SlotBoard  # noqa: E402
-from leasecheck.workloads.claim_loop import _outcome  # noqa: E402
+from leasecheck.harness.run.slot_board import SlotBoard, outcome  # noqa: E402
 
 
 CALLS = ("acquire", "release", "renew")
@@ -64,10 +63,8 @@ def replay(slices: dict, step: int, board_path: Path | None, d: Path) -> tuple[f
                     on_call = writers[e["process"]] = board.writers(board.index(e["process"]))[0]
                 if e["type"] == INVOKE:
                     on_call(e["process"], e["f"])
-                elif e["type"] == INFO:
-                    on_call(e["process"], None, UNKNOWN if e["f"] == ACQUIRE else 0)
-                else:
-                    on_call(e["process"], None, _outcome(e["f"], bool(e.get("value"))))
+                else:   # returned (ok, fail) or raised (info)
+                    on_call(e["process"], None, outcome(e["f"], None if e["type"] == INFO else bool(e.get("value"))))
         t = time.process_time()
         snap = stats.sample((k + 1) * step)
         spent += time.process_time() - t

@@ -23,8 +23,8 @@ from typing import Callable
 
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK, SLOT_CRASH)
-from leasecheck.harness.run.slot_board import UNKNOWN
-from leasecheck.workloads.claim_loop import Slot, _describe, _outcome
+from leasecheck.harness.run.slot_board import outcome
+from leasecheck.workloads.claim_loop import Slot, _describe
 from leasecheck.workloads.stall import TICK_S
 
 POLL_S = 0.05    # how often a job's task looks whether hang:holder froze it
@@ -145,13 +145,13 @@ class AsyncSlot(Slot):
         except Exception as e:
             if watch is not None:
                 watch.leave(self.process)
-            self.on_call(self.process, None, UNKNOWN if f == ACQUIRE else 0)
+            self.on_call(self.process, None, outcome(f, None))
             self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return None
         if watch is not None:
             watch.leave(self.process)
-        self.on_call(self.process, None, _outcome(f, value))
+        self.on_call(self.process, None, outcome(f, value))
         kind = FAIL if (f == ACQUIRE and not value) else OK
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
                             sent=self.tracker.drain())

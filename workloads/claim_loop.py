@@ -20,10 +20,10 @@ from typing import Any, Callable
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.record.history import calls_of
-from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON
+from leasecheck.harness.run.slot_board import outcome
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
-    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK, RELEASE)
+    ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)   # the asynchronous loop's AsyncSlot
@@ -44,7 +44,7 @@ class Slot:
     stop: threading.Event
     on_hold: Callable[[str, bool], None] = lambda process, holding: None
     # entering a call: on_call(process, its name); as it returns: on_call(process, None, outcome),
-    # the slot board's count of it (slot_board.WON, LOST, UNKNOWN, NOTHING; 0 counts nothing)
+    # the slot board's count of it (slot_board.outcome)
     on_call: Callable[..., None] = lambda process, call, outcome=0: None
     sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
     watch: Any = None            # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
@@ -181,14 +181,14 @@ class Slot:
         except Exception as e:
             if watch is not None:
                 watch.leave(process)
-            on_call(process, None, UNKNOWN if f == ACQUIRE else 0)
+            on_call(process, None, outcome(f, None))
             self.history.record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
                                 sent=tracker.drain())
             self._last = (f, attempt, key, invoked)
             return None
         if watch is not None:
             watch.leave(process)
-        on_call(process, None, _outcome(f, value))
+        on_call(process, None, outcome(f, value))
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         self._last = (f, attempt, key, invoked)
         return value
@@ -214,13 +214,6 @@ def _same_draws() -> bool:
 
 
 _SAME_DRAWS = _same_draws()
-
-
-def _outcome(f: str, value: bool) -> int:
-    """What a call that returned ``value`` counts as on the slot board (0: nothing)."""
-    if f == ACQUIRE:
-        return WON if value else LOST
-    return NOTHING if f == RELEASE and not value else 0
 
 
 def _describe(e: BaseException) -> str:

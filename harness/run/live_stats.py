@@ -99,13 +99,8 @@ class LiveStats:
         with self._lock:
             board = self._board if self._board is not None else self._map_board()
             for name, chunk in self._read_new():
-                if board is None:
-                    self._count(chunk)
-                else:      # the calls are the board's; faults are only in the harness's own file
-                    self._jobs += _jobs(chunk)
-                    if name == _HARNESS_FILE:
-                        for line in _lines_with(chunk, _T_FAULT):
-                            self._fault(line)
+                # with a board the calls are its counts, and faults are only in the harness's own file
+                self._count(chunk, calls=board is None, faults=board is None or name == _HARNESS_FILE)
             self._order_jobs(float("inf") if final else now_ns - ORDER_DELAY_NS)
             s = self.snap
             if board is not None:
@@ -171,20 +166,24 @@ class LiveStats:
                 if cut:
                     yield name, text[:cut] if cut < len(text) else text
 
-    def _count(self, chunk: bytes) -> None:
+    def _count(self, chunk: bytes, calls: bool, faults: bool) -> None:
+        """The chunk's job events always; its lease calls and their outcomes with ``calls``, its
+        fault lines with ``faults``."""
         s = self.snap
-        # lease calls started: every invoke but a job's write to the --sink (rare: looked at one by one)
-        s.calls += chunk.count(_T_INVOKE) - sum(_T_INVOKE in line for line in _lines_with(chunk, _F_EFFECT))
-        won, lost, unknown = _acquire_outcomes(chunk)
-        s.acquires_won += won
-        s.acquires_lost += lost
-        s.acquires_unknown += unknown
-        for line in _lines_with(chunk, _VALUE_FALSE):     # rarer than the release lines
-            if _F_RELEASE in line and _T_OK in line:       # the release deleted nothing
-                s.found_nothing += 1
+        if calls:
+            # lease calls started: every invoke but a job's write to the --sink (rare: looked at one by one)
+            s.calls += chunk.count(_T_INVOKE) - sum(_T_INVOKE in line for line in _lines_with(chunk, _F_EFFECT))
+            won, lost, unknown = _acquire_outcomes(chunk)
+            s.acquires_won += won
+            s.acquires_lost += lost
+            s.acquires_unknown += unknown
+            for line in _lines_with(chunk, _VALUE_FALSE):     # rarer than the release lines
+                if _F_RELEASE in line and _T_OK in line:       # the release deleted nothing
+                    s.found_nothing += 1
         self._jobs += _jobs(chunk)
-        for line in _lines_with(chunk, _T_FAULT):
-            self._fault(line)
+        if faults:
+            for line in _lines_with(chunk, _T_FAULT):
+                self._fault(line)
 
     def _fault(self, line: bytes) -> None:
         try:

@@ -35,6 +35,7 @@ import struct
 import time
 from pathlib import Path
 
+from leasecheck.events import ACQUIRE, RELEASE
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
 
 RECORD = struct.Struct("<BBHIqqqIIII")
@@ -48,6 +49,13 @@ _ENTRY = struct.Struct("<HIq")    # sent (reset to 0), number, entered: at offse
 _SINCE = struct.Struct("<qq")     # since, renewed: at offset 16
 _RENEWED = struct.Struct("<q")    # renewed alone: at offset 24
 _SENT = struct.Struct("<H")       # sent: at offset 2
+
+
+def outcome(call: str, value: bool | None) -> int:
+    """What a ``call`` that returned ``value`` (None: it raised) counts as on the board (0: nothing)."""
+    if call == ACQUIRE:
+        return UNKNOWN if value is None else WON if value else LOST
+    return NOTHING if call == RELEASE and value is False else 0
 
 
 class SlotBoard:

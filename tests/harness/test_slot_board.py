@@ -70,3 +70,10 @@ def test_each_slot_counts_what_its_returning_calls_count_and_the_board_sums_them
     assert (call, holding, number) == ("", False, 3)
     board.close()
     reader.close()
+
+
+def test_what_a_returning_call_counts_as():
+    from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON, outcome
+    assert [outcome("acquire", v) for v in (True, False, None)] == [WON, LOST, UNKNOWN]
+    assert [outcome("release", v) for v in (True, False, None)] == [0, NOTHING, 0]   # raised: not known to be empty
+    assert [outcome("renew", v) for v in (True, False, None)] == [0, 0, 0]
