@@ -11,11 +11,12 @@ one more part of the worker's recording left out, so the differences are what ea
 
 - ``bare``: ``bench/throughput.py``'s bare redis-py loop (the floor's loop).
 - ``slot``: one claim loop built as a worker builds it (``token-cas``, the audited connection, the
-  send tracker, the history writer and its flusher, the slot board, the hung-call watch), in the
-  process's main thread.
+  send tracker, the history writer and its flusher, the slot board, the hung-call watch following
+  the slot's record), in the process's main thread.
 - ``thread``: the same in a thread of its own, as a worker runs its slots.
-- ``no-watch``: ``slot`` without the hung-call watch (no ``enter``/``leave``, no watch thread).
-- ``no-board``: ``no-watch`` without the slot board (no call, hold or sent writes).
+- ``no-watch``: ``slot`` without the hung-call watch (no watch thread).
+- ``no-board``: ``no-watch`` with the slot's record on no board (the same writes, into a private
+  buffer instead of the shared map).
 - ``no-lines``: ``no-board`` with a history writer whose lines go nowhere (the formatting and the
   flusher's wakes gone; the tracker still numbers and drains).
 - ``plain-client``: ``no-lines`` on a plain redis-py client (no numbering, no tracker: the claim
@@ -95,18 +96,19 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
     tracker = SendTracker(f"w{os.getpid()}.s0", on_late=lambda call, entry: None)
     client = redis.Redis(port=port) if mode == "plain-client" else make_client(tracker, "127.0.0.1", port)
     board = None
-    on_call = on_hold = None
+    extra = {}
     if full or mode == "no-watch":
         board = SlotBoard(d / f"slots-{os.getpid()}.bin", 1, 1, create=True)
-        on_call, on_hold = board.writers(0)
-        tracker.on_sent = board.count_sent(0)
+        extra["record"] = board.record(0)
+        tracker.on_sent = extra["record"].sent
     watch = HungWatch(history, 30.0, stops_of(Slot._call)).start() if full else None
     zero = parse_distribution("0s")
-    extra = {"on_call": on_call, "on_hold": on_hold} if board is not None else {}
     slot = Slot(process=tracker.process, history=history, tracker=tracker, client=client,
                 lease_factory=load_lease("token-cas"), keys=keys, ttl_ms=1000, job_duration=zero,
                 retry_delay=zero, seed=1, deadline_ns=history.now() + int(seconds * 1e9),
-                stop=threading.Event(), watch=watch, stall=Stall(), **extra)
+                stop=threading.Event(), stall=Stall(), **extra)
+    if watch is not None:
+        watch.follow(slot.process, slot.record, slot.current)
     slot.run()
     if watch is not None:
         watch.close()

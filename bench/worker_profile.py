@@ -84,11 +84,13 @@ def run_slot(d: Path, port: int, keys: list[str], seconds: float) -> tuple[float
     board = SlotBoard(d / f"slots-{time.monotonic_ns()}.bin", 1, 1, create=True)
     watch = HungWatch(history, 30.0, stops_of(Slot._call)).start()
     zero = parse_distribution("0s")
-    on_call, on_hold = board.writers(0)
+    record = board.record(0)
+    tracker.on_sent = record.sent
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=client,
                 lease_factory=load_lease("token-cas"), keys=keys, ttl_ms=1000, job_duration=zero,
                 retry_delay=zero, seed=1, deadline_ns=history.now() + int(seconds * 1e9),
-                stop=threading.Event(), on_hold=on_hold, on_call=on_call, watch=watch, stall=Stall())
+                stop=threading.Event(), record=record, stall=Stall())
+    watch.follow("w0.s0", record, slot.current)
     probe = redis.Redis(port=port)
     ops0, cpu0 = store_ops(probe), time.process_time()
     slot.run()

@@ -19,11 +19,11 @@ import random
 import threading
 import traceback
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK, SLOT_CRASH)
-from leasecheck.harness.run.slot_board import outcome
+from leasecheck.harness.run.slot_board import code, outcome
 from leasecheck.workloads.claim_loop import Slot, _describe
 from leasecheck.workloads.stall import TICK_S
 
@@ -33,8 +33,10 @@ POLL_S = 0.05    # how often a job's task looks whether hang:holder froze it
 @dataclass
 class AsyncSlot(Slot):
     """A ``Slot`` whose lease calls are awaited on the worker's event loop. ``wake`` is set when
-    the worker is told to stop (``stop`` set), so a back-off ends at once."""
+    the worker is told to stop (``stop`` set), so a back-off ends at once. ``watch``: the worker's
+    hung-call watch, told each call's task (``HungWatch.enter``), since the slots share one thread."""
     wake: asyncio.Event | None = None
+    watch: Any = None
 
     async def run(self) -> None:
         keys = random.Random(f"{self.seed}:{self.process}:keys")
@@ -72,12 +74,12 @@ class AsyncSlot(Slot):
         got = await self._call(lease.acquire, "acquire", attempt, key)
         if got is not True:
             return False
-        self.on_hold(self.process, True)
+        self.record.hold(True)
         try:
             await self._job(lease, attempt, key, draw_duration())
             await self._call(lease.release, "release", attempt, key)
         finally:
-            self.on_hold(self.process, False)
+            self.record.hold(False)
         return True
 
     async def _job(self, lease, attempt: str, key: str, duration: float) -> None:
@@ -102,7 +104,7 @@ class AsyncSlot(Slot):
                 if await self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
-                self.on_hold(self.process, True)     # the board's since: its deadline moved
+                self.record.hold(True)     # a renewal: the board's deadline moved
                 next_renew += period
                 continue
             wake = min(end, next_renew) if callable(renew) else end
@@ -136,7 +138,7 @@ class AsyncSlot(Slot):
         """Await one lease call between an invocation and a completion; None when it raised."""
         invoked = self.history.record(self.process, INVOKE, f=f, attempt=attempt, key=key)
         self.tracker.begin(attempt, f, key, invoked)     # a context variable: this task's own
-        self.on_call(self.process, f)
+        self.record.enter(code(f))
         watch = self.watch
         if watch is not None:
             watch.enter(self.process, attempt, f, key, invoked, task=asyncio.current_task())
@@ -145,13 +147,13 @@ class AsyncSlot(Slot):
         except Exception as e:
             if watch is not None:
                 watch.leave(self.process)
-            self.on_call(self.process, None, outcome(f, None))
+            self.record.leave(outcome(f, None))
             self.history.record(self.process, INFO, f=f, attempt=attempt, key=key,
                                 error=_describe(e), sent=self.tracker.drain())
             return None
         if watch is not None:
             watch.leave(self.process)
-        self.on_call(self.process, None, outcome(f, value))
+        self.record.leave(outcome(f, value))
         kind = FAIL if (f == ACQUIRE and not value) else OK
         self.history.record(self.process, kind, f=f, attempt=attempt, key=key, value=value,
                             sent=self.tracker.drain())

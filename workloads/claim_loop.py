@@ -13,14 +13,14 @@ from __future__ import annotations
 import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.record.history import calls_of
-from leasecheck.harness.run.slot_board import outcome
+from leasecheck.harness.run.slot_board import SlotRecord, code, outcome
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
@@ -42,14 +42,17 @@ class Slot:
     seed: int
     deadline_ns: int             # in history time: stop claiming after this
     stop: threading.Event
-    on_hold: Callable[[str, bool], None] = lambda process, holding: None
-    # entering a call: on_call(process, its name); as it returns: on_call(process, None, outcome),
-    # the slot board's count of it (slot_board.outcome)
-    on_call: Callable[..., None] = lambda process, call, outcome=0: None
+    # The slot's record on the worker's slot board (leasecheck.harness.run.slot_board): which call
+    # it is inside (enter/leave, each return counted as slot_board.outcome says) and whether it holds
+    # a claim (hold). The worker's hung-call watch reads which call it is inside from there too
+    # (HungWatch.follow, with ``current``).
+    record: SlotRecord = field(default_factory=SlotRecord.alone)
     sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
-    watch: Any = None            # leasecheck.harness.run.hung_watch.HungWatch: reports a call that hangs
-    _last: tuple | None = None   # (f, attempt, key, invoked) of the slot's last completed call
+    # (f, attempt, key, invoked) of the slot's latest call, set as the call is invoked: the call it
+    # is inside while the board says it is inside one, else its last completed call
+    _last: tuple | None = None
     stall: Any = None            # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
+    thread: int = 0              # the ident of the thread running the slot (set by run)
 
     def __post_init__(self) -> None:
         # the slot's own events, each line formatted from parts encoded once (``CallLines``)
@@ -58,6 +61,7 @@ class Slot:
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
         # the k-th attempt's key, the k-th job's duration, the k-th back-off are fixed by the seed.
+        self.thread = threading.get_ident()
         keys = random.Random(f"{self.seed}:{self.process}:keys")
         jobs = random.Random(f"{self.seed}:{self.process}:jobs")
         delays = random.Random(f"{self.seed}:{self.process}:delays")
@@ -79,6 +83,11 @@ class Slot:
             if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
                 self.stop.wait(delay)
         self._credit_left()
+
+    def current(self) -> tuple[int, tuple | None]:
+        """(the slot's thread, (f, attempt, key, invoked) of its latest call): what the hung-call
+        watch reports of a call the slot's record says it is inside."""
+        return self.thread, self._last
 
     def _credit_left(self) -> None:
         """Commands sent since the slot's last call returned and before its next attempt began
@@ -103,12 +112,13 @@ class Slot:
         got = self._call(lease.acquire, "acquire", attempt, key)
         if got is not True:
             return False
-        self.on_hold(self.process, True)
+        record = self.record
+        record.hold(True)
         try:
             self._job(lease, attempt, key, draw_duration())
             self._call(lease.release, "release", attempt, key)
         finally:
-            self.on_hold(self.process, False)
+            record.hold(False)
         return True
 
     def _job(self, lease, attempt: str, key: str, duration: float) -> None:
@@ -133,7 +143,7 @@ class Slot:
                 if self._call(renew, "renew", attempt, key) is not True:
                     aborted = True
                     break
-                self.on_hold(process, True)     # the board's since: its deadline moved
+                self.record.hold(True)     # a renewal: the board's deadline moved
                 next_renew += period
                 continue
             wake = min(end, next_renew) if renews else end
@@ -170,27 +180,20 @@ class Slot:
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        lines, process, tracker, watch, on_call = self._lines, self.process, self.tracker, self.watch, self.on_call
+        lines, tracker, record = self._lines, self.tracker, self.record
         invoked = lines.invoke(f, attempt, key)
         tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
-        on_call(process, f)
-        if watch is not None:
-            watch.enter(process, attempt, f, key, invoked)
+        self._last = (f, attempt, key, invoked)
+        record.enter(code(f))
         try:
             value = bool(fn())
         except Exception as e:
-            if watch is not None:
-                watch.leave(process)
-            on_call(process, None, outcome(f, None))
-            self.history.record(process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
+            record.leave(outcome(f, None))
+            self.history.record(self.process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
                                 sent=tracker.drain())
-            self._last = (f, attempt, key, invoked)
             return None
-        if watch is not None:
-            watch.leave(process)
-        on_call(process, None, outcome(f, value))
+        record.leave(outcome(f, value))
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
-        self._last = (f, attempt, key, invoked)
         return value
 
 

@@ -2,8 +2,11 @@
 (``--call-timeout``, ``RunConfig.call_bound_s``) is reported once, as a ``call_hung`` event with the
 Python stack of the thread making it (``sys._current_frames``), while it is still stuck.
 
-Each slot tells the watch when it enters and leaves a lease call (``enter`` / ``leave``: a dict
-write each, no lock on the slot's path). A daemon thread looks every tenth of the bound, at
+A threaded slot's calls are read from its record on the worker's slot board (``follow``: the
+record says which call the slot is inside, its number and when it entered it, and the slot says
+what that call is), so the slot's path spends nothing on the watch. A slot of the asynchronous loop
+tells the watch when it enters and leaves a call (``enter`` / ``leave``: a dict write each), with
+the call's task, since the slots share one thread. A daemon thread looks every tenth of the bound, at
 least every ``PERIOD_S`` (a worker wakes for it at most 20 times a second, usually twice). Time the
 whole process spent stopped (a ``pause`` fault's SIGSTOP) is not the lease's: when the watch's own
 sleep overran by more than ``FROZEN_SLACK_S``, the overrun is counted as frozen and taken off the
@@ -46,7 +49,12 @@ class HungWatch:
         # CLOCK_MONOTONIC ns, the watch's frozen ns when it entered, the asyncio task or None)
         self._open: dict[str, tuple] = {}
         self._reported: dict[str, tuple] = {}    # process -> the call of it reported last
+        # process -> (its slot-board record, its ``current``) (``follow``), and the number of the
+        # call of it reported last
+        self._followed: dict[str, tuple] = {}
+        self._reported_number: dict[str, int] = {}
         self._frozen = 0
+        self._freezes: list[tuple[int, int]] = []   # (seen at ns, overrun ns) of each freeze
         self._done = threading.Event()
         self._loop_thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
 
@@ -58,6 +66,12 @@ class HungWatch:
         self._done.set()
 
     # -- the slots' side -----------------------------------------------------------------------
+    def follow(self, process: str, record, current) -> None:
+        """Watch ``process``'s calls on its slot-board record (``SlotRecord.call()``: the code,
+        number and entry time of the call it is inside); ``current()`` gives (its thread's ident,
+        (f, attempt, key, invoked) of its latest call), the call it is inside while it is inside one."""
+        self._followed[process] = (record, current)
+
     def enter(self, process: str, attempt: str, f: str, key: str, invoked: int, task=None) -> None:
         self._open[process] = (_ident(), attempt, f, key, invoked, _clock(), self._frozen, task)
 
@@ -67,6 +81,10 @@ class HungWatch:
     # -- what the worker asks at the end ------------------------------------------------------
     def hung(self, process: str) -> bool:
         """Whether ``process`` is inside a call already reported hung (the worker may leave it)."""
+        followed = self._followed.get(process)
+        if followed is not None:
+            code, number, _ = followed[0].call()
+            return code != 0 and self._reported_number.get(process) == number
         call = self._open.get(process)
         return call is not None and self._reported.get(process) is call
 
@@ -79,12 +97,34 @@ class HungWatch:
             now = time.monotonic_ns()
             overrun = now - last - period
             if overrun > FROZEN_SLACK_S * 1e9:
-                self._frozen += overrun
+                self.stopped(overrun, now)
             last = now
             self.check(now)
 
+    def stopped(self, ns: int, seen: int) -> None:
+        """The process was stopped for ``ns`` (the watch's sleep overran), seen at ``seen``: taken
+        off the running time of every call entered before then."""
+        self._frozen += ns
+        self._freezes.append((seen, ns))
+
     def check(self, now: int) -> None:
         """Report every open call that has run longer than the bound and was not reported yet."""
+        for process, (record, current) in list(self._followed.items()):
+            code, number, entered = record.call()
+            if code == 0 or self._reported_number.get(process) == number:
+                continue
+            # time stopped counts from the freezes seen after the call began, as for ``enter``
+            running = now - entered - sum(o for seen, o in self._freezes if seen > entered)
+            if running < self.bound_ns:
+                continue
+            thread, last = current()
+            if last is None or record.call()[:2] != (code, number):   # it left the call meanwhile
+                continue
+            f, attempt, key, invoked = last
+            self._reported_number[process] = number
+            self.history.record(process, CALL_HUNG, f=f, attempt=attempt, key=key, invoked=invoked,
+                                running_s=round(running / 1e9, 3), bound_s=self.bound_s,
+                                stack=self.stack(thread))
         for process, call in list(self._open.items()):
             running = now - call[ENTERED] - (self._frozen - call[FROZEN])
             if running < self.bound_ns or self._reported.get(process) is call:

@@ -38,17 +38,16 @@ from pathlib import Path
 from leasecheck.events import ACQUIRE, RELEASE
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
 
-RECORD = struct.Struct("<BBHIqqqIIII")
+# Native byte order: the workers and the harness that share the map run on one machine, and each
+# slot stores its fields in place through typed views of the map (``SlotRecord``).
+RECORD = struct.Struct("=BBHIqqqIIII")
 CALLS = ("", "acquire", "release", "renew")
 _CODE = {name: i for i, name in enumerate(CALLS) if name}
-# What a returning call counts (``on_call(process, None, outcome)``): 0 nothing, else one of these,
-# the counter at offset 28 + 4 x outcome.
+# What a returning call counts (``SlotRecord.leave(outcome)``): 0 nothing, else one of these, the
+# counter at offset 28 + 4 x outcome.
 WON, LOST, UNKNOWN, NOTHING = 1, 2, 3, 4
-_COUNT = struct.Struct("<I")
-_ENTRY = struct.Struct("<HIq")    # sent (reset to 0), number, entered: at offset 2
-_SINCE = struct.Struct("<qq")     # since, renewed: at offset 16
-_RENEWED = struct.Struct("<q")    # renewed alone: at offset 24
-_SENT = struct.Struct("<H")       # sent: at offset 2
+_U32, _U16 = 0xFFFFFFFF, 0xFFFF
+_clock = time.monotonic_ns
 
 
 def outcome(call: str, value: bool | None) -> int:
@@ -56,6 +55,77 @@ def outcome(call: str, value: bool | None) -> int:
     if call == ACQUIRE:
         return UNKNOWN if value is None else WON if value else LOST
     return NOTHING if call == RELEASE and value is False else 0
+
+
+def code(call: str) -> int:
+    """The board's code of a lease call's name (``CALLS``)."""
+    return _CODE[call]
+
+
+class SlotRecord:
+    """One slot's record, as that slot's thread writes it: each field stored in place through a
+    typed view of the record's bytes (``B``, ``H``, ``I``, ``q`` items at the offsets above), no
+    struct packing. The claim loop holds its slot's record and calls these directly (compiled
+    with it, setup.py): a lease call costs an ``enter`` and a ``leave``, a claim two ``hold``s."""
+
+    def __init__(self, buffer, i: int) -> None:
+        view = memoryview(buffer)[i * RECORD.size:(i + 1) * RECORD.size]
+        self._b, self._h, self._u, self._q = view.cast("B"), view.cast("H"), view.cast("I"), view.cast("q")
+
+    @staticmethod
+    def alone() -> "SlotRecord":
+        """A record on no board (a claim loop run outside a worker: a test, a benchmark)."""
+        return SlotRecord(bytearray(RECORD.size), 0)
+
+    def enter(self, call: int) -> None:
+        """The slot enters lease call ``call`` (a code, ``code(name)``): sent back to 0, number up
+        by one, entered now, the call's code written last."""
+        u = self._u
+        self._h[1] = 0
+        u[1] = (u[1] + 1) & _U32
+        self._q[1] = _clock()
+        self._b[0] = call
+
+    def leave(self, outcome: int = 0) -> None:
+        """The slot left its call, which counts as ``outcome`` (0: as nothing): the code cleared first."""
+        self._b[0] = 0
+        if outcome:
+            u, at = self._u, 7 + outcome
+            u[at] = (u[at] + 1) & _U32
+
+    def hold(self, holding: bool) -> None:
+        """``holding`` True while already holding is a renewal: ``renewed`` moves, ``since`` stays."""
+        b = self._b
+        if holding:
+            q, now = self._q, _clock()
+            if b[1]:
+                q[3] = now
+            else:
+                q[2] = q[3] = now
+                b[1] = 1
+        else:
+            b[1] = 0
+
+    def sent(self) -> None:
+        """One more command sent by the slot's client (its send tracker's ``on_sent``)."""
+        h = self._h
+        h[1] = (h[1] + 1) & _U16
+
+    def sent_count(self) -> int:
+        return self._h[1]
+
+    def release(self) -> None:
+        """Let go of the views (writing after this raises ``ValueError``)."""
+        for view in (self._b, self._h, self._u, self._q):
+            view.release()
+
+    def fields(self) -> tuple:
+        """The record's fields now, in ``RECORD``'s order."""
+        return RECORD.unpack(self._b)
+
+    def call(self) -> tuple[int, int, int]:
+        """(code of the call the slot is inside, 0 when none; its number; entered ns), as stored now."""
+        return self._b[0], self._u[1], self._q[1]
 
 
 class SlotBoard:
@@ -71,9 +141,7 @@ class SlotBoard:
             self._mm = mmap.mmap(fd, size)
         finally:
             os.close(fd)
-        self._numbers = [0] * (workers * slots)
-        self._sent = [0] * (workers * slots)
-        self._outcomes = [[0] * 5 for _ in range(workers * slots)]   # per slot, by outcome (1..4)
+        self._records: dict[int, SlotRecord] = {}
 
     # -- a worker's slots write ----------------------------------------------------------------
     def index(self, process: str) -> int:
@@ -81,84 +149,53 @@ class SlotBoard:
         worker, slot = process.split(".")
         return int(worker[1:]) * self.slots + int(slot[1:])
 
+    def record(self, i: int) -> SlotRecord:
+        """Record ``i``'s writer (one per record: every way of writing it shares it)."""
+        rec = self._records.get(i)
+        if rec is None:
+            rec = self._records[i] = SlotRecord(self._mm, i)
+        return rec
+
     def enter(self, i: int, call: str) -> None:
-        self._numbers[i] += 1
-        self._sent[i] = 0
-        off = i * RECORD.size
-        _ENTRY.pack_into(self._mm, off + 2, 0, self._numbers[i], time.monotonic_ns())
-        self._mm[off] = _CODE[call]
+        self.record(i).enter(_CODE[call])
 
     def leave(self, i: int, outcome: int = 0) -> None:
         """Record ``i`` left its call, which counts as ``outcome`` (0: as nothing)."""
-        off = i * RECORD.size
-        self._mm[off] = 0
-        if outcome:
-            counts = self._outcomes[i]
-            counts[outcome] = n = (counts[outcome] + 1) & 0xFFFFFFFF
-            _COUNT.pack_into(self._mm, off + 28 + 4 * outcome, n)
+        self.record(i).leave(outcome)
 
     def hold(self, i: int, holding: bool) -> None:
         """``holding`` True while already holding is a renewal: ``renewed`` moves, ``since`` stays."""
-        off = i * RECORD.size
-        if holding:
-            now = time.monotonic_ns()
-            if self._mm[off + 1]:
-                _RENEWED.pack_into(self._mm, off + 24, now)
-            else:
-                _SINCE.pack_into(self._mm, off + 16, now, now)
-        self._mm[off + 1] = 1 if holding else 0
+        self.record(i).hold(holding)
 
     def count_sent(self, i: int):
         """A function of no arguments that counts one command sent by slot ``i`` (its send
         tracker calls it for each command, ``SendTracker.on_sent``); entering a call resets it."""
-        mm, off, counts, pack = self._mm, i * RECORD.size + 2, self._sent, _SENT.pack_into
-
-        def on_sent() -> None:
-            counts[i] = n = (counts[i] + 1) & 0xFFFF
-            pack(mm, off, n)
-        return on_sent
+        return self.record(i).sent
 
     def writers(self, i: int):
-        """``(on_call, on_hold)`` of record ``i``, as the claim loop calls them (``on_call(process,
-        call)`` entering a call, ``on_call(process, None, outcome)`` as it returns, ``on_hold(process,
-        holding)``): ``enter``/``leave`` and ``hold`` with the record's place bound once, for the
-        slot's hot path (two calls per lease call)."""
-        mm, off, numbers, sent, codes = self._mm, i * RECORD.size, self._numbers, self._sent, _CODE
-        entry, since, renewed, clock = _ENTRY.pack_into, _SINCE.pack_into, _RENEWED.pack_into, time.monotonic_ns
-        count, counts = _COUNT.pack_into, self._outcomes[i]
+        """``(on_call, on_hold)`` of record ``i`` by call name: ``on_call(process, call)`` entering a
+        call, ``on_call(process, None, outcome)`` as it returns, ``on_hold(process, holding)`` (a
+        replay's or a test's way to write a record; the claim loop holds the ``SlotRecord``)."""
+        rec = self.record(i)
 
         def on_call(_process: str, call: str | None, outcome: int = 0) -> None:
             if call:
-                numbers[i] += 1
-                sent[i] = 0
-                entry(mm, off + 2, 0, numbers[i], clock())
-                mm[off] = codes[call]
+                rec.enter(_CODE[call])
             else:
-                mm[off] = 0
-                if outcome:
-                    counts[outcome] = n = (counts[outcome] + 1) & 0xFFFFFFFF
-                    count(mm, off + 28 + 4 * outcome, n)
+                rec.leave(outcome)
 
         def on_hold(_process: str, holding: bool) -> None:
-            if holding:
-                if mm[off + 1]:     # a renewal: the deadline moved, the claim is the same
-                    renewed(mm, off + 24, clock())
-                else:
-                    now = clock()
-                    since(mm, off + 16, now, now)
-                    mm[off + 1] = 1
-            else:
-                mm[off + 1] = 0
+            rec.hold(holding)
         return on_call, on_hold
 
     # -- the harness reads ----------------------------------------------------------------------
     def records(self) -> list[tuple[str, str, bool, int, int, int, int]]:
         """(process, call or "", holding, number, entered_ns, since_ns, renewed_ns) of every slot."""
         out = []
-        for i, (code, holding, _sent, number, entered, since, renewed, *_counts) in enumerate(
+        for i, (call, holding, _sent, number, entered, since, renewed, *_counts) in enumerate(
                 RECORD.iter_unpack(self._mm)):
             process = f"w{i // self.slots}.s{i % self.slots}"
-            out.append((process, CALLS[code] if code < len(CALLS) else "", bool(holding), number, entered, since,
+            out.append((process, CALLS[call] if call < len(CALLS) else "", bool(holding), number, entered, since,
                         renewed))
         return out
 
@@ -168,9 +205,11 @@ class SlotBoard:
 
     def sent(self, i: int) -> int:
         """Record ``i``'s commands sent since it entered its current or last call."""
-        return _SENT.unpack_from(self._mm, i * RECORD.size + 2)[0]
+        return self.record(i).sent_count()
 
     def close(self) -> None:
+        for rec in self._records.values():   # the map closes once no view of it is left
+            rec.release()
         try:
             self._mm.close()
         except (BufferError, ValueError):

@@ -107,15 +107,20 @@ def main(argv: list[str]) -> int:
         # wire path); the audited client still serves the sink.
         handed = slot_url(port, cfg.store_db) if wants_url(lease_cls) else client
         factory = per_slot(process) if callable(per_slot) else lease_cls
-        on_call, on_hold = board.writers(index * cfg.slots + s)
-        tracker.on_sent = board.count_sent(index * cfg.slots + s)
+        record = board.record(index * cfg.slots + s)
+        tracker.on_sent = record.sent
         factories.append(factory)
-        slots.append(slot_cls(process=process, history=history, tracker=tracker, client=handed,
-                          lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
-                          job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
-                          deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, on_hold=on_hold, on_call=on_call,
-                          sink=Sink(client, cfg.run_id) if cfg.sink else None, watch=watch,
-                          stall=stall))
+        # the async loop's slots share one thread: the watch is told each call's task; a threaded
+        # slot's calls the watch reads from its record on the board
+        told = {"watch": watch} if asynchronous else {}
+        slot = slot_cls(process=process, history=history, tracker=tracker, client=handed,
+                        lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
+                        job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
+                        deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, record=record,
+                        sink=Sink(client, cfg.run_id) if cfg.sink else None, stall=stall, **told)
+        if not asynchronous:
+            watch.follow(process, record, slot.current)
+        slots.append(slot)
 
     if wire is not None:
         wire.start()

@@ -11,7 +11,7 @@ from leasecheck.harness.faults import FAULTS, nemesis_entries
 from leasecheck.harness.faults.pause import AIMED
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.run.holders import HolderTable, worker_index
-from leasecheck.harness.run.slot_board import WON, SlotBoard
+from leasecheck.harness.run.slot_board import SlotBoard, SlotRecord
 from leasecheck.workloads.claim_loop import Slot
 
 
@@ -111,17 +111,18 @@ def test_a_table_without_a_board_knows_nobody():
 
 def test_a_slot_reports_entering_and_leaving_each_call():
     said = []
+    record = SlotRecord.alone()
 
     class Lease:
         def __init__(self, *_):
             pass
 
         def acquire(self):
-            said.append(("inside", "acquire"))
+            said.append(("inside", record.call()[:2]))
             return True
 
         def release(self):
-            said.append(("inside", "release"))
+            said.append(("inside", record.call()[:2]))
             raise ConnectionError("reply lost")       # an unknown outcome still reports leaving
 
     history = SimpleNamespace(record=lambda *a, **k: 0, now=lambda: 0)   # record() returns the time
@@ -129,12 +130,15 @@ def test_a_slot_reports_entering_and_leaving_each_call():
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
-                on_call=lambda process, call, outcome=0: said.append((process, call, outcome)))
+                record=record)
     assert slot._attempt("w0.s0.0", "k", lambda: 0.0) is True
-    # leaving, each call says what it counts as: the acquire won, the release raised (its outcome
-    # unknown: counted as nothing, the board counts only acquires that raised)
-    assert said == [("w0.s0", "acquire", 0), ("inside", "acquire"), ("w0.s0", None, WON),
-                    ("w0.s0", "release", 0), ("inside", "release"), ("w0.s0", None, 0)]
+    # inside each call the record names it (acquire 1, release 2) with its number; leaving, each
+    # call counts what it is: the acquire won, the release raised (its outcome unknown: counted as
+    # nothing, the board counts only acquires that raised)
+    assert said == [("inside", (1, 1)), ("inside", (2, 2))]
+    assert record.call()[:2] == (0, 2)
+    assert record.fields()[7:] == (1, 0, 0, 0)     # won, lost, unknown, nothing
+    assert record.fields()[1] == 0                 # holding no more
 
 
 def _ctx(tmp_path, table, workers):

@@ -6,6 +6,7 @@ import time
 
 from leasecheck.events import CALL_HUNG
 from leasecheck.harness.run.hung_watch import HungWatch, stops_of
+from leasecheck.harness.run.slot_board import SlotBoard, code
 
 
 class Recorder:
@@ -54,11 +55,94 @@ def test_a_call_past_the_bound_is_reported_once_with_its_own_stack():
     assert not watch.hung("w0.s0")                    # it left the call
 
 
+class FollowedSlot:
+    """A threaded slot as the watch follows it: its record on a board, and ``current``."""
+
+    def __init__(self, record):
+        self.record, self.thread, self.last = record, 0, None
+
+    def current(self):
+        return self.thread, self.last
+
+    def call(self, f, attempt, key, invoked, fn):     # what Slot._call does around a lease call
+        self.thread, self.last = threading.get_ident(), (f, attempt, key, invoked)
+        self.record.enter(code(f))
+        try:
+            return wrapper(fn)
+        finally:
+            self.record.leave()
+
+
+def test_a_followed_slots_call_past_the_bound_is_reported_once_from_its_record(tmp_path):
+    rec = Recorder()
+    watch = HungWatch(rec, 0.05, stops_of(wrapper))
+    board = SlotBoard(tmp_path / "slots.bin", workers=1, slots=2, create=True)
+    stuck, quick = FollowedSlot(board.record(1)), FollowedSlot(board.record(0))
+    watch.follow("w0.s1", stuck.record, stuck.current)
+    watch.follow("w0.s0", quick.record, quick.current)
+    release, entered = threading.Event(), threading.Event()
+    t = threading.Thread(target=stuck.call, args=("release", "w0.s1.7", "job:2", 456,
+                                                    lambda: stuck_lease_call(release, entered)))
+    t.start()
+    entered.wait(5)
+    quick.call("acquire", "w0.s0.0", "job:0", 1, lambda: True)     # returned: never reported
+    time.sleep(0.06)
+    watch.check(time.monotonic_ns())
+    watch.check(time.monotonic_ns())
+    assert watch.hung("w0.s1") and not watch.hung("w0.s0")
+    release.set()
+    t.join(5)
+    (process, kind, fields), = rec.events
+    assert process == "w0.s1" and kind == CALL_HUNG and fields["attempt"] == "w0.s1.7"
+    assert (fields["f"], fields["key"], fields["invoked"]) == ("release", "job:2", 456)
+    assert fields["running_s"] >= 0.05 and fields["bound_s"] == 0.05
+    stack = fields["stack"]
+    assert "in stuck_lease_call" in stack and "release.wait(10)" in stack and "in wrapper" not in stack
+    assert not watch.hung("w0.s1")                    # it left the call
+    # the same slot's next call is a call of its own: reported again once it hangs
+    release2, entered2 = threading.Event(), threading.Event()
+    t = threading.Thread(target=stuck.call, args=("acquire", "w0.s1.8", "job:3", 789,
+                                                    lambda: stuck_lease_call(release2, entered2)))
+    t.start()
+    entered2.wait(5)
+    watch.stopped(int(5e9), time.monotonic_ns())      # stopped 5 s while inside it: not its own time
+    watch.check(time.monotonic_ns() + int(4.9e9))
+    assert len(rec.events) == 1
+    watch.check(time.monotonic_ns() + int(5.2e9))
+    release2.set()
+    t.join(5)
+    assert [e[2]["attempt"] for e in rec.events] == ["w0.s1.7", "w0.s1.8"]
+    board.close()
+
+
+def test_a_followed_call_that_moved_on_while_looked_at_is_not_reported(tmp_path):
+    rec = Recorder()
+    watch = HungWatch(rec, 0.05)
+    board = SlotBoard(tmp_path / "slots.bin", workers=1, slots=1, create=True)
+    slot = FollowedSlot(board.record(0))
+    slot.record.enter(code("acquire"))
+    slot.last = ("acquire", "w0.s0.0", "job:0", 5)
+    calls = iter([None])
+
+    def current():       # the slot leaves its call and enters the next while the watch reads it
+        if next(calls, 1) is None:
+            slot.record.leave()
+            slot.record.enter(code("release"))
+        return slot.thread, ("release", "w0.s0.0", "job:0", 9)
+    watch.follow("w0.s0", slot.record, current)
+    watch.check(time.monotonic_ns() + int(1e9))
+    assert rec.events == []
+    watch.check(time.monotonic_ns() + int(1e9))      # the release, hung from the next look
+    (_, _, fields), = rec.events
+    assert (fields["f"], fields["invoked"]) == ("release", 9)
+    board.close()
+
+
 def test_a_call_that_returned_and_time_spent_stopped_are_not_hung():
     rec = Recorder()
     watch = HungWatch(rec, 1.0)
     watch.enter("w0.s0", "w0.s0.0", "release", "job:0", 0)
-    watch._frozen += int(5e9)                         # the process was stopped 5 s meanwhile
+    watch.stopped(int(5e9), time.monotonic_ns())      # the process was stopped 5 s meanwhile
     watch.check(time.monotonic_ns() + int(5.5e9))     # 5.5 s later, 5 s of which frozen: 0.5 s of 1 s
     watch.leave("w0.s0")
     watch.check(time.monotonic_ns() + int(60e9))
