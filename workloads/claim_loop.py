@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
-from leasecheck.harness.record.history import calls_of
+from leasecheck.harness.record.history import CallLines, calls_of
 from leasecheck.harness.run.slot_board import SlotRecord, code, outcome
 from leasecheck.workloads.stall import TICK_S
 from leasecheck.events import (
@@ -53,9 +53,10 @@ class Slot:
     _last: tuple | None = None
     stall: Any = None            # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
     thread: int = 0              # the ident of the thread running the slot (set by run)
+    # the slot's own events, each line formatted from parts encoded once (``CallLines``)
+    _lines: CallLines = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        # the slot's own events, each line formatted from parts encoded once (``CallLines``)
         self._lines = calls_of(self.history, self.process)
 
     def run(self) -> None:

@@ -239,11 +239,12 @@ class CallLines:
         return t
 
 
-class RecordedCalls:
+class RecordedCalls(CallLines):
     """``CallLines``'s methods over any ``record(process, type, **fields)``: a claim loop's
-    history that is not a ``HistoryWriter`` (a test's recorder)."""
+    history that is not a ``HistoryWriter`` (a test's recorder). A subclass, so that the claim
+    loop calls either directly (compiled, setup.py)."""
 
-    def __init__(self, record, process: str):
+    def __init__(self, record, process: str):   # no writer: each method goes through ``record``
         self._record, self._process = record, process
 
     def invoke(self, f: str, attempt: str, key: str) -> int:
@@ -255,11 +256,11 @@ class RecordedCalls:
     def job(self, kind: str, attempt: str, key: str) -> int:
         return self._record(self._process, kind, attempt=attempt, key=key)
 
-    def job_end(self, attempt: str, key: str, aborted: bool) -> int:
+    def job_end(self, attempt: str, key: str, aborted: object) -> int:
         return self._record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)
 
 
-def calls_of(history, process: str):
+def calls_of(history, process: str) -> CallLines:
     """``history.calls(process)`` of a ``HistoryWriter``, else ``RecordedCalls`` over its ``record``."""
     calls = getattr(history, "calls", None)
     return calls(process) if callable(calls) else RecordedCalls(history.record, process)
