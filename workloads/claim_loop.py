@@ -21,7 +21,7 @@ from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.record.history import CallLines, calls_of
 from leasecheck.harness.run.slot_board import SlotRecord, code, outcome
-from leasecheck.workloads.stall import TICK_S
+from leasecheck.workloads.stall import TICK_S, Stall
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, LEASE_ERROR, OK)
 
@@ -51,7 +51,7 @@ class Slot:
     # (f, attempt, key, invoked) of the slot's latest call, set as the call is invoked: the call it
     # is inside while the board says it is inside one, else its last completed call
     _last: tuple | None = None
-    stall: Any = None            # leasecheck.workloads.stall.Stall: a job frozen by hang:holder
+    stall: Stall | None = None   # a job frozen by hang:holder
     thread: int = 0              # the ident of the thread running the slot (set by run)
     # the slot's own events, each line formatted from parts encoded once (``CallLines``)
     _lines: CallLines = field(init=False, repr=False)
@@ -69,7 +69,7 @@ class Slot:
         pick, count, names = keys.randrange, len(self.keys), self.keys
         # keys.randrange(count) without its two interpreted frames: the same draws (_SAME_DRAWS)
         bits, inline = keys.getrandbits, count > 0 and _SAME_DRAWS
-        stopped, now, deadline, attempt_of = self.stop.is_set, self.history.now, self.deadline_ns, self._attempt
+        stopped, now, deadline = self.stop.is_set, self.history.now, self.deadline_ns
         draw_duration = partial(self.job_duration.sample, jobs)
         back_off = partial(self.retry_delay.sample, delays)
         prefix = f"{self.process}."
@@ -78,7 +78,7 @@ class Slot:
             key = names[_below(bits, count) if inline else pick(count)]
             attempt = f"{prefix}{n}"
             n += 1
-            if attempt_of(attempt, key, draw_duration):
+            if self._attempt(attempt, key, draw_duration):   # a direct call, compiled
                 continue
             delay = back_off()
             if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
@@ -126,7 +126,7 @@ class Slot:
         renew = getattr(lease, "renew", None)
         renews = callable(renew)
         period = self.ttl_ms / 3000.0
-        start = time.monotonic()
+        start = _monotonic()
         end = start + duration
         next_renew = start + period
         lines, stall, process = self._lines, self.stall, self.process
@@ -135,7 +135,7 @@ class Slot:
             stall.job(process, True)
         aborted = frozen = False
         while True:
-            now = time.monotonic()
+            now = _monotonic()
             if stall is not None:    # hang:holder: no progress while frozen
                 end, frozen = stall.moved_end(process, now, end)
             if now >= end:
@@ -196,6 +196,9 @@ class Slot:
         record.leave(outcome(f, value))
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         return value
+
+
+_monotonic = time.monotonic
 
 
 def _below(bits: Callable[[int], int], n: int) -> int:
