@@ -104,7 +104,7 @@ class AuditedConnection(Connection):
         return super().disconnect(*args, **kwargs)
 
     def send_command(self, *args, **kwargs):
-        if not self.is_connected:
+        if self._sock is None:   # redis-py's ``is_connected``, without a property's frame per command
             self.connect()  # announces itself before the command is numbered
         lc = self._lc       # None during the handshake (before the marker): not numbered
         if lc is not None:

@@ -21,9 +21,12 @@ def registered(client, source: str):
     per call: each call sends ``EVALSHA`` and loads the script when the store lacks it, so a kept
     one sends exactly what a new one would)."""
     try:
-        scripts = client.__dict__.setdefault("_leasecheck_scripts", {})
+        kept = client.__dict__
     except AttributeError:     # no instance dict (a stand-in client): a new one each time
         return client.register_script(source)
+    scripts = kept.get("_leasecheck_scripts")
+    if scripts is None:
+        scripts = kept["_leasecheck_scripts"] = {}
     script = scripts.get(source)
     if script is None:
         script = scripts[source] = client.register_script(source)
