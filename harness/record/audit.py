@@ -2,7 +2,7 @@
 
 ``MonitorRecorder`` opens a raw socket to the store, sends ``MONITOR`` and copies the stream
 to ``audit.log`` as it arrives (bytes in, bytes out: no parsing on the hot path, so it keeps up
-with the store). ``finish()`` sends ``ECHO leasecheck:audit-end`` on another connection and
+with the store), in pieces of a couple of milliseconds' worth (``GATHER_S``). ``finish()`` sends ``ECHO leasecheck:audit-end`` on another connection and
 waits until that marker comes through, so every command the store ran before it is on disk;
 then it appends ``# end``. An audit without ``# end`` was cut short.
 
@@ -24,6 +24,15 @@ from leasecheck.protocol import AUDIT_DRAIN_MARKER, AUDIT_END, AUDIT_END_MARKER 
 from leasecheck.harness.record import writes
 
 _FLUSH_S = 0.05
+# After a read of less than SMALL_READ bytes the copy waits GATHER_S before reading again, so the
+# store's lines gather in the socket meanwhile: a busy run's audit is copied a few hundred reads a
+# second instead of a read (and a wake of the harness) per few commands. On two cores that halved
+# the harness process's CPU per operation and raised the run's operations per second
+# (bench/RESULTS.md, "Item 2, 2026-12-06 (fifth session)"). A read that finds SMALL_READ or more is
+# catching up, and the next follows at once. 2 ms is far below what any reader of the audit waits
+# for (a drain's marker, ``finish``).
+GATHER_S = 0.002
+SMALL_READ = 1 << 16
 
 
 class MonitorRecorder:
@@ -103,6 +112,8 @@ class MonitorRecorder:
             watch = self._watch
             if watch and watch[0] in out:
                 watch[1].set()
+            if len(chunk) < SMALL_READ:
+                time.sleep(GATHER_S)
         return None
 
     def _write(self, data: bytes) -> None:
