@@ -16,8 +16,11 @@ lease operations per second over the redis-py path's (the store's count over the
 window), and ``wire_cpu_ratio``: the redis-py path's CPU per operation over the wire path's.
 
 With ``--baseline DIR`` it also runs the harness from another checkout (``git archive main |
-tar -x -C DIR``) right after this one's, against the same floors, and prints a summary line for
-it (``"of"``): a before and after in one invocation.
+tar -x -C DIR``, then ``python setup.py build_ext --inplace`` there) right after this one's, against
+the same floors, and prints a summary line for it (``"of"``): a before and after in one invocation.
+Every line says which build of the hot modules each side runs (``build``, ``baseline_build``:
+``compiled`` or ``pure-python``), and it stops before measuring when the two differ: a copy whose
+compiled extensions are older than its sources runs the pure-Python modules (``leasecheck._pure``).
 
 With ``--redlock N`` it also runs the ``redlock`` lease on ``--topology redlock --nodes N`` (one
 audit per master) and prints ``redlock_ratio_to_single``: its lease operations per second over
@@ -171,6 +174,20 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
             "valid": res["valid"], **win}
 
 
+_BUILD_OF = (
+    "import os; from pathlib import Path; import leasecheck._pure as p; "
+    "group = list(Path(p.__file__).parent.glob(p.GROUP + '.*so')); "
+    "print('pure-python' if os.environ.get(p.VARIABLE) or not group or p.stale(p.halves()) else 'compiled')")
+
+
+def build_of(root: Path) -> str:
+    """Which build of the hot modules a run from checkout ``root`` uses: ``compiled`` (its mypyc
+    extensions there and newer than their sources) or ``pure-python`` (``leasecheck._pure``)."""
+    out = subprocess.run([sys.executable, "-c", _BUILD_OF], cwd=root, capture_output=True, text=True,
+                         timeout=60)
+    return out.stdout.strip() or "unknown"
+
+
 def _span(values: list[float], digits: int = 3) -> list[float]:
     return [round(min(values), digits), round(max(values), digits)]
 
@@ -246,7 +263,17 @@ def main() -> None:
     if a.baseline is not None and not (a.baseline / "leasecheck" / "__main__.py").is_file():
         ap.exit(64, f"error: --baseline takes a checkout of leasecheck (with leasecheck/__main__.py), "
                     f"not {str(a.baseline)!r}\n")
-    machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+    builds = {"build": build_of(ROOT)}
+    if a.baseline is not None:
+        # a copy whose extensions are older than its sources runs the pure-Python modules: compared
+        # with a compiled checkout, that measures the build, not the change
+        builds["baseline_build"] = build_of(a.baseline.resolve())
+        if builds["baseline_build"] != builds["build"]:
+            ap.exit(64, f"error: the baseline runs the {builds['baseline_build']} modules and this checkout the "
+                        f"{builds['build']} ones; build both the same way (`python setup.py build_ext --inplace` "
+                        f"in each, or LEASECHECK_PURE_PYTHON=1 for both)\n")
+    machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+               **builds}
     for workers in counts:
         floors, harnesses, wires, baselines = [], [], [], []
         for _ in range(a.repeat):

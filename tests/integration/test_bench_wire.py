@@ -2,6 +2,7 @@
 to the redis-py path's, both measured in the same invocation (the numbers themselves are the
 benchmark's to report, in bench/RESULTS.md; this checks that it reports them)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,47 @@ def test_the_throughput_bench_prints_the_wire_ratio():
     assert py["window_ops_per_s"] > 0 and wire["window_ops_per_s"] > 0
     for run in runs.values():     # the floor's too: what sets wall clock and CPU apart
         assert 0 <= run["idle_share"] <= 1 and run["store_wait_share"] >= 0
+    assert {line["build"] for line in lines} == {"compiled"} or {line["build"] for line in lines} == {"pure-python"}
     sides = next(line for line in lines if "harness_idle_share" in line)
     assert 0 <= sides["floor_idle_share"] <= 1 and sides["harness_store_wait_share"] >= 0
     assert summary["wire_ratio_to_redis_py"] == round(wire["window_ops_per_s"] / py["window_ops_per_s"], 3)
     assert summary["wire_cpu_ratio"] == round(py["cpu_ms_per_kop"] / wire["cpu_ms_per_kop"], 3)
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    """The package and its three halves, compiled extensions included, as another checkout."""
+    import shutil
+    dest = tmp_path / name
+    for folder in ("leasecheck", "checkers", "harness", "workloads"):
+        shutil.copytree(ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def test_a_baseline_that_would_run_another_build_is_refused_before_anything_runs(tmp_path):
+    # A copy whose extensions are older than its sources runs the pure-Python modules; against a
+    # compiled checkout the comparison would measure the build, not the change.
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from throughput import build_of
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    here = build_of(ROOT)
+    assert here in ("compiled", "pure-python")
+    fresh = _copy(tmp_path, "fresh")
+    for ext in fresh.rglob("*.so"):
+        ext.touch()
+    assert build_of(fresh) == here
+    stale = _copy(tmp_path, "stale")
+    for src in (stale / "workloads").glob("*.py"):
+        src.touch()                       # an edit since the last build
+    later = max(p.stat().st_mtime for p in (stale / "workloads").glob("*.py"))
+    for ext in stale.rglob("*.so"):
+        os.utime(ext, (later - 60, later - 60))
+    assert build_of(stale) == "pure-python"
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "1", "--seconds", "3",
+                        "--baseline", str(stale)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if here == "compiled":
+        assert p.returncode == 64 and "build_ext --inplace" in p.stderr and not p.stdout
+    else:     # both pure-Python: measured (the lines say so)
+        assert p.returncode == 0, p.stderr
+        assert {json.loads(line)["baseline_build"] for line in p.stdout.splitlines()} == {"pure-python"}
