@@ -112,6 +112,7 @@ class SlotRecord:
         h[1] = (h[1] + 1) & _U16
 
     def sent_count(self) -> int:
+        """The commands the slot sent since it entered its current (or last) call."""
         return self._h[1]
 
     def release(self) -> None:
