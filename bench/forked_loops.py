@@ -28,7 +28,8 @@ For each mode: the loops' CPU (``/proc/PID/stat``) per 1,000 store operations (`
 operations, and the memory of the first eight loops (``/proc/PID/smaps_rollup``, kB: ``Rss``,
 ``Shared_Dirty`` — pages still shared with the parent and the siblings —, ``Private_Dirty``).
 Not a test: read the modes against each other within one invocation (the machine's load moves
-the absolute figures).
+the absolute figures). Each line says which build of the hot modules ran (``build``: ``compiled`` or
+``pure-python``): figures from two checkouts compare only when it is the same.
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ from leasecheck.harness.run.hung_watch import HungWatch, stops_of  # noqa: E402
 from leasecheck.harness.run.slot_board import SlotBoard  # noqa: E402
 from leasecheck.harness.settings.durations import parse_distribution  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
+import leasecheck.workloads.claim_loop as claim_loop_module  # noqa: E402
 from leasecheck.workloads.claim_loop import Slot  # noqa: E402
 from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
@@ -184,6 +186,9 @@ def main() -> None:
         ap.exit(64, f"error: modes of {', '.join(MODES)}; --processes >= 1, --seconds >= 5, --repeat >= 1\n")
     keys = [f"bench:job:{i}" for i in range(a.keys)]
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    # which build of the hot modules this process runs (a copy whose extensions are older than its
+    # sources runs the pure-Python ones: leasecheck._pure): compare modes and checkouts of one build
+    build = "compiled" if claim_loop_module.__file__.endswith(".so") else "pure-python"
     results: dict[str, list[dict]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -199,7 +204,7 @@ def main() -> None:
             for _ in range(a.repeat):
                 for mode in modes:
                     results[mode].append(measure(mode, a.processes, a.seconds, keys, d, store.port))
-                    print(json.dumps({**results[mode][-1], "machine": machine}), flush=True)
+                    print(json.dumps({**results[mode][-1], "build": build, "machine": machine}), flush=True)
         finally:
             stop.set()
             mon.join(10)
@@ -211,7 +216,7 @@ def main() -> None:
                           "cpu_ms_per_kop_median": statistics.median(cpu), "cpu_ms_per_kop_range": [min(cpu), max(cpu)],
                           f"ratio_to_{modes[0]}": round(statistics.median(cpu) / base, 2),
                           "runs_per_kop_median": statistics.median(r["runs_per_kop"] for r in results[mode]),
-                          "machine": machine}), flush=True)
+                          "build": build, "machine": machine}), flush=True)
 
 
 if __name__ == "__main__":

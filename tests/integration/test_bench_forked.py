@@ -24,6 +24,7 @@ def test_the_forked_loops_print_every_mode_and_its_median():
     for r in runs:
         assert r["cpu_ms_per_kop"] > 0 and r["ops_per_s"] > 0 and r["runs_per_kop"] > 0
         assert r["Rss_kB"] > 0 and "Private_Dirty_kB" in r and "Shared_Dirty_kB" in r
+        assert r["build"] in ("compiled", "pure-python")
     assert [m["mode"] for m in medians] == ["bare", "no-lines"]
     assert medians[0]["ratio_to_bare"] == 1.0
     assert medians[1]["cpu_ms_per_kop_median"] == runs[1]["cpu_ms_per_kop"]
