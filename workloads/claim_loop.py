@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
+from leasecheck.harness.record.numbering import Call
 from leasecheck.harness.record.history import CallLines, calls_of
 from leasecheck.harness.run.slot_board import SlotRecord, code, outcome
 from leasecheck.workloads.stall import TICK_S, Stall
@@ -48,11 +49,11 @@ class Slot:
     # (HungWatch.follow, with ``current``).
     record: SlotRecord = field(default_factory=SlotRecord.alone)
     sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
-    # (f, attempt, key, invoked) of the slot's latest call, set as the call is invoked: the call it
-    # is inside while the board says it is inside one, else its last completed call
-    _last: tuple | None = None
+    # the slot's latest call as its send tracker began it (attempt, f, key, invoked), set as the
+    # call is invoked: the call it is inside while the board says it is inside one, else its last
+    _last: Call | None = None
     stall: Stall | None = None   # a job frozen by hang:holder
-    thread: int = 0              # the ident of the thread running the slot (set by run)
+    thread: int = field(default=0, init=False)   # the ident of the thread running the slot (set by run)
     # the slot's own events, each line formatted from parts encoded once (``CallLines``)
     _lines: CallLines = field(init=False, repr=False)
 
@@ -88,17 +89,18 @@ class Slot:
     def current(self) -> tuple[int, tuple | None]:
         """(the slot's thread, (f, attempt, key, invoked) of its latest call): what the hung-call
         watch reports of a call the slot's record says it is inside."""
-        return self.thread, self._last
+        last = self._last
+        return self.thread, None if last is None else (last.f, last.attempt, last.key, last.invoked)
 
     def _credit_left(self) -> None:
         """Commands sent since the slot's last call returned and before its next attempt began
         (a lease library's own thread, a client's late clean-up) belong to the attempt that made
         that call: written as ``late_sent`` of it (docs/history.md, "Commands between calls")."""
         left = self.tracker.drain()
-        if left and self._last is not None:
-            f, attempt, key, invoked = self._last
-            self.history.record(self.process, LATE_SENT, f=f, attempt=attempt, key=key, invoked=invoked,
-                                sent=left)
+        last = self._last
+        if left and last is not None:
+            self.history.record(self.process, LATE_SENT, f=last.f, attempt=last.attempt, key=last.key,
+                                invoked=last.invoked, sent=left)
 
     # -- one attempt -----------------------------------------------------------------------
     def _attempt(self, attempt: str, key: str, draw_duration: Callable[[], float]) -> bool:
@@ -183,8 +185,7 @@ class Slot:
         """Run one lease call between an invocation and a completion; None when it raised."""
         lines, tracker, record = self._lines, self.tracker, self.record
         invoked = lines.invoke(f, attempt, key)
-        tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
-        self._last = (f, attempt, key, invoked)
+        self._last = tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
         record.enter(code(f))
         try:
             value = bool(fn())
