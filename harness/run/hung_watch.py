@@ -32,7 +32,7 @@ STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
 
 
 # An open call, as ``enter`` stores it: a tuple, made once per lease call on the slot's path.
-THREAD, ATTEMPT, F, KEY, INVOKED, ENTERED, FROZEN, TASK = range(8)
+THREAD, ATTEMPT, F, KEY, INVOKED, ENTERED, TASK = range(7)
 _ident, _clock = threading.get_ident, time.monotonic_ns
 
 
@@ -46,14 +46,13 @@ class HungWatch:
         self.bound_s = bound_s
         self.period_s = min(PERIOD_S, max(MIN_PERIOD_S, bound_s / 10))
         # process -> its open call: (thread ident, attempt, f, key, invoked history ns, entered
-        # CLOCK_MONOTONIC ns, the watch's frozen ns when it entered, the asyncio task or None)
+        # CLOCK_MONOTONIC ns, the asyncio task or None)
         self._open: dict[str, tuple] = {}
         self._reported: dict[str, tuple] = {}    # process -> the call of it reported last
         # process -> (its slot-board record, its ``current``) (``follow``), and the number of the
         # call of it reported last
         self._followed: dict[str, tuple] = {}
         self._reported_number: dict[str, int] = {}
-        self._frozen = 0
         self._freezes: list[tuple[int, int]] = []   # (seen at ns, overrun ns) of each freeze
         self._done = threading.Event()
         self._loop_thread = threading.Thread(target=self._loop, name="hung-watch", daemon=True)
@@ -73,7 +72,7 @@ class HungWatch:
         self._followed[process] = (record, current)
 
     def enter(self, process: str, attempt: str, f: str, key: str, invoked: int, task=None) -> None:
-        self._open[process] = (_ident(), attempt, f, key, invoked, _clock(), self._frozen, task)
+        self._open[process] = (_ident(), attempt, f, key, invoked, _clock(), task)
 
     def leave(self, process: str) -> None:
         self._open.pop(process, None)
@@ -104,8 +103,11 @@ class HungWatch:
     def stopped(self, ns: int, seen: int) -> None:
         """The process was stopped for ``ns`` (the watch's sleep overran), seen at ``seen``: taken
         off the running time of every call entered before then."""
-        self._frozen += ns
         self._freezes.append((seen, ns))
+
+    def _running(self, now: int, entered: int) -> int:
+        """How long a call entered at ``entered`` has run by ``now``, less the freezes seen since."""
+        return now - entered - sum(ns for seen, ns in self._freezes if seen > entered)
 
     def check(self, now: int) -> None:
         """Report every open call that has run longer than the bound and was not reported yet."""
@@ -113,26 +115,27 @@ class HungWatch:
             code, number, entered = record.call()
             if code == 0 or self._reported_number.get(process) == number:
                 continue
-            # time stopped counts from the freezes seen after the call began, as for ``enter``
-            running = now - entered - sum(o for seen, o in self._freezes if seen > entered)
+            running = self._running(now, entered)
             if running < self.bound_ns:
                 continue
             thread, last = current()
             if last is None or record.call()[:2] != (code, number):   # it left the call meanwhile
                 continue
-            f, attempt, key, invoked = last
             self._reported_number[process] = number
-            self.history.record(process, CALL_HUNG, f=f, attempt=attempt, key=key, invoked=invoked,
-                                running_s=round(running / 1e9, 3), bound_s=self.bound_s,
-                                stack=self.stack(thread))
+            self._report(process, last, running, self.stack(thread))
         for process, call in list(self._open.items()):
-            running = now - call[ENTERED] - (self._frozen - call[FROZEN])
+            running = self._running(now, call[ENTERED])
             if running < self.bound_ns or self._reported.get(process) is call:
                 continue
             self._reported[process] = call
-            self.history.record(process, CALL_HUNG, f=call[F], attempt=call[ATTEMPT], key=call[KEY],
-                                invoked=call[INVOKED], running_s=round(running / 1e9, 3),
-                                bound_s=self.bound_s, stack=self.stack(call[THREAD], call[TASK]))
+            self._report(process, (call[F], call[ATTEMPT], call[KEY], call[INVOKED]), running,
+                         self.stack(call[THREAD], call[TASK]))
+
+    def _report(self, process: str, call: tuple, running: int, stack: str) -> None:
+        """``call_hung`` of ``process``'s call (f, attempt, key, invoked), running for ``running`` ns."""
+        f, attempt, key, invoked = call
+        self.history.record(process, CALL_HUNG, f=f, attempt=attempt, key=key, invoked=invoked,
+                            running_s=round(running / 1e9, 3), bound_s=self.bound_s, stack=stack)
 
     def stack(self, thread: int, task=None) -> str:
         """The stack of ``thread`` (or of ``task``, a coroutine's chain of awaits) from the lease's
