@@ -22,11 +22,10 @@ from setuptools.command.build_ext import build_ext
 FOLDERS = ("harness", "workloads", "checkers")   # installed as leasecheck.<folder>
 ROOT = Path(__file__).resolve().parent
 
-# The modules every event and every audit line goes through (bench/profile_checker.py), the
-# report's timeline the digest feeds when a report is drawn, and a worker's claim loop with what it
-# calls on every lease call — history lines, slot board, hung-call watch (bench/worker_profile.py):
-# one mypyc group, so that their calls into each other are C calls.
-COMPILED = (
+# The modules every event and every audit line goes through (bench/profile_checker.py) and the
+# report's timeline the digest feeds when a report is drawn, compiled as one mypyc group
+# (``leasecheck/compiled__mypyc``), so that their calls into each other are C calls;
+CHECKER = (
     "checkers/read/history.py", "checkers/read/audit.py", "checkers/read/ops.py", "checkers/read/digest.py",
     "checkers/read/jobs.py",
     "checkers/measures/hazards.py", "checkers/measures/releases.py", "checkers/measures/history_only.py",
@@ -34,9 +33,20 @@ COMPILED = (
     "checkers/measures/timeline.py", "checkers/measures/grid.py",
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
+)
+# and a worker's claim loop with what it calls on every lease call — history lines, slot board,
+# send tracker, draws, frozen-job check — with the hung-call watch and the harness's live counts that
+# read the board (bench/worker_profile.py), as a group of their own (``leasecheck/worker__mypyc``).
+# Neither group imports the other's modules. Apart, the code a worker runs for every command is
+# a third of the size and close together in memory: with four workers on two cores, each resuming
+# with what the others evicted from the CPU's caches, the workers took about 3 % less CPU per
+# operation than with one group of everything (bench/RESULTS.md, "Item 2 ... sixth session").
+WORKER = (
     "workloads/claim_loop.py", "harness/record/history.py", "harness/run/slot_board.py", "harness/run/hung_watch.py",
     "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
+COMPILED = CHECKER + WORKER
+GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
 
 
 def _warn(why: str) -> None:
@@ -74,8 +84,11 @@ def compiled_extensions() -> list:
     try:
         stage = _stage()
         os.chdir(stage)
-        return mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in COMPILED], group_name="leasecheck.compiled",
-                        target_dir=str(ROOT / "build" / "mypyc"), opt_level="3")
+        out = []
+        for group, modules in GROUPS:
+            out += mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in modules], group_name=group,
+                            target_dir=str(ROOT / "build" / "mypyc" / group.split(".")[1]), opt_level="3")
+        return out
     except (Exception, SystemExit) as e:   # noqa: BLE001 - mypyc reports a type error by exiting
         _warn(f"mypyc could not compile the hot modules ({e})")
         return []

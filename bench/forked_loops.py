@@ -21,6 +21,11 @@ one more part of the worker's recording left out, so the differences are what ea
   flusher's wakes gone; the tracker still numbers and drains).
 - ``plain-client``: ``no-lines`` on a plain redis-py client (no numbering, no tracker: the claim
   loop's own steps and the lease over redis-py).
+- ``plain-unwritten``: ``plain-client`` with a history writer that keeps nothing as a failed one
+  does (its ``failed`` set: the slot's compiled line writer stamps each event and appends nothing),
+  instead of ``no-lines``'s Python ``record`` per event: the claim loop's own steps, compiled.
+- ``bare-lease``: the bare loop building the ``token-cas`` lease for each attempt and calling its
+  ``acquire`` and ``release`` (what the lease's own Python code adds to the bare loop's).
 
 For each mode: the loops' CPU (``/proc/PID/stat``) per 1,000 store operations (``SET`` +
 ``EVALSHA``, ``INFO commandstats``) over a window of the steady state, the loops' scheduler runs
@@ -66,7 +71,7 @@ from leasecheck.workloads.claim_loop import Slot  # noqa: E402
 from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
 
-MODES = ("bare", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client")
+MODES = ("bare", "bare-lease", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client", "plain-unwritten")
 MEMORY = ("Rss", "Shared_Dirty", "Private_Dirty")
 
 
@@ -95,8 +100,10 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
     full = mode in ("slot", "thread")
     history = _NoLines(d) if mode in ("no-lines", "plain-client") else \
         history_mod.HistoryWriter(d / f"w-{os.getpid()}.jsonl")
+    if mode == "plain-unwritten":
+        history.failed = OSError("kept nothing")
     tracker = SendTracker(f"w{os.getpid()}.s0", on_late=lambda call, entry: None)
-    client = redis.Redis(port=port) if mode == "plain-client" else make_client(tracker, "127.0.0.1", port)
+    client = redis.Redis(port=port) if mode.startswith("plain-") else make_client(tracker, "127.0.0.1", port)
     board = None
     extra = {}
     if full or mode == "no-watch":
@@ -119,9 +126,23 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
         board.close()
 
 
+def _bare_lease(port: int, keys: list[str], seconds: float) -> None:
+    """``bare_loop``'s commands and keys, through a ``token-cas`` lease built for each attempt."""
+    r = redis.Redis(port=port)
+    lease = load_lease("token-cas")
+    end, i = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        claim = lease(r, f"bench:job:{i % len(keys)}", 1000)
+        i += 7
+        if claim.acquire():
+            claim.release()
+
+
 def _child(mode: str, port: int, d: str, keys: list[str], seconds: float) -> None:
     if mode == "bare":
         bare_loop(port, len(keys), seconds, mp.Queue())
+    elif mode == "bare-lease":
+        _bare_lease(port, keys, seconds)
     elif mode == "thread":
         t = threading.Thread(target=_slot, args=(Path(d), port, keys, seconds, mode))
         t.start()

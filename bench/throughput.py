@@ -176,8 +176,8 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
 
 _BUILD_OF = (
     "import os; from pathlib import Path; import leasecheck._pure as p; "
-    "group = list(Path(p.__file__).parent.glob(p.GROUP + '.*so')); "
-    "print('pure-python' if os.environ.get(p.VARIABLE) or not group or p.stale(p.halves()) else 'compiled')")
+    "g = p.groups() if hasattr(p, 'groups') else list(Path(p.__file__).parent.glob(p.GROUP + '.*so')); "
+    "print('pure-python' if os.environ.get(p.VARIABLE) or not g or p.stale(p.halves()) else 'compiled')")
 
 
 def build_of(root: Path) -> str:

@@ -30,16 +30,23 @@ VARIABLE = "LEASECHECK_PURE_PYTHON"
 REBUILD = "pip install -e ."
 
 
-GROUP = "compiled__mypyc"   # the extension that holds the compiled code (setup.py's group name)
+# The extensions that hold the compiled code (setup.py's groups: the checker's modules, and the
+# workers'), built together
+GROUPS = ("compiled__mypyc", "worker__mypyc")
 _HERE = Path(__file__).resolve().parent
+
+
+def groups(group_dir=_HERE) -> list[Path]:
+    """The group extensions there are in ``group_dir`` (``leasecheck/<group>*.so``)."""
+    return [g for name in GROUPS for g in Path(group_dir).glob(name + ".*so")]
 
 
 def stale(folders, group_dir=_HERE) -> list[str]:
     """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
     module's own extension (a small shim, rebuilt only when the module's interface changes) or the
-    group's (``leasecheck/compiled__mypyc*.so``, which holds the code), whichever is newer."""
-    groups = [g.stat().st_mtime for g in Path(group_dir).glob(GROUP + ".*so")]
-    built = max(groups, default=0.0)
+    groups' (``leasecheck/compiled__mypyc*.so`` and ``leasecheck/worker__mypyc*.so``, which hold the
+    code; the older of them), whichever is newer."""
+    built = min((g.stat().st_mtime for g in groups(group_dir)), default=0.0)
     out = []
     for folder in folders:
         for ext in Path(folder).rglob("*.so"):

@@ -96,7 +96,10 @@ class Slot:
         """Commands sent since the slot's last call returned and before its next attempt began
         (a lease library's own thread, a client's late clean-up) belong to the attempt that made
         that call: written as ``late_sent`` of it (docs/history.md, "Commands between calls")."""
-        left = self.tracker.drain()
+        tracker = self.tracker
+        if tracker.idle():      # the common case: no command since the last call's completion
+            return
+        left = tracker.drain()
         last = self._last
         if left and last is not None:
             self.history.record(self.process, LATE_SENT, f=last.f, attempt=last.attempt, key=last.key,
@@ -125,7 +128,7 @@ class Slot:
         return True
 
     def _job(self, lease, attempt: str, key: str, duration: float) -> None:
-        renew = getattr(lease, "renew", None)
+        renew = renewal(lease)
         renews = callable(renew)
         period = self.ttl_ms / 3000.0
         start = _monotonic()
@@ -200,6 +203,24 @@ class Slot:
 
 
 _monotonic = time.monotonic
+
+# lease class -> whether ``getattr(lease, "renew")`` may find something: the class or a base defines
+# ``renew`` or ``__getattr__``
+_MAY_RENEW: dict = {}
+
+
+def renewal(lease: object) -> Any:
+    """``getattr(lease, "renew", None)``, without raising and catching an ``AttributeError`` on every
+    attempt of a lease that has no ``renew`` (most leases; the error's message is formatted each
+    time): the lease's class is looked at once, and an instance's own ``renew`` still counts."""
+    cls = type(lease)
+    may = _MAY_RENEW.get(cls)
+    if may is None:
+        may = _MAY_RENEW[cls] = any("renew" in vars(k) or "__getattr__" in vars(k) for k in cls.__mro__)
+    if may:
+        return getattr(lease, "renew", None)
+    own = getattr(lease, "__dict__", None)
+    return own.get("renew") if type(own) is dict else None
 
 
 def _below(bits: Callable[[int], int], n: int) -> int:

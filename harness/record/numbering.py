@@ -78,6 +78,12 @@ class SendTracker:
         if late and call is not None and on_late is not None:
             on_late(call, list(entry))   # as sent: its reply, read later, is not added
 
+    def idle(self) -> bool:
+        """Nothing sent since the last drain, and no call of this thread open: a drain now would
+        return nothing and change nothing (read without the lock: a command added meanwhile is
+        drained with the next call, as one added just after a drain is)."""
+        return not self._pending and _CALL.get() is None
+
     def drain(self) -> list[list]:
         """The commands sent since the last drain; closes the call this thread began (a command
         sent in its context from now on is late)."""

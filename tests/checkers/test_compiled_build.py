@@ -74,3 +74,38 @@ def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
     group.write_bytes(b"")
     os.utime(group, (4_000, 4_000))
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []
+    worker = tmp_path / "worker__mypyc.cpython-311-x86_64-linux-gnu.so"    # the other group, older
+    worker.write_bytes(b"")
+    os.utime(worker, (2_500, 2_500))
+    assert _pure.groups(tmp_path) == [group, worker]
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]   # the older group counts
+    os.utime(worker, (4_000, 4_000))
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == []
+
+
+def test_the_checkers_and_the_workers_modules_are_two_groups_that_import_nothing_of_each_other():
+    # setup.py's groups: a module's compiled code is in its group's extension; a group calling a
+    # module of the other would reach it through Python calls, and the workers' group is kept
+    # small so that what a worker runs per command stays close together (setup.py)
+    import ast
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    values = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name)}
+    checker, worker = ast.literal_eval(values["CHECKER"]), ast.literal_eval(values["WORKER"])
+    assert not set(checker) & set(worker)
+    names = [group.elts[0].value for group in values["GROUPS"].elts]      # ("leasecheck.compiled", CHECKER) ...
+    assert [name.rsplit(".", 1)[1] + "__mypyc" for name in names] == list(_pure.GROUPS)
+
+    def module(path: str) -> str:
+        return "leasecheck." + path[:-3].replace("/", ".")
+
+    for mine, theirs in ((checker, worker), (worker, checker)):
+        others = {module(p) for p in theirs}
+        for path in mine:
+            imported = set()
+            for node in ast.walk(ast.parse((ROOT / path).read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    imported |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                elif isinstance(node, ast.Import):
+                    imported |= {a.name for a in node.names}
+            assert not imported & others, (path, imported & others)
