@@ -1,6 +1,8 @@
 """How the claim loop finds a lease's ``renew`` (``claim_loop.renewal``: as ``getattr(lease,
 "renew", None)`` would, without an AttributeError per attempt) and when a slot's send tracker has
 nothing to credit between calls (``SendTracker.idle``)."""
+import contextvars
+
 from leasecheck.harness.record.numbering import SendTracker
 from leasecheck.workloads.claim_loop import renewal
 
@@ -54,6 +56,12 @@ def test_renewal_finds_what_getattr_finds():
 
 
 def test_a_tracker_is_idle_only_with_nothing_to_drain_and_no_call_open():
+    # in a context of its own: the call a thread began is a context variable, and another test's
+    # tracker may have left one open in this thread's context
+    contextvars.Context().run(_idle_tracker)
+
+
+def _idle_tracker():
     tracker = SendTracker("w0.s0")
     assert tracker.idle()
     tracker.begin("w0.s0.0", "acquire", "job:1", 5)
