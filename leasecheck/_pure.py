@@ -45,8 +45,10 @@ def stale(folders, group_dir=_HERE) -> list[str]:
     """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
     module's own extension (a small shim, rebuilt only when the module's interface changes) or the
     groups' (``leasecheck/compiled__mypyc*.so`` and ``leasecheck/worker__mypyc*.so``, which hold the
-    code; the older of them), whichever is newer."""
-    built = min((g.stat().st_mtime for g in groups(group_dir)), default=0.0)
+    code), whichever is newer. The newer group counts: one build makes both, and rebuilds only a
+    group whose modules changed (so the other keeps its older time); a module edited since has a
+    newer source than either."""
+    built = max((g.stat().st_mtime for g in groups(group_dir)), default=0.0)
     out = []
     for folder in folders:
         for ext in Path(folder).rglob("*.so"):

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from leasecheck.events import (
     ACQUIRE, EFFECT, FAIL, F_EFFECT, INFO, INVOKE, JOB_END, JOB_START, LEASE_ERROR, OK, SLOT_CRASH)
 from leasecheck.harness.run.slot_board import code, outcome
-from leasecheck.workloads.claim_loop import Slot, _describe
+from leasecheck.workloads.claim_loop import Slot, _describe, renewal
 from leasecheck.workloads.stall import TICK_S
 
 POLL_S = 0.05    # how often a job's task looks whether hang:holder froze it
@@ -84,7 +84,7 @@ class AsyncSlot(Slot):
 
     async def _job(self, lease, attempt: str, key: str, duration: float) -> None:
         loop = asyncio.get_running_loop()
-        renew = getattr(lease, "renew", None)
+        renew = renewal(lease)
         period = self.ttl_ms / 3000.0
         start = loop.time()
         end = start + duration

@@ -205,8 +205,9 @@ class Slot:
 _monotonic = time.monotonic
 
 # lease class -> whether ``getattr(lease, "renew")`` may find something: the class or a base defines
-# ``renew`` or ``__getattr__``
+# ``renew``, ``__getattr__`` or ``__getattribute__``
 _MAY_RENEW: dict = {}
+_DYNAMIC = ("renew", "__getattr__", "__getattribute__")
 
 
 def renewal(lease: object) -> Any:
@@ -216,7 +217,7 @@ def renewal(lease: object) -> Any:
     cls = type(lease)
     may = _MAY_RENEW.get(cls)
     if may is None:
-        may = _MAY_RENEW[cls] = any("renew" in vars(k) or "__getattr__" in vars(k) for k in cls.__mro__)
+        may = _MAY_RENEW[cls] = any(name in vars(k) for k in cls.__mro__ if k is not object for name in _DYNAMIC)
     if may:
         return getattr(lease, "renew", None)
     own = getattr(lease, "__dict__", None)

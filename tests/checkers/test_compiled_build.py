@@ -74,13 +74,14 @@ def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
     group.write_bytes(b"")
     os.utime(group, (4_000, 4_000))
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []
-    worker = tmp_path / "worker__mypyc.cpython-311-x86_64-linux-gnu.so"    # the other group, older
+    # the other group, left as it was by that build (none of its modules changed): the newer counts
+    worker = tmp_path / "worker__mypyc.cpython-311-x86_64-linux-gnu.so"
     worker.write_bytes(b"")
     os.utime(worker, (2_500, 2_500))
     assert _pure.groups(tmp_path) == [group, worker]
-    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]   # the older group counts
-    os.utime(worker, (4_000, 4_000))
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []
+    os.utime(src, (5_000, 5_000))        # edited again, not rebuilt: newer than both
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]
 
 
 def test_the_checkers_and_the_workers_modules_are_two_groups_that_import_nothing_of_each_other():

@@ -42,6 +42,13 @@ class Slotted:
     __slots__ = ("key",)
 
 
+class Intercepting(Plain):
+    def __getattribute__(self, name):
+        if name == "renew":
+            return "intercepted"
+        return super().__getattribute__(name)
+
+
 def test_renewal_finds_what_getattr_finds():
     for lease in (Plain(), Renews(), Inherits(), OwnRenew(), Optional(), Slotted()):
         assert renewal(lease) == getattr(lease, "renew", None), type(lease).__name__
@@ -49,6 +56,7 @@ def test_renewal_finds_what_getattr_finds():
     assert renewal(Renews())() is True and renewal(Inherits())() is True
     assert renewal(OwnRenew())() is True          # an instance's own renew counts
     assert renewal(Dynamic())() == "dynamic"      # so does one __getattr__ makes
+    assert renewal(Intercepting()) == "intercepted"   # or __getattribute__
     lease = Optional()
     assert renewal(lease) is None
     lease.can = True
