@@ -2,7 +2,7 @@
 
 1. The distribution installs a single import name, ``leasecheck``, whose subpackages live in the
    repository's top-level folders.
-2. The hot modules (`COMPILED`: the checker's, and the few a worker runs per lease call) are also
+2. The hot modules (`GROUPS`: the checker's, and the few a worker runs per lease call) are also
    compiled with mypyc into C extensions when
    mypy (a build requirement) and a C compiler are there and ``LEASECHECK_PURE_PYTHON`` is not
    set. The same ``.py`` files are installed either way; a failed compile never fails the
@@ -45,7 +45,6 @@ WORKER = (
     "workloads/claim_loop.py", "harness/record/history.py", "harness/run/slot_board.py", "harness/run/hung_watch.py",
     "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
-COMPILED = CHECKER + WORKER
 GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
 
 
