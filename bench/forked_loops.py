@@ -138,7 +138,9 @@ def _bare_lease(port: int, keys: list[str], seconds: float) -> None:
             claim.release()
 
 
-def _child(mode: str, port: int, d: str, keys: list[str], seconds: float) -> None:
+def _child(mode: str, port: int, d: str, keys: list[str], seconds: float, session: bool = False) -> None:
+    if session:   # a session (so a scheduling group) of its own, as the harness starts each worker
+        os.setsid()
     if mode == "bare":
         bare_loop(port, len(keys), seconds, mp.Queue())
     elif mode == "bare-lease":
@@ -166,8 +168,9 @@ def _runs(pid: int) -> int:
     return total
 
 
-def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int) -> dict:
-    procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds)) for _ in range(processes)]
+def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int,
+            sessions: bool = False) -> dict:
+    procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds, sessions)) for _ in range(processes)]
     for p in procs:
         p.start()
     client = redis.Redis(port=port)
@@ -186,7 +189,7 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
     for p in procs:
         p.join()
     ops = max(1, b[3] - a[3])
-    return {"mode": mode, "processes": processes, "ops_per_s": round(ops / (b[4] - a[4])),
+    return {"mode": mode, "processes": processes, "sessions": sessions, "ops_per_s": round(ops / (b[4] - a[4])),
             "cpu_ms_per_kop": round(1e6 * (b[0] - a[0]) / ops, 1),
             "runs_per_kop": round(1000 * (b[1] - a[1]) / ops), "minflt_per_kop": round(1000 * (b[2] - a[2]) / ops, 1),
             **{f"{k}_kB": round(statistics.mean(m.get(k, 0) for m in mem)) for k in MEMORY},
@@ -201,6 +204,8 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--modes", default="bare,slot,no-watch,no-board,no-lines,plain-client",
                     help=f"comma-separated, of {', '.join(MODES)}")
+    ap.add_argument("--sessions", action="store_true",
+                    help="each loop in a session of its own (os.setsid), as the harness starts its workers")
     a = ap.parse_args()
     modes = a.modes.split(",")
     if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
@@ -224,7 +229,7 @@ def main() -> None:
             gc.freeze()
             for _ in range(a.repeat):
                 for mode in modes:
-                    results[mode].append(measure(mode, a.processes, a.seconds, keys, d, store.port))
+                    results[mode].append(measure(mode, a.processes, a.seconds, keys, d, store.port, a.sessions))
                     print(json.dumps({**results[mode][-1], "build": build, "machine": machine}), flush=True)
         finally:
             stop.set()

@@ -17,8 +17,9 @@ SIGKILL), ``gone`` (the process was reaped and its PID no longer names it), ``he
 still held the same claim outside ``release()`` when it was killed, as the board, frozen by the
 death, says), ``slots`` (its slots that held one), ``attempts`` (the attempts
 that died with it: from its own history file, each one inside a lease call or holding a claim at
-the kill — its last 50 ms of history may be lost with it, but the kill waits up to 1 s for the
-file to show the claim the board says it holds; also written to the history at once
+the kill — its lines are in the file as they are made, and where a writer could not map its file
+its last 50 ms may be lost with it, so the kill waits up to 1 s for the file to show the claim the
+board says it holds; also written to the history at once
 as a ``worker_killed`` event, where their jobs end), ``killed_after_s`` (the SIGKILL, in
 seconds after ``fault_start``), ``replacement`` and ``replacement_pid`` (the worker started at the
 heal; null when the run was ending).
@@ -132,24 +133,29 @@ def stop(ctx, active) -> dict:
 def _on_file(path, slots: list[str], deadline: float) -> bool:
     """Wait until ``path`` (a worker's history file) leaves an attempt of each of ``slots``
     (``w3.s0``) open, or ``deadline``.
-    The holder aimed at is the slot that claimed last: its acquire may still wait in the
-    worker's buffer (written every 50 ms, later on a loaded machine), and a SIGKILL then would
-    lose it with the buffer — no attempt known to have died, no recovery time measured. The
-    file is read again only when it has grown."""
-    size = -1
+    The holder aimed at is the slot that claimed last. A worker's lines are in its file as they
+    are made (leasecheck.harness.record.history), and a slot marks its claim on the board only
+    after its acquire's completion is written, so the first read finds it; but a writer that could
+    not map its file keeps its lines in a buffer written every 50 ms, and a SIGKILL then would
+    lose the acquire with the buffer — no attempt known to have died, no recovery time measured.
+    The file is read again when it has grown, or 50 ms after the last read."""
+    size, read_at = -1, 0.0
     while True:
         try:
             now = path.stat().st_size
         except OSError:
             now = -1
-        if now != size:
-            size = now
+        if now != size or time.monotonic() - read_at >= REREAD_S:
+            size, read_at = now, time.monotonic()
             open_ = died(path)
             if all(any(a.startswith(f"{slot}.") for a in open_) for slot in slots):
                 return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.005)
+
+
+REREAD_S = 0.05
 
 
 def died(path) -> list[str]:

@@ -1,10 +1,22 @@
-"""Recording the history: one JSON Lines file per process, written at least every 50 ms.
+"""Recording the history: one JSON Lines file per process, each line in the file as it is made.
 
 The event schema and its timing rules are in ``docs/history.md``. Times are nanoseconds since
 the run's start on ``CLOCK_MONOTONIC``, read under the writer's lock so each file is in time
-order. Lines wait in one buffer; a background thread writes it every 50 ms (one ``write`` of
-whole lines); a process killed with SIGKILL loses at most that much, and at worst leaves a torn
-last line, which the checker tolerates (docs/history.md, "Run directory").
+order.
+
+A regular file is written through a shared memory map of it (``mmap``): each line is copied into
+the file's pages as it is formatted, so a reader sees it at once and a process killed with
+SIGKILL loses nothing but, at worst, the line it was copying (a torn last line, which the checker
+tolerates: docs/history.md, "Run directory"). The file is reserved ahead of the lines
+(``posix_fallocate``, ``RESERVE`` at a time: a full disk refuses the reservation, never a store
+into the map) and cut to its lines at ``close``; a process that died before closing leaves the
+rest of its reservation as zero bytes after its last line, which readers take as the end of the
+file. Nothing wakes to write: no thread, no system call per line. (Writing the lines every 50 ms
+from a thread of their own woke every worker 20 times a second; with 64 workers on two cores
+those wakes and the handing over of the interpreter they need cost more than the lines.)
+Where a file cannot be reserved and mapped (a pipe, a device, a file system without
+``fallocate``) the lines wait in a buffer that a background thread writes every 50 ms
+(``FLUSH_INTERVAL_S``: a process killed then loses at most its last 50 ms).
 
 A line is ``leasecheck.events.encode_event`` of ``leasecheck.events.event(time, process, type,
 **fields)``: the same names and encoding the checker's reader expects (``orjson``, compact). A
@@ -17,9 +29,12 @@ once — the worker stops its slots, the runner stops the run.
 """
 from __future__ import annotations
 
+import mmap
 import os
+import stat
 import threading
 import time
+from typing import Any
 
 import orjson
 
@@ -31,28 +46,41 @@ from leasecheck.harness.record import writes
 _dumps, _OPT = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 _clock = time.monotonic_ns
 
-FLUSH_INTERVAL_S = 0.05
+FLUSH_INTERVAL_S = 0.05     # unmapped files only
+RESERVE = 4 << 20           # bytes reserved (and mapped) ahead of the lines
 
 
 class HistoryWriter:
-    """Append events for one process. Thread-safe; ``close()`` flushes and stops the flusher."""
+    """Append events for one process. Thread-safe; ``close()`` cuts the file to its lines (or
+    writes what is buffered) and stops the flusher, if any."""
 
     def __init__(self, path: os.PathLike, t0_ns: int | None = None, on_fail=None):
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.failed: OSError | None = None     # the write the file system refused
         self._on_fail = on_fail
+        self._told = False                      # on_fail called
         self._lock = threading.Lock()           # the clock read and the append, in time order
         self._write_lock = threading.Lock()     # one flush at a time, so buffers land in order
-        # The lines not yet written, newline-terminated, in one growing buffer: each encoded line
-        # is copied in and its bytes object freed at once. (A list of them held each until the
-        # flush, and orjson's bytes hold ~4 KB of memory apiece: a worker touched a fresh 4 KB per
-        # event, 600 KB per 50 ms flush, evicting the client's own code and data from the caches.)
+        # Mapped: the map of the file from ``_base`` (a multiple of the page size), the next
+        # line's place in the file and the end of the reservation. Else the lines not yet written,
+        # newline-terminated, in one growing buffer: each encoded line is copied in and its bytes
+        # object freed at once. (A list of them held each until the flush, and orjson's bytes hold
+        # ~4 KB of memory apiece: a worker touched a fresh 4 KB per event.)
+        self._map: Any = None
+        self._base = self._pos = self._end = 0
         self._buf = bytearray()
         self.t0_ns = t0_ns if t0_ns is not None else time.monotonic_ns()
         self._closed = threading.Event()
-        self._flusher = threading.Thread(target=self._flush_loop, name="history-flush", daemon=True)
-        self._flusher.start()
+        self._flusher: threading.Thread | None = None
+        if not self._mapped():
+            self._flusher = threading.Thread(target=self._flush_loop, name="history-flush", daemon=True)
+            self._flusher.start()
+
+    @property
+    def mapped(self) -> bool:
+        """Whether lines go into the file through its map (else through the 50 ms flusher)."""
+        return self._flusher is None
 
     def now(self) -> int:
         return time.monotonic_ns() - self.t0_ns
@@ -67,44 +95,113 @@ class HistoryWriter:
             if self.failed is None:
                 e = {TIME: t, PROCESS: process, TYPE: type, **fields}
                 try:
-                    self._buf += _dumps(e, option=_OPT)
+                    line = _dumps(e, option=_OPT)
                 except TypeError:   # what orjson refuses: encode_event's fallback
-                    self._buf += encode_event(e) + b"\n"
+                    line = encode_event(e) + b"\n"
+                self._put(line)
+        if self.failed is not None:
+            self._tell()
         return t
 
     def calls(self, process: str) -> "CallLines":
         """The writer of ``process``'s lease-call and job events: a claim loop's hot path."""
         return CallLines(self, process)
 
+    # -- where a line goes (under ``_lock``) ------------------------------------------------------
+    def _put(self, line: bytes) -> None:
+        """Append ``line`` (called with ``_lock`` held, ``failed`` None)."""
+        m = self._map
+        if m is None:
+            if self._flusher is not None:
+                self._buf += line
+            return
+        pos = self._pos
+        end = pos + len(line)
+        if end > self._end:
+            if not self._reserve(end):
+                return
+            m = self._map
+        m[pos - self._base:end - self._base] = line
+        self._pos = end
+
+    def _mapped(self) -> bool:
+        """Reserve and map the file when it is a regular one that takes a reservation (True also
+        when the file system refused the first reservation: ``failed``, nothing kept)."""
+        try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                return False
+            size = os.fstat(self._fd).st_size       # (a file written before: lines go after it)
+            self._pos = self._end = size
+            try:
+                self._reserve(size + 1)
+            except (OSError, ValueError):
+                os.ftruncate(self._fd, size)        # what was reserved before the map failed
+                raise
+            return True
+        except (OSError, ValueError):
+            self._map = None
+            self._pos = self._end = 0
+            return False        # no fallocate or no mmap here: the flusher writes the lines
+
+    def _reserve(self, need: int) -> bool:
+        """Grow the reservation to hold ``need`` bytes and map it; False when the file system
+        refused (``failed`` set, noted). Other errors raise ``OSError``."""
+        new_end = max(need, self._end) + RESERVE
+        try:
+            os.posix_fallocate(self._fd, self._end, new_end - self._end)
+        except OSError as e:
+            if not writes.unwritable(e):
+                raise
+            self._refused(e)
+            return False
+        base = self._pos - self._pos % mmap.ALLOCATIONGRANULARITY
+        m = mmap.mmap(self._fd, new_end - base, offset=base)
+        if self._map is not None:
+            self._map.close()
+        self._map, self._base, self._end = m, base, new_end
+        return True
+
+    def _refused(self, e: OSError) -> None:
+        self.failed = e
+        self._buf = bytearray()     # kept no more
+        writes.note(self.path, e)
+
+    def _tell(self) -> None:
+        """Call ``on_fail`` once, outside the lock."""
+        if self._told or self._on_fail is None:
+            return
+        self._told = True
+        self._on_fail(self.failed)
+
     def flush(self) -> None:
         """Write the buffered lines (one ``write``, whole lines); the slots keep recording
-        meanwhile, into a new buffer."""
+        meanwhile, into a new buffer. (Mapped, the lines are in the file already.)"""
         with self._write_lock:
             with self._lock:
                 if not self._buf:
-                    return
-                data, self._buf = self._buf, bytearray()
-            view = memoryview(data)
-            try:
-                while view:
-                    n = os.write(self._fd, view)
-                    view = view[n:]
-            except OSError as e:
-                if not writes.unwritable(e):
-                    raise
-                with self._lock:
-                    self.failed = e
-                    self._buf = bytearray()     # kept no more
-                writes.note(self.path, e)
-            else:
-                return
-        if self._on_fail is not None:
-            self._on_fail(self.failed)
+                    told = self.failed is not None
+                    data = None
+                else:
+                    data, self._buf = self._buf, bytearray()
+                    told = False
+            if data is not None:
+                view = memoryview(data)
+                try:
+                    while view:
+                        n = os.write(self._fd, view)
+                        view = view[n:]
+                except OSError as e:
+                    if not writes.unwritable(e):
+                        raise
+                    with self._lock:
+                        self._refused(e)
+                    told = True
+        if told:
+            self._tell()
 
     def _flush_loop(self) -> None:
-        # A plain sleep, not Event.wait: the flusher wakes 20 times a second in every worker
-        # (64 workers: 1,280 wakes/s on two cores), and a timed Event.wait costs half as much
-        # again as a sleep. close() waits at most one interval for the loop to notice.
+        # A plain sleep, not Event.wait: a timed Event.wait costs half as much again as a sleep.
+        # close() waits at most one interval for the loop to notice.
         while not self._closed.is_set():
             time.sleep(FLUSH_INTERVAL_S)
             if self._buf:
@@ -114,10 +211,19 @@ class HistoryWriter:
         if self._closed.is_set():
             return
         self._closed.set()
-        self._flusher.join()
+        if self._flusher is not None:
+            self._flusher.join()
         self.flush()
+        with self._lock:
+            m, self._map = self._map, None
+            if m is not None:
+                m.close()
+                try:
+                    os.ftruncate(self._fd, self._pos)     # the reservation's unused rest
+                except OSError as e:
+                    if not writes.unwritable(e):
+                        raise
         os.close(self._fd)
-
 
 
 # -- a slot's own events, on its hot path -------------------------------------------------------
@@ -180,9 +286,11 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._buf += _INVOKE % (t, self._p, fb, self._a, k)
+                w._put(_INVOKE % (t, self._p, fb, self._a, k))
         finally:
             self._release()
+        if w.failed is not None:
+            w._tell()
         return t
 
     def done(self, kind: str, f: str, attempt: str, key: str, value, sent: list) -> int:
@@ -202,9 +310,11 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._buf += template % (t, self._p, fb, self._a, k, _BOOL[value], encoded)
+                w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
         finally:
             self._release()
+        if w.failed is not None:
+            w._tell()
         return t
 
     def job(self, kind: str, attempt: str, key: str) -> int:
@@ -217,9 +327,11 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._buf += _JOB[kind] % (t, self._p, self._a, k)
+                w._put(_JOB[kind] % (t, self._p, self._a, k))
         finally:
             self._release()
+        if w.failed is not None:
+            w._tell()
         return t
 
     def job_end(self, attempt: str, key: str, aborted: object) -> int:   # not a bool: through record()
@@ -233,9 +345,11 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._buf += _JOB_END % (t, self._p, self._a, k, _BOOL[aborted])
+                w._put(_JOB_END % (t, self._p, self._a, k, _BOOL[aborted]))
         finally:
             self._release()
+        if w.failed is not None:
+            w._tell()
         return t
 
 

@@ -4,8 +4,9 @@ The lease calls and their outcomes — calls started, acquires won, lost and unk
 found nothing — come from the slot board (``RUN_DIR/slots.bin``, ``leasecheck.harness.run.slot_board``):
 each slot counts its own as its calls return, in shared memory, and ``sample()`` sums a few bytes
 per slot. The job runs that overlapped and the faults come from the history: every worker (and
-the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl`` and flushes them
-every 50 ms (``leasecheck.harness.record.history``). ``LiveStats.sample()`` reads only the bytes
+the harness, for faults) appends JSON lines to ``RUN_DIR/history.d/*.jsonl``, each in the file as
+it is made (``leasecheck.harness.record.history``: a file ends at its first zero byte, where its
+writer's reservation begins). ``LiveStats.sample()`` reads only the bytes
 added since its last call, a megabyte at a time, and finds the job lines with one regular
 expression over the chunk, in the writer's shape, or else parses them one by one; fault lines are
 looked for in the harness's own file. The harness runs this beside the workers, every few seconds
@@ -56,8 +57,9 @@ _T_FAULT = token(TYPE, "fault_")[:-1]     # "type":"fault_ : fault_start, fault_
 # lines are picked out one by one (``_acquire_outcomes``), whatever the order of their fields.
 _PAIR = {kind: b"%s,%s" % (token(TYPE, kind), _F_ACQUIRE) for kind in (INVOKE, OK, FAIL, INFO, LATE_SENT)}
 
-# Job events are put in time order across files only once every file has had the time to flush
-# past them (a worker flushes every 50 ms): later events may still be on their way.
+# Job events are put in time order across files only once every file has had the time to show
+# the events before them (a line is in the file as it is made, but a writer that cannot map its
+# file writes every 50 ms, and a loaded machine delays either): later events may still be on their way.
 ORDER_DELAY_NS = 300_000_000
 CHUNK = 1 << 20      # bytes read (and counted) at a time
 _HARNESS_FILE = part_name(HARNESS_PART)    # the harness's own part: run start and end, the faults
@@ -87,7 +89,7 @@ class LiveStats:
         self.board_path = Path(board) if board is not None else None
         self._board: Any = None                          # the board, mapped once its file is there
         self._lock = threading.Lock()
-        self._files: dict[str, tuple[int, bytes]] = {}   # name -> (fd, partial last line)
+        self._files: dict[str, tuple[int, int, bytes]] = {}   # name -> (fd, bytes read, partial last line)
         self._jobs: list[tuple[int, int, bytes]] = []    # (time, +1/-1, key) not yet replayed
         self._running: dict[bytes, int] = {}             # key (as the history encodes it) -> runs going
         self._faults: dict[object, str] = {}    # a fault's number (as its events give it) -> "fault:target"
@@ -111,7 +113,7 @@ class LiveStats:
 
     def close(self) -> None:
         with self._lock:
-            for fd, _ in self._files.values():
+            for fd, _, _ in self._files.values():
                 os.close(fd)
             self._files.clear()
             if self._board is not None:
@@ -146,25 +148,33 @@ class LiveStats:
         for name in names:
             if name not in self._files:
                 try:
-                    self._files[name] = (os.open(self.parts_dir / name, os.O_RDONLY), b"")
+                    self._files[name] = (os.open(self.parts_dir / name, os.O_RDONLY), 0, b"")
                 except OSError:
                     continue
-        for name, (fd, pending) in list(self._files.items()):
+        for name, (fd, offset, pending) in list(self._files.items()):
             # a megabyte at a time: each chunk is scanned several times (``_count``), and one that
             # fits in the CPU's caches is scanned several times faster than the whole read at once
             while True:
                 try:
-                    block = os.read(fd, CHUNK)
+                    block = os.pread(fd, CHUNK, offset)
                 except OSError:
                     block = b""
+                # A writer's file ends at its first zero byte: the rest of its reservation, where
+                # the next lines will be copied (leasecheck.harness.record.history)
+                zero = block.find(0)
+                if zero >= 0:
+                    block = block[:zero]
                 if not block:
                     break
+                offset += len(block)
                 text = pending + block if pending else block
                 cut = text.rfind(b"\n") + 1           # a line still being written waits for the next block
                 pending = text[cut:]
-                self._files[name] = (fd, pending)
+                self._files[name] = (fd, offset, pending)
                 if cut:
                     yield name, text[:cut] if cut < len(text) else text
+                if zero >= 0:
+                    break
 
     def _count(self, chunk: bytes, calls: bool, faults: bool) -> None:
         """The chunk's job events always; its lease calls and their outcomes with ``calls``, its

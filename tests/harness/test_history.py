@@ -1,14 +1,25 @@
+import errno
 import json
 import os
+import signal
 import threading
 import time
 
+import leasecheck.harness.record.history as history_mod
+from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.harness.record.history import HistoryWriter
 
 
-def test_events_are_time_ordered_and_flushed_without_close(tmp_path):
+def _lines_so_far(path):
+    """A part's lines as a reader sees them while its writer is open: up to the first zero byte."""
+    data = path.read_bytes()
+    return data[:data.index(b"\0")] if b"\0" in data else data
+
+
+def test_events_are_time_ordered_and_in_the_file_as_they_are_made(tmp_path):
     path = tmp_path / "w0.jsonl"
     h = HistoryWriter(path)
+    assert h.mapped
 
     def spam(name):
         for i in range(500):
@@ -19,12 +30,65 @@ def test_events_are_time_ordered_and_flushed_without_close(tmp_path):
         t.start()
     for t in threads:
         t.join()
-    time.sleep(0.2)  # the flusher runs every 50 ms: the lines are on disk before close()
-    lines = path.read_text().splitlines()
+    lines = _lines_so_far(path).splitlines()      # no wait, no close: each line is in the file
     assert len(lines) == 2000
     times = [json.loads(line)["time"] for line in lines]
     assert times == sorted(times)
+    assert path.stat().st_size > len(b"\n".join(lines))    # the reservation ahead of them
     h.close()
+    assert path.read_bytes() == b"".join(line + b"\n" for line in lines)   # cut to its lines
+
+
+def test_lines_past_the_reservation_remap_the_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(history_mod, "RESERVE", 4096)
+    path = tmp_path / "w0.jsonl"
+    h = HistoryWriter(path)
+    lines = h.calls("w0.s0")
+    for i in range(2000):
+        lines.invoke("acquire", f"w0.s0.{i}", f"job:{i % 7}")
+        if i == 999:
+            assert len(_lines_so_far(path).splitlines()) == 1000
+    h.close()
+    events = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert [e["attempt"] for e in events] == [f"w0.s0.{i}" for i in range(2000)]
+
+
+def test_a_killed_writer_loses_no_line_and_its_reservation_reads_as_the_end(tmp_path):
+    parts = tmp_path / "history.d"
+    parts.mkdir()
+    pid = os.fork()
+    if pid == 0:    # the child: a worker killed with SIGKILL, its writer never closed
+        try:
+            h = HistoryWriter(parts / "w0.jsonl")
+            lines = h.calls("w0.s0")
+            for i in range(300):
+                lines.invoke("acquire", f"w0.s0.{i}", "job:1")
+                lines.done("ok", "acquire", f"w0.s0.{i}", "job:1", True, [["w0.s0.c0", i, "SET", 1]])
+        finally:
+            os.kill(os.getpid(), signal.SIGKILL)
+    os.waitpid(pid, 0)
+    data = (parts / "w0.jsonl").read_bytes()
+    assert data.endswith(b"\0")                           # the rest of its reservation
+    stream = HistoryStream(tmp_path)
+    events = list(stream)
+    assert len(events) == 600 and events[-1]["attempt"] == "w0.s0.299"
+    assert stream.problems == []                           # the zero bytes are no torn line
+
+
+def test_a_file_that_cannot_be_reserved_is_written_every_50_ms(tmp_path, monkeypatch):
+    def no_fallocate(fd, offset, length):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+    monkeypatch.setattr(os, "posix_fallocate", no_fallocate)
+    path = tmp_path / "w0.jsonl"
+    h = HistoryWriter(path)
+    assert not h.mapped
+    for i in range(10):
+        h.record("w0.s0", "invoke", f="acquire", attempt=f"w0.s0.{i}")
+    time.sleep(0.3)    # the flusher writes every 50 ms: the lines are on disk before close()
+    data = path.read_bytes()
+    assert b"\0" not in data and len(data.splitlines()) == 10
+    h.close()
+    assert len(path.read_bytes().splitlines()) == 10
 
 
 def test_history_clock_is_monotonic_not_wall_clock(tmp_path):
@@ -36,13 +100,15 @@ def test_history_clock_is_monotonic_not_wall_clock(tmp_path):
     assert event == {"time": t, "process": "harness", "type": "run_start"}
 
 
-def test_appends_are_whole_lines_across_processes(tmp_path):
-    path = tmp_path / "shared.jsonl"
+def test_processes_writing_their_own_parts_at_once_give_whole_lines(tmp_path):
+    # one file per process (leasecheck.rundir.HISTORY_PARTS), read together as one history
+    parts = tmp_path / "history.d"
+    parts.mkdir()
     pids = []
     for k in range(3):
         pid = os.fork()
         if pid == 0:
-            h = HistoryWriter(path)
+            h = HistoryWriter(parts / f"w{k}.jsonl")
             for i in range(300):
                 h.record(f"w{k}", "effect", attempt=f"w{k}.{i}", pad="x" * 200)
             h.close()
@@ -50,8 +116,10 @@ def test_appends_are_whole_lines_across_processes(tmp_path):
         pids.append(pid)
     for pid in pids:
         os.waitpid(pid, 0)
-    lines = path.read_text().splitlines()
-    assert len(lines) == 900 and all(json.loads(line)["type"] == "effect" for line in lines)
+    stream = HistoryStream(tmp_path)
+    events = list(stream)
+    assert len(events) == 900 and all(e["type"] == "effect" for e in events) and stream.problems == []
+    assert all(b"\0" not in p.read_bytes() for p in parts.iterdir())
 
 
 def test_lines_are_compact_json_in_field_order_with_the_standard_encoders_fallback(tmp_path):

@@ -86,6 +86,25 @@ def test_counts_a_real_history_writer_and_survives_the_directory_going(tmp_path)
     stats.close()
 
 
+def test_lines_made_after_a_sample_are_counted_by_the_next_one(tmp_path):
+    """A writer's file holds its reservation's zero bytes after its lines, where the next lines
+    go: a sample reads up to them, and the next sample reads from where it stopped."""
+    parts = tmp_path / "history.d"
+    parts.mkdir()
+    w = HistoryWriter(parts / "w0.jsonl", t0_ns=0)
+    assert w.mapped
+    stats = LiveStats(parts)
+    for _ in range(3):
+        w.record("w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[[1, "SET"]])
+    assert stats.sample(1).acquires_won == 3
+    for _ in range(4):
+        w.record("w0.s0", "ok", f="acquire", attempt="b", key="k", value=True, sent=[[1, "SET"]])
+    assert stats.sample(2).acquires_won == 7
+    w.close()
+    assert stats.sample(3, final=True).acquires_won == 7
+    stats.close()
+
+
 def test_with_a_slot_board_the_calls_are_the_boards_and_jobs_and_faults_the_historys(tmp_path):
     from leasecheck.harness.run.slot_board import LOST, NOTHING, UNKNOWN, WON, SlotBoard
     parts, path = tmp_path / "history.d", tmp_path / "slots.bin"
