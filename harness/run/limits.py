@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leasecheck.harness.errors import UsageError
+from leasecheck.harness.record.history import RESERVE
 from leasecheck.harness.settings.config import RunConfig
 
 MB = 2**20
@@ -55,7 +56,8 @@ WORKER_FDS = 32
 # slot, one job key) wrote 1.44 MB in 6 s (30 KB per slot-second, measured 2026-12-01), 2 workers
 # x 16 slots on 8 keys 4.05 MB in 5 s (25 KB); the 10-minute 64-worker scale run 401 MB of history
 # and 150 MB of audit (14 KB per slot-second, its 2 cores saturated). Taken as 48 KB per
-# slot-second (the highest, +50%), plus 16 MB for the report and the small files.
+# slot-second (the highest, +50%), plus 16 MB for the report and the small files, plus what each
+# process's history file reserves ahead of its lines (``RESERVE``: the workers' and the harness's).
 BYTES_PER_SLOT_S = 48 * 1024
 FIXED_BYTES = 16 * MB
 
@@ -88,7 +90,8 @@ def need(cfg: RunConfig) -> Need:
         harness_fds=HARNESS_FDS + FDS_PER_WORKER * cfg.workers + FDS_PER_NODE * nodes,
         worker_fds=WORKER_FDS + cfg.slots * nodes,
         proxy_fds=WORKER_FDS + 2 * cfg.workers * cfg.slots,
-        disk_bytes=int(BYTES_PER_SLOT_S * cfg.workers * cfg.slots * cfg.time_limit_s) + FIXED_BYTES)
+        disk_bytes=int(BYTES_PER_SLOT_S * cfg.workers * cfg.slots * cfg.time_limit_s) + FIXED_BYTES
+        + (cfg.workers + 1) * RESERVE)
 
 
 # -- the machine's facts (tests replace these) -------------------------------------------------

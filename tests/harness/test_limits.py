@@ -69,7 +69,8 @@ def test_a_worker_with_many_slots_needs_files(roomy):
 def test_too_little_disk(roomy):
     roomy.setattr(limits, "free_disk", lambda path: ("/data", 100 * 2**20))
     msg = refused_by_preflight(workers=64, time_limit_s=600)
-    assert "--time-limit 600s" in msg and "/data has 100 MB free" in msg and "1.8 GB" in msg
+    # 48 KB per slot-second (1.76 GB), 16 MB, and 65 history files' 4 MB reservations: 2.0 GB
+    assert "--time-limit 600s" in msg and "/data has 100 MB free" in msg and "2.0 GB" in msg
     for fix in ("lower --time-limit or --workers", "free space", "another --results-dir"):
         assert fix in msg
 
