@@ -62,6 +62,9 @@ _PAIR = {kind: b"%s,%s" % (token(TYPE, kind), _F_ACQUIRE) for kind in (INVOKE, O
 # file writes every 50 ms, and a loaded machine delays either): later events may still be on their way.
 ORDER_DELAY_NS = 300_000_000
 CHUNK = 1 << 20      # bytes read (and counted) at a time
+# The first read of each file per sample: a writer's file holds megabytes of zero bytes ahead of
+# its lines (its reservation), so a sample reads at most this much of them per file.
+FIRST_READ = 1 << 16
 _HARNESS_FILE = part_name(HARNESS_PART)    # the harness's own part: run start and end, the faults
 
 
@@ -154,11 +157,13 @@ class LiveStats:
         for name, (fd, offset, pending) in list(self._files.items()):
             # a megabyte at a time: each chunk is scanned several times (``_count``), and one that
             # fits in the CPU's caches is scanned several times faster than the whole read at once
+            want = FIRST_READ    # the file's reservation ahead: read it a little at a time
             while True:
                 try:
-                    block = os.pread(fd, CHUNK, offset)
+                    block = os.pread(fd, want, offset)
                 except OSError:
                     block = b""
+                want = CHUNK
                 # A writer's file ends at its first zero byte: the rest of its reservation, where
                 # the next lines will be copied (leasecheck.harness.record.history)
                 zero = block.find(0)

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from leasecheck.harness.record.history import HistoryWriter
+from leasecheck.harness.run import live_stats
 from leasecheck.harness.run.live_stats import ORDER_DELAY_NS, LiveStats
 from leasecheck.harness.run.progress import Rate, RunProgress, log_interval_s, plain_line
 from leasecheck.events import encode_event
@@ -94,14 +95,15 @@ def test_lines_made_after_a_sample_are_counted_by_the_next_one(tmp_path):
     w = HistoryWriter(parts / "w0.jsonl", t0_ns=0)
     assert w.mapped
     stats = LiveStats(parts)
-    for _ in range(3):
+    for _ in range(3000):       # more than a sample's first read (live_stats.FIRST_READ)
         w.record("w0.s0", "ok", f="acquire", attempt="a", key="k", value=True, sent=[[1, "SET"]])
-    assert stats.sample(1).acquires_won == 3
+    assert (parts / "w0.jsonl").read_bytes().index(b"\0") > 3 * live_stats.FIRST_READ
+    assert stats.sample(1).acquires_won == 3000
     for _ in range(4):
         w.record("w0.s0", "ok", f="acquire", attempt="b", key="k", value=True, sent=[[1, "SET"]])
-    assert stats.sample(2).acquires_won == 7
+    assert stats.sample(2).acquires_won == 3004
     w.close()
-    assert stats.sample(3, final=True).acquires_won == 7
+    assert stats.sample(3, final=True).acquires_won == 3004
     stats.close()
 
 
