@@ -15,12 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_forked_loops_print_every_mode_and_its_median():
     p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "1", "--seconds", "5",
-                        "--repeat", "1", "--modes", "bare,no-lines"],
+                        "--repeat", "1", "--modes", "bare,no-lines", "--sessions"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     lines = [json.loads(line) for line in p.stdout.splitlines()]
     runs, medians = lines[:2], lines[2:]
     assert [r["mode"] for r in runs] == ["bare", "no-lines"]
+    assert all(r["sessions"] is True for r in runs)     # each loop in a session of its own
     for r in runs:
         assert r["cpu_ms_per_kop"] > 0 and r["ops_per_s"] > 0 and r["runs_per_kop"] > 0
         assert r["Rss_kB"] > 0 and "Private_Dirty_kB" in r and "Shared_Dirty_kB" in r
