@@ -128,8 +128,8 @@ class HistoryWriter:
         """Reserve and map the file when it is a regular one that takes a reservation (True also
         when the file system refused the first reservation: ``failed``, nothing kept)."""
         try:
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
-                return False
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode) or not hasattr(os, "posix_fallocate"):
+                return False    # (not a regular file, or no fallocate on this system: macOS)
             size = os.fstat(self._fd).st_size       # (a file written before: lines go after it)
             self._pos = self._end = size
             try:

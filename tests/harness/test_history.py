@@ -100,6 +100,15 @@ def test_history_clock_is_monotonic_not_wall_clock(tmp_path):
     assert event == {"time": t, "process": "harness", "type": "run_start"}
 
 
+def test_a_system_without_fallocate_gets_the_flusher(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "posix_fallocate")
+    h = HistoryWriter(tmp_path / "w0.jsonl")
+    assert not h.mapped
+    h.record("w0.s0", "invoke", f="acquire", attempt="w0.s0.0")
+    h.close()
+    assert len((tmp_path / "w0.jsonl").read_bytes().splitlines()) == 1
+
+
 def test_processes_writing_their_own_parts_at_once_give_whole_lines(tmp_path):
     # one file per process (leasecheck.rundir.HISTORY_PARTS), read together as one history
     parts = tmp_path / "history.d"
