@@ -43,9 +43,10 @@ def _open_file(file, *args, **kw):
 # the files the checker opens by replacing either.
 open = _open_file  # noqa: A001
 
-# A writer that died before closing its file leaves the rest of its reservation as zero bytes after
-# its last line (leasecheck.harness.record.history): read as the file's end, not as a torn line.
-_BLANK_OR_ZERO = b" \t\r\n\0"
+# A line of only these is skipped: ASCII whitespace (``bytes.strip()``'s), and the zero bytes a writer
+# that died before closing its file leaves after its last line, the rest of its reservation
+# (leasecheck.harness.record.history): read as the file's end, not as a torn line.
+_BLANK_OR_ZERO = b" \t\n\r\x0b\x0c\0"
 
 _SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
 
@@ -179,8 +180,8 @@ class HistoryStream:
                         event = None
                     if type(event) is not dict or type(t := event.get(TIME)) is not int \
                             or type(event.get(TYPE)) is not str:
-                        if line == b"\n" or not line.strip() or not line.strip(_BLANK_OR_ZERO):
-                            continue    # (zero bytes: the rest of a killed writer's reservation)
+                        if not line.strip(_BLANK_OR_ZERO):
+                            continue
                         if bad is not None:
                             problems.append(f"{name}:{bad[0]}: malformed line skipped ({bad[1]})")
                             bad = None

@@ -166,7 +166,8 @@ def died(path) -> list[str]:
         data = path.read_bytes()
     except OSError:
         return []
-    for line in data.splitlines():
+    end = data.find(0)      # the file ends at its first zero byte: its writer's reservation
+    for line in (data if end < 0 else data[:end]).splitlines():
         try:
             e = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -128,20 +128,21 @@ class HistoryWriter:
         """Reserve and map the file when it is a regular one that takes a reservation (True also
         when the file system refused the first reservation: ``failed``, nothing kept)."""
         try:
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode) or not hasattr(os, "posix_fallocate"):
-                return False    # (not a regular file, or no fallocate on this system: macOS)
-            size = os.fstat(self._fd).st_size       # (a file written before: lines go after it)
-            self._pos = self._end = size
+            st = os.fstat(self._fd)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or not hasattr(os, "posix_fallocate"):
+            return False    # (not a regular file, or no fallocate on this system: macOS)
+        self._pos = self._end = st.st_size          # (a file written before: lines go after it)
+        try:
+            self._reserve(st.st_size + 1)
+        except (OSError, ValueError):   # no fallocate or no mmap here: the flusher writes the lines
             try:
-                self._reserve(size + 1)
-            except (OSError, ValueError):
-                os.ftruncate(self._fd, size)        # what was reserved before the map failed
-                raise
-            return True
-        except (OSError, ValueError):
-            self._map = None
-            self._pos = self._end = 0
-            return False        # no fallocate or no mmap here: the flusher writes the lines
+                os.ftruncate(self._fd, st.st_size)  # what was reserved before the map failed
+            except OSError:
+                pass
+            return False
+        return True
 
     def _reserve(self, need: int) -> bool:
         """Grow the reservation to hold ``need`` bytes and map it; False when the file system
