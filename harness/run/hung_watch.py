@@ -28,6 +28,7 @@ from leasecheck.events import CALL_HUNG
 PERIOD_S = 0.5           # the longest wait between two looks; MIN_PERIOD_S the shortest
 MIN_PERIOD_S = 0.05
 FROZEN_SLACK_S = 0.5
+CLOSE_WAIT_S = 5.0       # how long ``close`` waits for the watch's thread (a check takes microseconds)
 STACK_CHARS = 8000      # the innermost part of a deeper stack is kept
 
 
@@ -62,7 +63,12 @@ class HungWatch:
         return self
 
     def close(self) -> None:
+        """Stop the watch and wait for its thread: it wakes at once, so that nothing it reads (a
+        slot board's record) is closed under it."""
         self._done.set()
+        thread = self._loop_thread
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join(CLOSE_WAIT_S)
 
     # -- the slots' side -----------------------------------------------------------------------
     def follow(self, process: str, record, current) -> None:
@@ -91,8 +97,7 @@ class HungWatch:
     def _loop(self) -> None:
         last = time.monotonic_ns()
         period = int(self.period_s * 1e9)
-        while not self._done.is_set():
-            time.sleep(self.period_s)
+        while not self._done.wait(self.period_s):
             now = time.monotonic_ns()
             overrun = now - last - period
             if overrun > FROZEN_SLACK_S * 1e9:

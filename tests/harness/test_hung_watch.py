@@ -218,3 +218,22 @@ def test_an_asynchronous_call_blocking_the_loop_is_reported_with_the_threads_sta
     stack = fields["stack"]
     assert "in blocking_lease_call" in stack and "release.wait(10)" in stack
     assert "in async_wrapper" not in stack and "in slot" not in stack
+
+
+def test_close_stops_the_watch_before_what_it_reads_is_closed(tmp_path, monkeypatch):
+    """The watch sleeps half a second between looks; ``close`` wakes it and waits for it, so a
+    board closed right after is never read by a look already under way."""
+    errors = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    board = SlotBoard(tmp_path / "slots.bin", 1, 1, create=True)
+    record = board.record(0)
+    record.enter(code("acquire"))
+    watch = HungWatch(Recorder(), 30.0).start()
+    watch.follow("w0.s0", record, lambda: (threading.get_ident(), ("acquire", "w0.s0.0", "job:0", 0)))
+    assert watch.period_s == 0.5
+    watch.close()
+    assert not watch._loop_thread.is_alive()
+    record.release()
+    board.close()
+    time.sleep(0.6)           # past the look the watch would have taken
+    assert errors == []

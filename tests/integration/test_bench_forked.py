@@ -1,6 +1,7 @@
 """``bench/forked_loops.py`` prints, per mode, the loops' CPU, scheduler runs and memory per 1,000
 store operations and a median line per mode; ``bench/worker_threads.py`` prints a live run's
-workers and their threads. (The numbers are the benchmarks' to report, in bench/RESULTS.md; this
+workers and their threads; ``bench/instructions.py`` counts each loop's instructions per
+operation under valgrind. (The numbers are the benchmarks' to report, in bench/RESULTS.md; this
 checks that they report them.)"""
 import json
 import subprocess
@@ -46,3 +47,24 @@ def test_the_worker_threads_of_a_live_run_are_listed():
     assert head["workers"] == 1 and head["ops_per_s"] > 0 and head["Private_Dirty_kB"] > 0
     assert {t["thread"] for t in threads} >= {"t0", "t1"}       # the main thread and the flusher at least
     assert max(t["cpu_ms_per_kop"] for t in threads) > 0
+
+
+@pytest.mark.slow
+def test_the_instruction_counts_print_each_mode_against_the_first():
+    p = subprocess.run([sys.executable, "bench/instructions.py", "--modes", "bare,bare-lease", "--seconds", "1",
+                        "--top", "3"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    bare, lease, grew = [json.loads(line) for line in p.stdout.splitlines()]
+    assert (bare["mode"], lease["mode"]) == ("bare", "bare-lease")
+    assert bare["ratio_to_bare"] == 1.0 and bare["ops"][1] > bare["ops"][0] > 0
+    # a redis-py command is tens of thousands of interpreter instructions; the lease adds little
+    assert 20_000 < bare["instructions_per_op"] < 2_000_000
+    assert 0.9 < lease["ratio_to_bare"] < 1.5
+    assert grew["mode"] == "bare-lease" and len(grew["grew_most"]) == 3
+
+
+def test_the_instruction_counts_refuse_an_unknown_mode_in_one_line():
+    p = subprocess.run([sys.executable, "bench/instructions.py", "--modes", "bare,nothing"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and p.stdout == ""
+    assert p.stderr.strip().count("\n") == 0 and "plain-client" in p.stderr
