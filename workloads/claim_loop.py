@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 from leasecheck._mypyc import mypyc_attr
 from leasecheck.harness.record.connection import SendTracker
@@ -202,12 +202,12 @@ class Slot:
         return value
 
 
-_monotonic = time.monotonic
+_monotonic: Final = time.monotonic
 
 # lease class -> whether ``getattr(lease, "renew")`` may find something: the class or a base defines
 # ``renew``, ``__getattr__`` or ``__getattribute__``
-_MAY_RENEW: dict = {}
-_DYNAMIC = ("renew", "__getattr__", "__getattribute__")
+_MAY_RENEW: Final[dict] = {}
+_DYNAMIC: Final = ("renew", "__getattr__", "__getattribute__")
 
 
 def renewal(lease: object) -> Any:

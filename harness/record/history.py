@@ -34,7 +34,7 @@ import os
 import stat
 import threading
 import time
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -43,7 +43,9 @@ from leasecheck.events import (
 from leasecheck.harness.record import writes
 
 # encode_event's encoder and options, looked up once, with the line's newline appended by orjson
-_dumps, _OPT = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+# (``Final``: the compiled build reads such a name from a C static instead of the module's dict)
+_dumps: Final = orjson.dumps
+_OPT: Final = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 _clock = time.monotonic_ns
 
 FLUSH_INTERVAL_S = 0.05     # unmapped files only
@@ -228,7 +230,7 @@ class HistoryWriter:
 
 
 # -- a slot's own events, on its hot path -------------------------------------------------------
-_NSK = orjson.OPT_NON_STR_KEYS
+_NSK: Final = orjson.OPT_NON_STR_KEYS
 
 
 def _json(value) -> bytes:
@@ -244,12 +246,12 @@ def _template(type: str, *fields: str) -> bytes:
             + b"".join(b"," + name(f) + b":%s" for f in fields) + b"}\n")
 
 
-_INVOKE = _template(INVOKE, "f", "attempt", "key")
-_DONE = {kind: _template(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
-_JOB = {kind: _template(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
-_JOB_END = _template(JOB_END, "attempt", "key", "aborted")
-_F = {f: _json(f) for f in CALLS}
-_BOOL = {True: b"true", False: b"false"}
+_INVOKE: Final = _template(INVOKE, "f", "attempt", "key")
+_DONE: Final = {kind: _template(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
+_JOB: Final = {kind: _template(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
+_JOB_END: Final = _template(JOB_END, "attempt", "key", "aborted")
+_F: Final = {f: _json(f) for f in CALLS}
+_BOOL: Final = {True: b"true", False: b"false"}
 
 
 class CallLines:

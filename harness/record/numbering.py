@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 from leasecheck.protocol import UNNUMBERED
 
 # Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
 # numbered (by the join neither).
-HIDDEN = UNNUMBERED
+HIDDEN: Final = UNNUMBERED
 
-_CREATES = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
+_CREATES: Final = frozenset({"SET", "SETNX"})   # their reply says whether the key was written
 # A conditional create's reply -> 1 (written) or 0 (not): RESP2/RESP3 simple string, nil, integer.
-_WROTE: dict = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
-_REPLY_TYPES = (bytes, str, type(None), int, bool)
+_WROTE: Final[dict] = {b"OK": 1, "OK": 1, None: 0, 1: 1, 0: 0, True: 1, False: 0}
+_REPLY_TYPES: Final = (bytes, str, type(None), int, bool)
 
 
 class Call:
@@ -38,7 +38,7 @@ class Call:
 
 # The call the current thread's commands belong to: set by ``begin`` in the slot's thread, and
 # seen by any thread that runs in a copy of that thread's context.
-_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("leasecheck_call", default=None)
+_CALL: Final[contextvars.ContextVar[Call | None]] = contextvars.ContextVar("leasecheck_call", default=None)
 
 
 class SendTracker:
@@ -106,7 +106,7 @@ def _has_get(args: Any) -> bool:
     return False
 
 
-_NAMES: dict = {}   # first argument -> command name: a lookup per command instead of a parse
+_NAMES: Final[dict] = {}   # first argument -> command name: a lookup per command instead of a parse
 
 
 def _name(args: Any) -> str:

@@ -34,6 +34,7 @@ import os
 import struct
 import time
 from pathlib import Path
+from typing import Final
 
 from leasecheck.events import ACQUIRE, RELEASE
 from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed when the workers have stopped
@@ -42,12 +43,13 @@ from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed wh
 # slot stores its fields in place through typed views of the map (``SlotRecord``).
 RECORD = struct.Struct("=BBHIqqqIIII")
 CALLS = ("", "acquire", "release", "renew")
-_CODE = {name: i for i, name in enumerate(CALLS) if name}
+_CODE: Final = {name: i for i, name in enumerate(CALLS) if name}
 # What a returning call counts (``SlotRecord.leave(outcome)``): 0 nothing, else one of these, the
 # counter at offset 28 + 4 x outcome.
 WON, LOST, UNKNOWN, NOTHING = 1, 2, 3, 4
-_U32, _U16 = 0xFFFFFFFF, 0xFFFF
-_clock = time.monotonic_ns
+_U32: Final = 0xFFFFFFFF
+_U16: Final = 0xFFFF
+_clock: Final = time.monotonic_ns
 
 
 def outcome(call: str, value: bool | None) -> int:
