@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 FOLDERS = ("harness", "workloads", "checkers")   # installed as leasecheck.<folder>
@@ -46,6 +46,9 @@ WORKER = (
     "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
 GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
+# With them, one extension written in C: a claim loop's history line formatted straight into the
+# history's map (the compiled history writer uses it; bench/RESULTS.md, "Item 2 ... eighth session")
+LINEWRITE = Extension("leasecheck._linewrite", [str(ROOT / "leasecheck" / "_linewrite.c")], extra_compile_args=["-O2"])
 
 
 def _warn(why: str) -> None:
@@ -87,7 +90,7 @@ def compiled_extensions() -> list:
         for group, modules in GROUPS:
             out += mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in modules], group_name=group,
                             target_dir=str(ROOT / "build" / "mypyc" / group.split(".")[1]), opt_level="3")
-        return out
+        return out + [LINEWRITE]
     except (Exception, SystemExit) as e:   # noqa: BLE001 - mypyc reports a type error by exiting
         _warn(f"mypyc could not compile the hot modules ({e})")
         return []

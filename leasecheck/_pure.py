@@ -45,11 +45,15 @@ def stale(folders, group_dir=_HERE) -> list[str]:
     """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
     module's own extension (a small shim, rebuilt only when the module's interface changes) or the
     groups' (``leasecheck/compiled__mypyc*.so`` and ``leasecheck/worker__mypyc*.so``, which hold the
-    code), whichever is newer. The newer group counts: one build makes both, and rebuilds only a
+    code), whichever is newer; and the C extension beside the groups (``leasecheck/_linewrite.c``)
+    whose source is newer than its build. The newer group counts: one build makes both, and rebuilds only a
     group whose modules changed (so the other keeps its older time); a module edited since has a
     newer source than either."""
     built = max((g.stat().st_mtime for g in groups(group_dir)), default=0.0)
     out = []
+    for src in Path(group_dir).glob("*.c"):     # the C extension built with them (``_linewrite``)
+        if any(src.stat().st_mtime > ext.stat().st_mtime for ext in Path(group_dir).glob(src.stem + ".*so")):
+            out.append(str(src))
     for folder in folders:
         for ext in Path(folder).rglob("*.so"):
             src = ext.with_name(ext.name.split(".", 1)[0] + ".py")

@@ -34,9 +34,15 @@ import os
 import stat
 import threading
 import time
+import types
 from typing import Any, Final
 
 import orjson
+
+try:    # built with the compiled modules (setup.py); used only by them (``_native_writer``)
+    from leasecheck import _linewrite
+except ImportError:
+    _linewrite = None
 
 from leasecheck.events import (
     CALLS, EFFECT, FAIL, INVOKE, JOB_END, JOB_START, OK, PROCESS, TIME, TYPE, encode_event)
@@ -237,19 +243,47 @@ def _json(value) -> bytes:
     return _dumps(value, option=_NSK)
 
 
+def _segments(type: str, *fields: str) -> tuple:
+    """The line ``record`` writes for an event of ``type`` with ``fields`` in this order, cut where
+    its values go: ``(b'{"time":', b',"process":', b',"type":"ok","f":', ..., b'}\\n')``, the time's
+    digits after the first segment and one encoded JSON value (the process's, then each field's)
+    after each of the others but the last."""
+    segments = [b"{" + _json(TIME) + b":", b"," + _json(PROCESS) + b":"]
+    rest = b"," + _json(TYPE) + b":" + _json(type)
+    for f in fields:
+        segments.append(rest + b"," + _json(f) + b":")
+        rest = b""
+    segments.append(rest + b"}\n")
+    return tuple(segments)
+
+
 def _template(type: str, *fields: str) -> bytes:
-    """``b'{"time":%d,"process":%s,"type":"ok","f":%s,...}\\n'``: the line ``record`` writes for
-    an event of ``type`` with ``fields`` in this order, each ``%s`` an encoded JSON value."""
-    def name(text: str) -> bytes:
-        return _json(text).replace(b"%", b"%%")
-    return (b"{" + name(TIME) + b":%d," + name(PROCESS) + b":%s," + name(TYPE) + b":" + name(type)
-            + b"".join(b"," + name(f) + b":%s" for f in fields) + b"}\n")
+    """``b'{"time":%d,"process":%s,"type":"ok","f":%s,...}\\n'``: ``_segments``'s line as a
+    ``%`` template, each ``%s`` an encoded JSON value."""
+    segments = [s.replace(b"%", b"%%") for s in _segments(type, *fields)]
+    return segments[0] + b"%d" + b"%s".join(segments[1:])
+
+
+def _native_writer() -> Any:
+    """``leasecheck._linewrite.write`` (a line formatted straight into the map, in C) where this
+    module runs compiled and the extension was built with it (setup.py); else None: where this
+    module runs as Python (``LEASECHECK_PURE_PYTHON``, no compiler, a source edited since the
+    build), lines are formatted with the ``%`` templates and stored through a slice of the map."""
+    if isinstance(_native_writer, types.FunctionType):     # interpreted: this is the pure-Python build
+        return None
+    return _linewrite.write if _linewrite is not None else None
 
 
 _INVOKE: Final = _template(INVOKE, "f", "attempt", "key")
 _DONE: Final = {kind: _template(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
 _JOB: Final = {kind: _template(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
 _JOB_END: Final = _template(JOB_END, "attempt", "key", "aborted")
+# the same lines cut into segments, for the C writer
+_INVOKE_SEGMENTS: Final = _segments(INVOKE, "f", "attempt", "key")
+_DONE_SEGMENTS: Final = {kind: _segments(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
+_JOB_SEGMENTS: Final = {kind: _segments(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
+_JOB_END_SEGMENTS: Final = _segments(JOB_END, "attempt", "key", "aborted")
+_write: Final = _native_writer()
 _F: Final = {f: _json(f) for f in CALLS}
 _BOOL: Final = {True: b"true", False: b"false"}
 
@@ -260,7 +294,9 @@ class CallLines:
     same buffer under the same lock, each line formatted from parts encoded once — the process
     once, a key once, an attempt once for all its events — instead of a dict built and encoded
     per event (three to four events per lease call). ``tests/harness/test_history.py`` pins that
-    the lines are ``record``'s. What a template cannot write goes through ``record``. (Each method
+    the lines are ``record``'s. Compiled, each line is formatted straight into the map by the C
+    writer (``_write``: ``leasecheck/_linewrite.c``, the same bytes). What a template cannot write
+    goes through ``record``. (Each method
     spells out the same few lines: this is the workers' hot path, and a helper call per event
     cost more than the formatting.)"""
 
@@ -289,7 +325,13 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._put(_INVOKE % (t, self._p, fb, self._a, k))
+                m = w._map
+                n: int = -1 if m is None or _write is None else \
+                    _write(m, w._pos - w._base, w._end - w._base, _INVOKE_SEGMENTS, t, self._p, fb, self._a, k)
+                if n >= 0:
+                    w._pos += n
+                else:       # unmapped, no C writer, or past the reservation: formatted here
+                    w._put(_INVOKE % (t, self._p, fb, self._a, k))
         finally:
             self._release()
         if w.failed is not None:
@@ -313,7 +355,14 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
+                m = w._map
+                n: int = -1 if m is None or _write is None else \
+                    _write(m, w._pos - w._base, w._end - w._base, _DONE_SEGMENTS[kind], t, self._p, fb, self._a, k,
+                           _BOOL[value], encoded)
+                if n >= 0:
+                    w._pos += n
+                else:
+                    w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
         finally:
             self._release()
         if w.failed is not None:
@@ -330,7 +379,13 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._put(_JOB[kind] % (t, self._p, self._a, k))
+                m = w._map
+                n: int = -1 if m is None or _write is None else \
+                    _write(m, w._pos - w._base, w._end - w._base, _JOB_SEGMENTS[kind], t, self._p, self._a, k)
+                if n >= 0:
+                    w._pos += n
+                else:
+                    w._put(_JOB[kind] % (t, self._p, self._a, k))
         finally:
             self._release()
         if w.failed is not None:
@@ -348,7 +403,14 @@ class CallLines:
         try:
             t = _clock() - w.t0_ns
             if w.failed is None:
-                w._put(_JOB_END % (t, self._p, self._a, k, _BOOL[aborted]))
+                m = w._map
+                n: int = -1 if m is None or _write is None else \
+                    _write(m, w._pos - w._base, w._end - w._base, _JOB_END_SEGMENTS, t, self._p, self._a, k,
+                           _BOOL[aborted])
+                if n >= 0:
+                    w._pos += n
+                else:
+                    w._put(_JOB_END % (t, self._p, self._a, k, _BOOL[aborted]))
         finally:
             self._release()
         if w.failed is not None:

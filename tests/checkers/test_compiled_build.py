@@ -82,6 +82,15 @@ def test_a_compiled_module_older_than_its_source_is_stale(tmp_path):
     assert _pure.stale([tmp_path], group_dir=tmp_path) == []
     os.utime(src, (5_000, 5_000))        # edited again, not rebuilt: newer than both
     assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]
+    # the C extension built with the groups: its source edited after its build is stale too
+    c_src, c_ext = tmp_path / "_linewrite.c", tmp_path / "_linewrite.cpython-311-x86_64-linux-gnu.so"
+    c_src.write_text("/* */\n")
+    c_ext.write_bytes(b"")
+    os.utime(c_src, (6_000, 6_000))
+    os.utime(c_ext, (7_000, 7_000))
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(src)]
+    os.utime(c_src, (8_000, 8_000))
+    assert _pure.stale([tmp_path], group_dir=tmp_path) == [str(c_src), str(src)]
 
 
 def test_the_checkers_and_the_workers_modules_are_two_groups_that_import_nothing_of_each_other():

@@ -4,6 +4,9 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
+
+import pytest
 
 import leasecheck.harness.record.history as history_mod
 from leasecheck.checkers.read.history import HistoryStream
@@ -195,3 +198,47 @@ def test_a_slots_call_lines_are_the_bytes_record_writes(tmp_path, monkeypatch):
     written = out["record"].splitlines()
     assert len(written) == 3 * 3 * 10 and json.loads(written[4])["sent"] == [["c", 2 ** 70, "DEL"]]
     assert [json.loads(line)["time"] for line in written] == [i * 1000 for i in range(90)]
+
+
+def test_the_c_line_writer_comes_with_the_compiled_history_writer():
+    # compiled, the history writer formats a slot's lines with leasecheck._linewrite (built with it,
+    # setup.py); run as Python, it formats them with its templates
+    from leasecheck.harness.record import history as history_module
+    compiled = not history_module.__file__.endswith(".py")
+    assert (history_module._write is not None) == compiled
+
+
+def test_the_c_line_writer_writes_what_the_templates_format():
+    from leasecheck.harness.record import history as history_module
+    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_linewrite.*.so"))
+    if not built:       # no compiler where this was installed: the writer never uses it
+        assert history_module._write is None
+        return
+    from leasecheck._linewrite import write
+    odd = [b'"w0.s1"', b'"k\\"ey%s\\\\"', '"clé"'.encode(), b"", b"[]", b'[["c",1,"SET",1]]']
+    kinds = [(history_module._INVOKE, history_module._INVOKE_SEGMENTS, 4),
+             (history_module._DONE["ok"], history_module._DONE_SEGMENTS["ok"], 6),
+             (history_module._JOB["effect"], history_module._JOB_SEGMENTS["effect"], 3),
+             (history_module._JOB_END, history_module._JOB_END_SEGMENTS, 4)]
+    for template, segments, count in kinds:
+        for t in (0, 7, 10 ** 15, -3, 2 ** 63 - 1):
+            values = [odd[(t + i) % len(odd)] for i in range(count)]
+            expected = template % (t, *values)
+            buf = bytearray(b"\0" * 600)
+            assert write(buf, 7, 600, segments, t, *values) == len(expected)
+            assert bytes(buf[7:7 + len(expected)]) == expected and buf[:7] == b"\0" * 7
+            assert set(buf[7 + len(expected):]) == {0}
+            # past the limit: nothing written, minus the line's length
+            short = bytearray(600)
+            assert write(short, 7, 7 + len(expected) - 1, segments, t, *values) == -len(expected)
+            assert set(short) == {0}
+    segments = history_module._INVOKE_SEGMENTS
+    with pytest.raises(TypeError):
+        write(bytearray(100), 0, 100, segments, 1, b"a", "not bytes", b"c", b"d")
+    with pytest.raises(ValueError):
+        write(bytearray(100), 0, 100, segments, 1, b"a", b"b")          # a value short
+    with pytest.raises(ValueError):
+        write(bytearray(100), 0, 200, segments, 1, b"a", b"b", b"c", b"d")   # limit past the buffer
+    with pytest.raises(BufferError):
+        write(bytes(100), 0, 100, segments, 1, b"a", b"b", b"c", b"d")   # not writable
+    assert write(bytearray(100), 50, 40, segments, 1, b"a", b"b", b"c", b"d") < 0
