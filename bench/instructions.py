@@ -14,6 +14,14 @@ machine's load or speed (the operations a loop makes in a window do, and the dif
 runs absorbs that), so two builds or two commits compare to within about 1 % in one invocation of
 each — where ``bench/throughput.py`` needs repeated pairs to see 5 %.
 
+With ``--ll KB`` the runs also simulate the caches (cachegrind's ``--cache-sim=yes``: 32 kB first-level
+caches and a last-level cache of KB kilobytes) and each mode's line gives ``ll_misses_per_op``, the
+last-level misses per operation (instructions and data, read and written). With a small last level
+(``--ll 256``) it stands for what a worker finds in the caches when 64 workers share two cores:
+each operation starts where the others' evicted it, so what it costs grows with the memory and
+code it touches, which the instruction count does not see (bench/RESULTS.md, "Item 2 ... eighth
+session").
+
 Printed per mode: ``instructions_per_op`` and ``ratio_to_<first mode>``; with ``--top N``, the N
 functions (C functions of the interpreter, of redis-py's C parts, of the compiled modules; the
 interpreted code is all ``_PyEval_EvalFrameDefault``) whose instructions per operation grew the
@@ -47,6 +55,7 @@ from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 
 _REFS = re.compile(rb"I\s+refs:\s+([\d,]+)")
+_LL = re.compile(rb"LL misses:\s+([\d,]+)")
 _ROW = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$")
 
 
@@ -60,19 +69,23 @@ def child(mode: str, port: int, seconds: float) -> None:
         _child(mode, port, d, keys, seconds)
 
 
-def count(mode: str, port: int, seconds: float, out: Path) -> tuple[int, int]:
-    """(instructions, store operations) of one run of ``mode`` under cachegrind."""
+def count(mode: str, port: int, seconds: float, out: Path, ll_kb: int = 0) -> tuple[int, int, int]:
+    """(instructions, last-level cache misses or 0 without ``ll_kb``, store operations) of one run
+    of ``mode`` under cachegrind."""
     probe = redis.Redis(port=port)
     ops = store_ops(probe)
-    p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+    caches = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", f"--LL={ll_kb * 1024},16,64"] if ll_kb \
+        else ["--cache-sim=no"]
+    p = subprocess.run(["valgrind", "--tool=cachegrind", *caches, f"--cachegrind-out-file={out}",
                         sys.executable, __file__, "--child", mode, "--port", str(port), "--seconds", str(seconds)],
                        cwd=ROOT, capture_output=True, timeout=600 + 60 * seconds)
     ops = store_ops(probe) - ops
-    m = _REFS.search(p.stderr)
-    if p.returncode != 0 or m is None:
+    m, ll = _REFS.search(p.stderr), _LL.search(p.stderr)
+    if p.returncode != 0 or m is None or (ll_kb and ll is None):
         tail = p.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise SystemExit(f"error: the {mode} loop under valgrind failed (rc {p.returncode}): {' / '.join(tail)}")
-    return int(m.group(1).replace(b",", b"")), ops
+    misses = int(ll.group(1).replace(b",", b"")) if ll_kb and ll is not None else 0
+    return int(m.group(1).replace(b",", b"")), misses, ops
 
 
 def functions(first: Path, second: Path) -> dict[str, int]:
@@ -96,6 +109,8 @@ def main() -> None:
     ap.add_argument("--modes", default="bare,bare-lease,slot", help=f"comma-separated, of {', '.join(MODES)}")
     ap.add_argument("--seconds", type=float, default=2.0, help="the shorter run (the longer is twice as long)")
     ap.add_argument("--top", type=int, default=0, help="list the N functions that grew most against the first mode")
+    ap.add_argument("--ll", type=int, default=0, metavar="KB",
+                    help="also simulate the caches with a last level of KB kilobytes and count its misses per operation")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -103,8 +118,8 @@ def main() -> None:
         child(a.child, a.port, a.seconds)
         return
     modes = a.modes.split(",")
-    if any(m not in MODES for m in modes) or a.seconds < 1 or a.top < 0:
-        ap.exit(64, f"error: modes of {', '.join(MODES)}; --seconds >= 1, --top >= 0\n")
+    if any(m not in MODES for m in modes) or a.seconds < 1 or a.top < 0 or not (a.ll == 0 or 64 <= a.ll <= 1 << 20):
+        ap.exit(64, f"error: modes of {', '.join(MODES)}; --seconds >= 1, --top >= 0, --ll 0 or 64 to 1048576 (kB)\n")
     missing = [t for t in ("valgrind", "cg_diff", "cg_annotate") if shutil.which(t) is None]
     if missing:
         ap.exit(69, f"error: {', '.join(missing)} not found; install valgrind (apt-get install valgrind)\n")
@@ -112,6 +127,7 @@ def main() -> None:
     build = "compiled" if claim_loop.__file__.endswith(".so") else "pure-python"
     machine = f"{platform.machine()}, Python {platform.python_version()}, {build} build"
     per_op: dict[str, float] = {}
+    misses: dict[str, float] = {}
     per_function: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -119,14 +135,20 @@ def main() -> None:
         store.start()
         try:
             for mode in modes:
-                runs = [count(mode, store.port, s, d / f"{mode}.{i}") for i, s in enumerate((a.seconds, 2 * a.seconds))]
-                (ir1, ops1), (ir2, ops2) = runs
+                runs = [count(mode, store.port, s, d / f"{mode}.{i}", a.ll)
+                        for i, s in enumerate((a.seconds, 2 * a.seconds))]
+                (ir1, ll1, ops1), (ir2, ll2, ops2) = runs
                 if ops2 <= ops1:
                     raise SystemExit(f"error: the {mode} loop made no more operations in the longer run "
                                      f"({ops1} then {ops2}); give --seconds more")
                 per_op[mode] = (ir2 - ir1) / (ops2 - ops1)
                 line = {"mode": mode, "instructions_per_op": round(per_op[mode]), "ops": [ops1, ops2],
-                        f"ratio_to_{modes[0]}": round(per_op[mode] / per_op[modes[0]], 3), "machine": machine}
+                        f"ratio_to_{modes[0]}": round(per_op[mode] / per_op[modes[0]], 3)}
+                if a.ll:
+                    misses[mode] = (ll2 - ll1) / (ops2 - ops1)
+                    line.update({"ll_kB": a.ll, "ll_misses_per_op": round(misses[mode]),
+                                 f"ll_ratio_to_{modes[0]}": round(misses[mode] / misses[modes[0]], 3)})
+                line["machine"] = machine
                 print(json.dumps(line), flush=True)
                 if a.top:
                     per_function[mode] = {k: v / (ops2 - ops1) for k, v in

@@ -52,7 +52,7 @@ def test_the_worker_threads_of_a_live_run_are_listed():
 @pytest.mark.slow
 def test_the_instruction_counts_print_each_mode_against_the_first():
     p = subprocess.run([sys.executable, "bench/instructions.py", "--modes", "bare,bare-lease", "--seconds", "1",
-                        "--top", "3"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        "--top", "3", "--ll", "256"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     bare, lease, grew = [json.loads(line) for line in p.stdout.splitlines()]
     assert (bare["mode"], lease["mode"]) == ("bare", "bare-lease")
@@ -60,6 +60,9 @@ def test_the_instruction_counts_print_each_mode_against_the_first():
     # a redis-py command is tens of thousands of interpreter instructions; the lease adds little
     assert 20_000 < bare["instructions_per_op"] < 2_000_000
     assert 0.9 < lease["ratio_to_bare"] < 1.5
+    # with the caches simulated: misses of a 256 kB last level, a fraction of the instructions
+    assert bare["ll_kB"] == 256 and 0 < bare["ll_misses_per_op"] < bare["instructions_per_op"] / 10
+    assert bare["ll_ratio_to_bare"] == 1.0 and lease["ll_misses_per_op"] > 0
     assert grew["mode"] == "bare-lease" and len(grew["grew_most"]) == 3
 
 
