@@ -48,7 +48,7 @@ WORKER = (
 GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
 # With them, one extension written in C: a claim loop's history line formatted straight into the
 # history's map (the compiled history writer uses it; bench/RESULTS.md, "Item 2 ... eighth session")
-LINEWRITE = Extension("leasecheck._linewrite", [str(ROOT / "leasecheck" / "_linewrite.c")], extra_compile_args=["-O2"])
+LINEWRITE = Extension("leasecheck._linewrite", ["leasecheck/_linewrite.c"], extra_compile_args=["-O2"])   # relative: pip requires it
 
 
 def _warn(why: str) -> None:
