@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import orjson
 
-try:    # built with the compiled modules (setup.py); used only by them (``_native_writer``)
+try:    # built with the compiled modules (setup.py); used only by them (``_native_sink``)
     from leasecheck import _linewrite
 except ImportError:
     _linewrite = None
@@ -68,17 +68,22 @@ class HistoryWriter:
         self.failed: OSError | None = None     # the write the file system refused
         self._on_fail = on_fail
         self._told = False                      # on_fail called
-        self._lock = threading.Lock()           # the clock read and the append, in time order
+        self._t0 = t0_ns if t0_ns is not None else time.monotonic_ns()
+        # Where the next line goes (``pos``, a file offset) and, compiled, the map the slots' lines
+        # are written into by C (``leasecheck._linewrite.Sink``, whose lock is then the writer's);
+        # run as Python, a ``_Place`` and a threading.Lock.
+        self._sink: Any = _new_sink(self._t0)
+        # the clock read and the append, in time order
+        self._lock: Any = self._sink if _linewrite_sink is not None else threading.Lock()
         self._write_lock = threading.Lock()     # one flush at a time, so buffers land in order
-        # Mapped: the map of the file from ``_base`` (a multiple of the page size), the next
-        # line's place in the file and the end of the reservation. Else the lines not yet written,
-        # newline-terminated, in one growing buffer: each encoded line is copied in and its bytes
-        # object freed at once. (A list of them held each until the flush, and orjson's bytes hold
-        # ~4 KB of memory apiece: a worker touched a fresh 4 KB per event.)
+        # Mapped: the map of the file from ``_base`` (a multiple of the page size) to the end of
+        # the reservation. Else the lines not yet written, newline-terminated, in one growing
+        # buffer: each encoded line is copied in and its bytes object freed at once. (A list of
+        # them held each until the flush, and orjson's bytes hold ~4 KB of memory apiece: a worker
+        # touched a fresh 4 KB per event.)
         self._map: Any = None
-        self._base = self._pos = self._end = 0
+        self._base = self._end = 0
         self._buf = bytearray()
-        self.t0_ns = t0_ns if t0_ns is not None else time.monotonic_ns()
         self._closed = threading.Event()
         self._flusher: threading.Thread | None = None
         if not self._mapped():
@@ -90,14 +95,24 @@ class HistoryWriter:
         """Whether lines go into the file through its map (else through the 50 ms flusher)."""
         return self._flusher is None
 
+    @property
+    def t0_ns(self) -> int:
+        """The run's start on ``CLOCK_MONOTONIC`` (ns): an event's time is counted from it."""
+        return self._t0
+
+    @t0_ns.setter
+    def t0_ns(self, t0: int) -> None:
+        self._t0 = t0
+        self._sink.t0 = t0
+
     def now(self) -> int:
-        return time.monotonic_ns() - self.t0_ns
+        return time.monotonic_ns() - self._t0
 
     def record(self, process: str, type: str, **fields) -> int:
         """Stamp and queue one event (``type``: a ``leasecheck.events`` name, ``fields`` as
         ``leasecheck.events.EVENTS`` lists them); returns its time."""
         with self._lock:
-            t = _clock() - self.t0_ns
+            t = _clock() - self._t0
             # encode_event(leasecheck.events.event(t, process, type, **fields)), inlined: the
             # workers' hot path (three to four events per lease call)
             if self.failed is None:
@@ -123,14 +138,15 @@ class HistoryWriter:
             if self._flusher is not None:
                 self._buf += line
             return
-        pos = self._pos
+        sink = self._sink
+        pos = sink.pos
         end = pos + len(line)
         if end > self._end:
             if not self._reserve(end):
                 return
             m = self._map
         m[pos - self._base:end - self._base] = line
-        self._pos = end
+        sink.pos = end
 
     def _mapped(self) -> bool:
         """Reserve and map the file when it is a regular one that takes a reservation (True also
@@ -141,7 +157,7 @@ class HistoryWriter:
             return False
         if not stat.S_ISREG(st.st_mode) or not hasattr(os, "posix_fallocate"):
             return False    # (not a regular file, or no fallocate on this system: macOS)
-        self._pos = self._end = st.st_size          # (a file written before: lines go after it)
+        self._sink.pos = self._end = st.st_size     # (a file written before: lines go after it)
         try:
             self._reserve(st.st_size + 1)
         except (OSError, ValueError):   # no fallocate or no mmap here: the flusher writes the lines
@@ -163,8 +179,10 @@ class HistoryWriter:
                 raise
             self._refused(e)
             return False
-        base = self._pos - self._pos % mmap.ALLOCATIONGRANULARITY
+        pos = self._sink.pos
+        base = pos - pos % mmap.ALLOCATIONGRANULARITY
         m = mmap.mmap(self._fd, new_end - base, offset=base)
+        self._sink.map(m, base, new_end)     # (letting go of the old map, which can then close)
         if self._map is not None:
             self._map.close()
         self._map, self._base, self._end = m, base, new_end
@@ -172,6 +190,7 @@ class HistoryWriter:
 
     def _refused(self, e: OSError) -> None:
         self.failed = e
+        self._sink.map(None)        # no line written into the map from now on
         self._buf = bytearray()     # kept no more
         writes.note(self.path, e)
 
@@ -225,10 +244,11 @@ class HistoryWriter:
         self.flush()
         with self._lock:
             m, self._map = self._map, None
+            self._sink.map(None)
             if m is not None:
                 m.close()
                 try:
-                    os.ftruncate(self._fd, self._pos)     # the reservation's unused rest
+                    os.ftruncate(self._fd, self._sink.pos)     # the reservation's unused rest
                 except OSError as e:
                     if not writes.unwritable(e):
                         raise
@@ -264,14 +284,35 @@ def _template(type: str, *fields: str) -> bytes:
     return segments[0] + b"%d" + b"%s".join(segments[1:])
 
 
-def _native_writer() -> Any:
-    """``leasecheck._linewrite.write`` (a line formatted straight into the map, in C) where this
-    module runs compiled and the extension was built with it (setup.py); else None: where this
-    module runs as Python (``LEASECHECK_PURE_PYTHON``, no compiler, a source edited since the
-    build), lines are formatted with the ``%`` templates and stored through a slice of the map."""
-    if isinstance(_native_writer, types.FunctionType):     # interpreted: this is the pure-Python build
+def _native_sink() -> Any:
+    """``leasecheck._linewrite.Sink`` (a slot's line stamped and formatted straight into the map, in
+    C) where this module runs compiled and the extension was built with it (setup.py); else None:
+    where this module runs as Python (``LEASECHECK_PURE_PYTHON``, no compiler, a source edited since
+    the build), lines are formatted with the ``%`` templates and stored through a slice of the map."""
+    if isinstance(_native_sink, types.FunctionType):     # interpreted: this is the pure-Python build
         return None
-    return _linewrite.write if _linewrite is not None else None
+    return _linewrite.Sink if _linewrite is not None else None
+
+
+class _Place:
+    """Where a history file's next line goes, run as Python: ``Sink``'s ``pos`` and ``t0``, and a
+    map that the lines reach only through the writer's slices (``line`` writes nothing)."""
+
+    def __init__(self, t0: int) -> None:
+        self.pos, self.t0 = 0, t0
+
+    def map(self, *_buffer: Any) -> None:
+        pass
+
+    def line(self, *_parts: bytes) -> None:
+        return None
+
+
+def _new_sink(t0: int) -> Any:
+    """A history file's ``Sink`` (its clock ``_clock`` where a test replaced it), else a ``_Place``."""
+    if _linewrite_sink is None:
+        return _Place(t0)
+    return _linewrite_sink(t0, None if _clock is time.monotonic_ns else _clock)
 
 
 _INVOKE: Final = _template(INVOKE, "f", "attempt", "key")
@@ -283,7 +324,7 @@ _INVOKE_SEGMENTS: Final = _segments(INVOKE, "f", "attempt", "key")
 _DONE_SEGMENTS: Final = {kind: _segments(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
 _JOB_SEGMENTS: Final = {kind: _segments(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
 _JOB_END_SEGMENTS: Final = _segments(JOB_END, "attempt", "key", "aborted")
-_write: Final = _native_writer()
+_linewrite_sink: Final = _native_sink()
 _F: Final = {f: _json(f) for f in CALLS}
 _BOOL: Final = {True: b"true", False: b"false"}
 
@@ -291,20 +332,23 @@ _BOOL: Final = {True: b"true", False: b"false"}
 class CallLines:
     """One slot's lease calls and jobs (``invoke``, ``ok``/``fail``, ``job_start``, ``effect``,
     ``job_end``) written into its ``HistoryWriter``: the same bytes as ``record`` writes, in the
-    same buffer under the same lock, each line formatted from parts encoded once — the process
+    same file under the same lock, each line formatted from parts encoded once — the process
     once, a key once, an attempt once for all its events — instead of a dict built and encoded
     per event (three to four events per lease call). ``tests/harness/test_history.py`` pins that
-    the lines are ``record``'s. Compiled, each line is formatted straight into the map by the C
-    writer (``_write``: ``leasecheck/_linewrite.c``, the same bytes). What a template cannot write
-    goes through ``record``. (Each method spells out the same few lines: this is the workers' hot
-    path, and one helper taking each line's values as a tuple ran about 3,000 more instructions per
+    the lines are ``record``'s. Compiled, each line is stamped and formatted straight into the map
+    by one call of the writer's C sink (``_line``: ``leasecheck._linewrite.Sink.line``, the same
+    bytes); where it does not fit (or there is no map, or no sink) the line is formatted with the
+    ``%`` templates under the lock, and the writer reserves more. What a template cannot write goes
+    through ``record``. (Each method spells out the same few lines: this is the workers' hot path,
+    and one helper taking each line's values as a tuple ran about 3,000 more instructions per
     operation, 1.3 %, by ``bench/instructions.py``.)"""
 
-    __slots__ = ("_w", "_process", "_p", "_keys", "_attempt", "_a", "_acquire", "_release")
+    __slots__ = ("_w", "_process", "_p", "_keys", "_attempt", "_a", "_acquire", "_release", "_line")
 
     def __init__(self, writer: HistoryWriter, process: str):
         self._w, self._process, self._p = writer, process, _json(process)
         self._acquire, self._release = writer._lock.acquire, writer._lock.release
+        self._line: Any = writer._sink.line if _linewrite_sink is not None else None
         self._keys: dict[str, bytes] = {}
         self._attempt: str | None = None
         self._a = b""
@@ -320,18 +364,17 @@ class CallLines:
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
+        line = self._line
+        if line is not None:
+            stamped = line(_INVOKE_SEGMENTS, self._p, fb, self._a, k)
+            if stamped is not None:
+                return stamped
         w = self._w
         self._acquire()
         try:
-            t = _clock() - w.t0_ns
+            t = _clock() - w._t0
             if w.failed is None:
-                m = w._map
-                n: int = -1 if m is None or _write is None else \
-                    _write(m, w._pos - w._base, w._end - w._base, _INVOKE_SEGMENTS, t, self._p, fb, self._a, k)
-                if n >= 0:
-                    w._pos += n
-                else:       # unmapped, no C writer, or past the reservation: formatted here
-                    w._put(_INVOKE % (t, self._p, fb, self._a, k))
+                w._put(_INVOKE % (t, self._p, fb, self._a, k))
         finally:
             self._release()
         if w.failed is not None:
@@ -350,19 +393,17 @@ class CallLines:
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
+        line = self._line
+        if line is not None:
+            stamped = line(_DONE_SEGMENTS[kind], self._p, fb, self._a, k, _BOOL[value], encoded)
+            if stamped is not None:
+                return stamped
         w = self._w
         self._acquire()
         try:
-            t = _clock() - w.t0_ns
+            t = _clock() - w._t0
             if w.failed is None:
-                m = w._map
-                n: int = -1 if m is None or _write is None else \
-                    _write(m, w._pos - w._base, w._end - w._base, _DONE_SEGMENTS[kind], t, self._p, fb, self._a, k,
-                           _BOOL[value], encoded)
-                if n >= 0:
-                    w._pos += n
-                else:
-                    w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
+                w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
         finally:
             self._release()
         if w.failed is not None:
@@ -374,18 +415,17 @@ class CallLines:
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
+        line = self._line
+        if line is not None:
+            stamped = line(_JOB_SEGMENTS[kind], self._p, self._a, k)
+            if stamped is not None:
+                return stamped
         w = self._w
         self._acquire()
         try:
-            t = _clock() - w.t0_ns
+            t = _clock() - w._t0
             if w.failed is None:
-                m = w._map
-                n: int = -1 if m is None or _write is None else \
-                    _write(m, w._pos - w._base, w._end - w._base, _JOB_SEGMENTS[kind], t, self._p, self._a, k)
-                if n >= 0:
-                    w._pos += n
-                else:
-                    w._put(_JOB[kind] % (t, self._p, self._a, k))
+                w._put(_JOB[kind] % (t, self._p, self._a, k))
         finally:
             self._release()
         if w.failed is not None:
@@ -398,19 +438,17 @@ class CallLines:
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
+        line = self._line
+        if line is not None:
+            stamped = line(_JOB_END_SEGMENTS, self._p, self._a, k, _BOOL[aborted])
+            if stamped is not None:
+                return stamped
         w = self._w
         self._acquire()
         try:
-            t = _clock() - w.t0_ns
+            t = _clock() - w._t0
             if w.failed is None:
-                m = w._map
-                n: int = -1 if m is None or _write is None else \
-                    _write(m, w._pos - w._base, w._end - w._base, _JOB_END_SEGMENTS, t, self._p, self._a, k,
-                           _BOOL[aborted])
-                if n >= 0:
-                    w._pos += n
-                else:
-                    w._put(_JOB_END % (t, self._p, self._a, k, _BOOL[aborted]))
+                w._put(_JOB_END % (t, self._p, self._a, k, _BOOL[aborted]))
         finally:
             self._release()
         if w.failed is not None:

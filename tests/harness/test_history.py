@@ -201,20 +201,29 @@ def test_a_slots_call_lines_are_the_bytes_record_writes(tmp_path, monkeypatch):
 
 
 def test_the_c_line_writer_comes_with_the_compiled_history_writer():
-    # compiled, the history writer formats a slot's lines with leasecheck._linewrite (built with it,
-    # setup.py); run as Python, it formats them with its templates
+    # compiled, the history writer stamps and formats a slot's lines with leasecheck._linewrite's
+    # Sink (built with it, setup.py), whose lock is the writer's; run as Python, it formats them
+    # with its templates under a threading.Lock
     from leasecheck.harness.record import history as history_module
     compiled = not history_module.__file__.endswith(".py")
-    assert (history_module._write is not None) == compiled
+    assert (history_module._linewrite_sink is not None) == compiled
+
+
+def _sink_or_skip_check():
+    from leasecheck.harness.record import history as history_module
+    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_linewrite.*.so"))
+    if not built:       # no compiler where this was installed: the writer never uses it
+        assert history_module._linewrite_sink is None
+        return None
+    from leasecheck._linewrite import Sink
+    return Sink
 
 
 def test_the_c_line_writer_writes_what_the_templates_format():
     from leasecheck.harness.record import history as history_module
-    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_linewrite.*.so"))
-    if not built:       # no compiler where this was installed: the writer never uses it
-        assert history_module._write is None
+    Sink = _sink_or_skip_check()
+    if Sink is None:
         return
-    from leasecheck._linewrite import write
     odd = [b'"w0.s1"', b'"k\\"ey%s\\\\"', '"clé"'.encode(), b"", b"[]", b'[["c",1,"SET",1]]']
     kinds = [(history_module._INVOKE, history_module._INVOKE_SEGMENTS, 4),
              (history_module._DONE["ok"], history_module._DONE_SEGMENTS["ok"], 6),
@@ -225,20 +234,58 @@ def test_the_c_line_writer_writes_what_the_templates_format():
             values = [odd[(t + i) % len(odd)] for i in range(count)]
             expected = template % (t, *values)
             buf = bytearray(b"\0" * 600)
-            assert write(buf, 7, 600, segments, t, *values) == len(expected)
+            sink = Sink(0, lambda t=t: t)            # a test's clock
+            sink.pos = 1007
+            sink.map(buf, 1000, 1600)                 # the buffer is the file from offset 1000
+            assert sink.line(segments, *values) == t
+            assert sink.pos == 1007 + len(expected)
             assert bytes(buf[7:7 + len(expected)]) == expected and buf[:7] == b"\0" * 7
             assert set(buf[7 + len(expected):]) == {0}
-            # past the limit: nothing written, minus the line's length
+            # past the reservation's end: nothing written, None, pos where it was
             short = bytearray(600)
-            assert write(short, 7, 7 + len(expected) - 1, segments, t, *values) == -len(expected)
+            sink.map(short, 1000, 1007 + len(expected) - 1)
+            sink.pos = 1007
+            assert sink.line(segments, *values) is None and sink.pos == 1007
             assert set(short) == {0}
+            sink.map(None)                            # unmapped: nothing written either
+            assert sink.line(segments, *values) is None and sink.pos == 1007
     segments = history_module._INVOKE_SEGMENTS
+    sink = Sink(5, lambda: 12)
+    sink.map(bytearray(400), 0, 400)
+    assert sink.line(segments, b"a", b"b", b"c", b"d") == 7 == sink.t0 + 2      # clock() - t0
+    sink.t0 = 2
+    assert sink.line(segments, b"a", b"b", b"c", b"d") == 10
     with pytest.raises(TypeError):
-        write(bytearray(100), 0, 100, segments, 1, b"a", "not bytes", b"c", b"d")
+        sink.line(segments, b"a", "not bytes", b"c", b"d")
     with pytest.raises(ValueError):
-        write(bytearray(100), 0, 100, segments, 1, b"a", b"b")          # a value short
+        sink.line(segments, b"a", b"b")                                 # a value short
     with pytest.raises(ValueError):
-        write(bytearray(100), 0, 200, segments, 1, b"a", b"b", b"c", b"d")   # limit past the buffer
+        sink.map(bytearray(100), 0, 200)                                # end past the buffer
     with pytest.raises(BufferError):
-        write(bytes(100), 0, 100, segments, 1, b"a", b"b", b"c", b"d")   # not writable
-    assert write(bytearray(100), 50, 40, segments, 1, b"a", b"b", b"c", b"d") < 0
+        sink.map(bytes(100), 0, 100)                                    # not writable
+    assert not sink.locked()                                            # every error let go of the lock
+    sink.pos = 150                                                      # before base (a bad pos): nothing
+    sink.map(bytearray(100), 200, 300)
+    assert sink.line(segments, b"a", b"b", b"c", b"d") is None
+
+
+def test_a_slots_line_waits_for_the_writers_lock_and_is_stamped_after(tmp_path):
+    # a line stamped while another thread holds the writer's lock waits for it (compiled, in the C
+    # sink, without the GIL, so the holder can go on) and is stamped after: each file stays in
+    # time order
+    h = HistoryWriter(tmp_path / "h.jsonl", t0_ns=0)
+    assert (h._lock is h._sink) == (history_mod._linewrite_sink is not None)
+    lines = h.calls("w0.s0")
+    done = []
+    with h._lock:
+        held_at = h.now()
+        worker = threading.Thread(target=lambda: done.append(lines.job("job_start", "w0.s0.0", "k")))
+        worker.start()
+        time.sleep(0.05)
+        assert not done                                  # waiting for the lock
+    worker.join(5)
+    assert done and done[0] > held_at
+    with pytest.raises(RuntimeError):
+        h._lock.release()                                # not held
+    h.close()
+    assert json.loads((tmp_path / "h.jsonl").read_bytes())["time"] == done[0]
