@@ -46,9 +46,13 @@ WORKER = (
     "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
 GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
-# With them, one extension written in C: a claim loop's history line formatted straight into the
-# history's map (the compiled history writer uses it; bench/RESULTS.md, "Item 2 ... eighth session")
-LINEWRITE = Extension("leasecheck._linewrite", ["leasecheck/_linewrite.c"], extra_compile_args=["-O2"])   # relative: pip requires it
+# With them, two small extensions written in C, which the compiled workers' modules use: a history
+# file's sink, where a claim loop's line is stamped and formatted straight into the history's map
+# (harness/record/history.py), and a slot's record on the slot board (harness/run/slot_board.py)
+# (bench/RESULTS.md, "Item 2 ... eighth session" and "... ninth session"). Paths relative: pip
+# requires it.
+NATIVE = [Extension("leasecheck._linewrite", ["leasecheck/_linewrite.c"], extra_compile_args=["-O2"]),
+          Extension("leasecheck._board", ["leasecheck/_board.c"], extra_compile_args=["-O2"])]
 
 
 def _warn(why: str) -> None:
@@ -90,7 +94,7 @@ def compiled_extensions() -> list:
         for group, modules in GROUPS:
             out += mypycify(["--config-file", "mypy.ini"] + ["leasecheck/" + m for m in modules], group_name=group,
                             target_dir=str(ROOT / "build" / "mypyc" / group.split(".")[1]), opt_level="3")
-        return out + [LINEWRITE]
+        return out + NATIVE
     except (Exception, SystemExit) as e:   # noqa: BLE001 - mypyc reports a type error by exiting
         _warn(f"mypyc could not compile the hot modules ({e})")
         return []

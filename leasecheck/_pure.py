@@ -45,13 +45,13 @@ def stale(folders, group_dir=_HERE) -> list[str]:
     """The compiled modules under `folders` whose ``.py`` file is newer than their build: the
     module's own extension (a small shim, rebuilt only when the module's interface changes) or the
     groups' (``leasecheck/compiled__mypyc*.so`` and ``leasecheck/worker__mypyc*.so``, which hold the
-    code), whichever is newer; and the C extension beside the groups (``leasecheck/_linewrite.c``)
-    whose source is newer than its build. The newer group counts: one build makes both, and rebuilds only a
+    code), whichever is newer; and the C extensions beside the groups (``leasecheck/*.c``: ``_linewrite``,
+    ``_board``) whose source is newer than their build. The newer group counts: one build makes both, and rebuilds only a
     group whose modules changed (so the other keeps its older time); a module edited since has a
     newer source than either."""
     built = max((g.stat().st_mtime for g in groups(group_dir)), default=0.0)
     out = []
-    for src in Path(group_dir).glob("*.c"):     # the C extension built with them (``_linewrite``)
+    for src in Path(group_dir).glob("*.c"):     # the C extensions built with them
         if any(src.stat().st_mtime > ext.stat().st_mtime for ext in Path(group_dir).glob(src.stem + ".*so")):
             out.append(str(src))
     for folder in folders:

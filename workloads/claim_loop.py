@@ -47,7 +47,7 @@ class Slot:
     # it is inside (enter/leave, each return counted as slot_board.outcome says) and whether it holds
     # a claim (hold). The worker's hung-call watch reads which call it is inside from there too
     # (HungWatch.follow, with ``current``).
-    record: SlotRecord = field(default_factory=SlotRecord.alone)
+    record: Any = field(default_factory=SlotRecord.alone)   # compiled: a leasecheck._board.Record
     sink: Any = None             # leasecheck.workloads.sink.Sink, when effects land in the store (--sink)
     # the slot's latest call as its send tracker began it (attempt, f, key, invoked), set as the
     # call is invoked: the call it is inside while the board says it is inside one, else its last

@@ -2,6 +2,8 @@
 ``enter``/``leave``/``hold`` leave: the same call, number, times and holding flag."""
 import time
 
+import pytest
+
 from leasecheck.harness.run.slot_board import SlotBoard
 
 
@@ -77,3 +79,62 @@ def test_what_a_returning_call_counts_as():
     assert [outcome("acquire", v) for v in (True, False, None)] == [WON, LOST, UNKNOWN]
     assert [outcome("release", v) for v in (True, False, None)] == [0, NOTHING, 0]   # raised: not known to be empty
     assert [outcome("renew", v) for v in (True, False, None)] == [0, 0, 0]
+
+
+def test_the_c_record_stores_the_same_bytes_as_the_python_record():
+    # compiled, a slot's record is leasecheck._board.Record (built with the compiled modules,
+    # setup.py); it must leave the bytes SlotRecord's typed views leave, field for field, the call's
+    # number and the sent count wrapping where theirs do
+    import struct
+    from pathlib import Path
+
+    from leasecheck.harness.run import slot_board
+    from leasecheck.harness.run.slot_board import LOST, NOTHING, RECORD, UNKNOWN, WON, SlotRecord
+    compiled = not slot_board.__file__.endswith(".py")
+    assert (slot_board._RECORD is not None) == compiled
+    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_board.*.so"))
+    assert built or not compiled
+    if not built:       # no compiler where this was installed: the board never uses it
+        return
+    from leasecheck._board import Record
+    times = (8, 16, 24)     # entered, since, renewed: clock readings, compared apart
+    out = {}
+    for kind in (SlotRecord, Record):
+        buf = bytearray(RECORD.size * 3)
+        start = bytearray(RECORD.size)
+        # call, holding, sent, number, entered, since, renewed, won, lost, unknown, nothing
+        struct.pack_into("=BBHIqqqIIII", start, 0, 0, 0, 0, 0xFFFFFFFF, 0, 0, 0, 0xFFFFFFFF, 0, 0, 0)
+        buf[RECORD.size:2 * RECORD.size] = start           # at the wrap: the next call and command wrap to 0
+        rec = kind(buf, 1)
+        before = time.monotonic_ns()
+        rec.enter(1)
+        assert rec.call()[:2] == (1, 0) and before <= rec.call()[2] <= time.monotonic_ns()
+        struct.pack_into("=H", buf, RECORD.size + 2, 0xFFFF)    # the sent count at its wrap
+        rec.sent()
+        rec.sent()
+        assert rec.sent_count() == 1
+        rec.hold(True)
+        rec.leave(WON)
+        rec.enter(2)
+        rec.hold(True)                     # a renewal: renewed moves, since stays
+        rec.leave(NOTHING)
+        rec.hold(False)
+        for outcome in (LOST, LOST, UNKNOWN, 0):
+            rec.enter(3)
+            rec.leave(outcome)
+        fields = rec.fields()
+        assert fields == RECORD.unpack(bytes(buf[RECORD.size:2 * RECORD.size]))
+        assert buf[:RECORD.size] == buf[2 * RECORD.size:] == bytes(RECORD.size)   # its neighbours untouched
+        _entered, since, renewed = fields[4:7]
+        assert before <= since <= renewed <= time.monotonic_ns()
+        out[kind] = [f for i, f in enumerate(fields) if i not in (4, 5, 6)]
+        rec.release()
+        with pytest.raises(ValueError):
+            rec.enter(1)
+    # code 0 (left), not holding, 0 sent since the last entry, 6 calls after the wrap, acquires won
+    # (wrapped to 0), lost, unknown, releases that found nothing
+    assert out[Record] == out[SlotRecord] == [0, 0, 0, 5, 0, 2, 1, 1]
+    with pytest.raises(IndexError):
+        Record(bytearray(RECORD.size * 2), 2)
+    with pytest.raises(BufferError):
+        Record(bytes(RECORD.size), 0)
