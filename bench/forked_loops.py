@@ -100,8 +100,9 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
     full = mode in ("slot", "thread")
     history = _NoLines(d) if mode in ("no-lines", "plain-client") else \
         history_mod.HistoryWriter(d / f"w-{os.getpid()}.jsonl")
-    if mode == "plain-unwritten":
+    if mode == "plain-unwritten":     # as a refused write leaves it: no map for the lines either
         history.failed = OSError("kept nothing")
+        history._sink.map(None)
     tracker = SendTracker(f"w{os.getpid()}.s0", on_late=lambda call, entry: None)
     client = redis.Redis(port=port) if mode.startswith("plain-") else make_client(tracker, "127.0.0.1", port)
     board = None
