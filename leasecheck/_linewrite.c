@@ -14,10 +14,16 @@
  *   line(segments, v1, ..., vn) -> t or None:
  *   under the lock, reads the clock (t = monotonic ns - t0, as time.monotonic_ns() reads it) and
  *   writes segments[0] + the decimal digits of t + segments[1] + v1 + segments[2] + v2 + ... + vn
- *   + segments[n + 1] at `pos` (every segment and value a bytes object), moves `pos` past it and
- *   returns t. When the sink is unmapped or the line would end past `end` it writes nothing and
- *   returns None: the writer then takes the lock, reserves more and writes the line its own way.
- *   With `clock` (a test's), t is clock() - t0.
+ *   + segments[n + 1] at `pos`, moves `pos` past it and returns t. Every segment is a bytes
+ *   object; a value is bytes, written as it is, or a list or tuple (a call's `sent`), written as
+ *   JSON byte for byte as orjson writes it (None, booleans, 64-bit ints, str, lists and tuples of
+ *   them: anything else raises TypeError and the writer hands the value to orjson). When the sink
+ *   is unmapped or the line would end past `end` it writes nothing and returns None: the writer
+ *   then takes the lock, reserves more and writes the line its own way. With `clock` (a test's),
+ *   t is clock() - t0.
+ *
+ * Lock(): threading.Lock's acquire(), release() and `with` (a Sink is one), without their
+ *   arguments parsed on every call: the slots' send trackers' lock.
  *
  * The same bytes as leasecheck.harness.record.history's `%` templates (tests/harness/
  * test_history.py holds the two together), in one call of the workers' hot path instead of a
@@ -37,16 +43,20 @@ typedef struct {
     PyObject_HEAD
     PyThread_type_lock lock;
     char locked;
+} LockObject;
+
+typedef struct {
+    LockObject lk;          /* a Sink is a Lock: the history writer's */
     Py_buffer view;         /* the map; view.obj NULL while unmapped */
     long long base, end, pos, t0;
     PyObject *clock;        /* NULL: the monotonic clock */
 } SinkObject;
 
 static int
-sink_lock(SinkObject *self)
+lock_take(LockObject *self)
 {
     if (self->lock == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Sink: not initialised");
+        PyErr_SetString(PyExc_RuntimeError, "Lock: not initialised");
         return -1;
     }
     if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
@@ -59,10 +69,245 @@ sink_lock(SinkObject *self)
 }
 
 static void
-sink_unlock(SinkObject *self)
+lock_give(LockObject *self)
 {
     self->locked = 0;
     PyThread_release_lock(self->lock);
+}
+
+static int
+lock_setup(LockObject *self)
+{
+    if (self->lock == NULL) {
+        self->lock = PyThread_allocate_lock();
+        if (self->lock == NULL) {
+            PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+lock_init(LockObject *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "Lock() takes no arguments");
+        return -1;
+    }
+    return lock_setup(self);
+}
+
+static void
+lock_free(LockObject *self)
+{
+    if (self->lock != NULL) {
+        if (self->locked)
+            PyThread_release_lock(self->lock);
+        PyThread_free_lock(self->lock);
+        self->lock = NULL;
+    }
+}
+
+static void
+lock_dealloc(LockObject *self)
+{
+    lock_free(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+lock_acquire(LockObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (lock_take(self) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+lock_release(LockObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!self->locked) {
+        PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
+        return NULL;
+    }
+    lock_give(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+lock_exit(LockObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    return lock_release(self, NULL);
+}
+
+static PyObject *
+lock_locked(LockObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(self->locked);
+}
+
+static PyMethodDef lock_methods[] = {
+    {"acquire", (PyCFunction)lock_acquire, METH_NOARGS, "take the lock (waiting without the GIL)"},
+    {"release", (PyCFunction)lock_release, METH_NOARGS, "let go of the lock"},
+    {"locked", (PyCFunction)lock_locked, METH_NOARGS, "whether the lock is held"},
+    {"__enter__", (PyCFunction)lock_acquire, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))lock_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "leasecheck._linewrite.Lock",
+    .tp_basicsize = sizeof(LockObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Lock(): threading.Lock's acquire(), release() and `with`, without their arguments' parsing",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)lock_init,
+    .tp_dealloc = (destructor)lock_dealloc,
+    .tp_methods = lock_methods,
+};
+
+/* -- JSON for the lines' list values (a call's `sent`), byte for byte as orjson writes them -- */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+    char stack[512];
+} Scratch;
+
+static int
+scratch_grow(Scratch *s, Py_ssize_t n)
+{
+    Py_ssize_t cap = (s->len + n) * 2;
+    char *p = s->p == s->stack ? PyMem_Malloc((size_t)cap) : PyMem_Realloc(s->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (s->p == s->stack)
+        memcpy(p, s->stack, (size_t)s->len);
+    s->p = p;
+    s->cap = cap;
+    return 0;
+}
+
+static inline int
+scratch_put(Scratch *s, const char *bytes, Py_ssize_t n)
+{
+    if (s->len + n > s->cap && scratch_grow(s, n) < 0)
+        return -1;
+    memcpy(s->p + s->len, bytes, (size_t)n);
+    s->len += n;
+    return 0;
+}
+
+static inline int
+scratch_put1(Scratch *s, char c)
+{
+    if (s->len + 1 > s->cap && scratch_grow(s, 1) < 0)
+        return -1;
+    s->p[s->len++] = c;
+    return 0;
+}
+
+static void
+scratch_free(Scratch *s)
+{
+    if (s->p != s->stack)
+        PyMem_Free(s->p);
+}
+
+#define UNSUPPORTED 1
+
+/* 0: written; UNSUPPORTED: a value this does not write as orjson does (no exception set); -1: an
+ * exception set */
+static int
+json_value(Scratch *s, PyObject *o, int depth)
+{
+    if (o == Py_None)
+        return scratch_put(s, "null", 4);
+    if (o == Py_True)
+        return scratch_put(s, "true", 4);
+    if (o == Py_False)
+        return scratch_put(s, "false", 5);
+    if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow)
+            return UNSUPPORTED;
+        char digits[24];
+        int n = sizeof digits;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        do {
+            digits[--n] = (char)('0' + (int)(u % 10));
+            u /= 10;
+        } while (u);
+        if (v < 0)
+            digits[--n] = '-';
+        return scratch_put(s, digits + n, (Py_ssize_t)sizeof digits - n);
+    }
+    if (PyUnicode_CheckExact(o)) {
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(o, &n);
+        if (u == NULL) {            /* a lone surrogate: orjson refuses it too, in its own words */
+            PyErr_Clear();
+            return UNSUPPORTED;
+        }
+        if (scratch_put1(s, '"') < 0)
+            return -1;
+        Py_ssize_t from = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)u[i];
+            if (c >= 0x20 && c != '"' && c != '\\')
+                continue;
+            if (i > from && scratch_put(s, u + from, i - from) < 0)
+                return -1;
+            from = i + 1;
+            char esc[8];
+            int len = 2;
+            esc[0] = '\\';
+            switch (c) {
+            case '"': esc[1] = '"'; break;
+            case '\\': esc[1] = '\\'; break;
+            case '\b': esc[1] = 'b'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\f': esc[1] = 'f'; break;
+            case '\r': esc[1] = 'r'; break;
+            default:
+                len = snprintf(esc, sizeof esc, "\\u%04x", c);
+            }
+            if (scratch_put(s, esc, len) < 0)
+                return -1;
+        }
+        if (scratch_put(s, u + from, n - from) < 0)
+            return -1;
+        return scratch_put1(s, '"');
+    }
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
+        if (depth > 16)
+            return UNSUPPORTED;
+        if (scratch_put1(s, '[') < 0)
+            return -1;
+        /* a list's items read by index each time: a list cannot change under this loop (the GIL
+         * is held and nothing here runs Python code) */
+        Py_ssize_t n = PyList_CheckExact(o) ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (i && scratch_put1(s, ',') < 0)
+                return -1;
+            PyObject *item = PyList_CheckExact(o) ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+            int r = json_value(s, item, depth + 1);
+            if (r)
+                return r;
+        }
+        return scratch_put1(s, ']');
+    }
+    return UNSUPPORTED;
 }
 
 static int
@@ -98,13 +343,8 @@ sink_init(SinkObject *self, PyObject *args, PyObject *kwds)
     PyObject *clock = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|LO:Sink", kwlist, &t0, &clock))
         return -1;
-    if (self->lock == NULL) {
-        self->lock = PyThread_allocate_lock();
-        if (self->lock == NULL) {
-            PyErr_SetString(PyExc_MemoryError, "Sink: cannot allocate a lock");
-            return -1;
-        }
-    }
+    if (lock_setup(&self->lk) < 0)
+        return -1;
     self->t0 = t0;
     Py_CLEAR(self->clock);
     if (clock != Py_None) {
@@ -120,45 +360,8 @@ sink_dealloc(SinkObject *self)
     if (self->view.obj != NULL)
         PyBuffer_Release(&self->view);
     Py_CLEAR(self->clock);
-    if (self->lock != NULL) {
-        if (self->locked)
-            PyThread_release_lock(self->lock);
-        PyThread_free_lock(self->lock);
-    }
+    lock_free(&self->lk);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *
-sink_acquire(SinkObject *self, PyObject *Py_UNUSED(ignored))
-{
-    if (sink_lock(self) < 0)
-        return NULL;
-    Py_RETURN_TRUE;
-}
-
-static PyObject *
-sink_release(SinkObject *self, PyObject *Py_UNUSED(ignored))
-{
-    if (!self->locked) {
-        PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
-        return NULL;
-    }
-    sink_unlock(self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-sink_exit(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)args;
-    (void)nargs;
-    return sink_release(self, NULL);
-}
-
-static PyObject *
-sink_locked(SinkObject *self, PyObject *Py_UNUSED(ignored))
-{
-    return PyBool_FromLong(self->locked);
 }
 
 static PyObject *
@@ -222,19 +425,40 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         length += PyBytes_GET_SIZE(seg);
     }
+    /* each value: bytes as they are, a list or tuple as JSON (into scratch, before the lock) */
+    Scratch scratch = {.len = 0, .cap = sizeof scratch.stack};
+    scratch.p = scratch.stack;
+    Py_ssize_t from[MAX_VALUES], size[MAX_VALUES];
     for (Py_ssize_t i = 0; i < nvalues; i++) {
-        if (!PyBytes_CheckExact(args[1 + i])) {
-            PyErr_Format(PyExc_TypeError, "line: value %zd is %.80s, not bytes", i, Py_TYPE(args[1 + i])->tp_name);
+        PyObject *v = args[1 + i];
+        if (PyBytes_CheckExact(v)) {
+            size[i] = PyBytes_GET_SIZE(v);
+        } else if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+            from[i] = scratch.len;
+            int r = json_value(&scratch, v, 0);
+            if (r) {
+                scratch_free(&scratch);
+                if (r == UNSUPPORTED)
+                    PyErr_Format(PyExc_TypeError, "line: value %zd holds what only orjson writes", i);
+                return NULL;
+            }
+            size[i] = scratch.len - from[i];
+        } else {
+            scratch_free(&scratch);
+            PyErr_Format(PyExc_TypeError, "line: value %zd is %.80s, not bytes or a list", i, Py_TYPE(v)->tp_name);
             return NULL;
         }
-        length += PyBytes_GET_SIZE(args[1 + i]);
+        length += size[i];
     }
 
-    if (sink_lock(self) < 0)
+    if (lock_take(&self->lk) < 0) {
+        scratch_free(&scratch);
         return NULL;
+    }
     long long t;
     if (sink_now(self, &t) < 0) {
-        sink_unlock(self);
+        lock_give(&self->lk);
+        scratch_free(&scratch);
         return NULL;
     }
     /* the digits of t, last first */
@@ -249,7 +473,8 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
         digits[ndigits++] = '-';
     length += ndigits;
     if (self->view.obj == NULL || self->pos < self->base || length > self->end - self->pos) {
-        sink_unlock(self);
+        lock_give(&self->lk);
+        scratch_free(&scratch);
         Py_RETURN_NONE;
     }
     char *out = (char *)self->view.buf + (self->pos - self->base);
@@ -263,13 +488,14 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
         memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
         out += PyBytes_GET_SIZE(seg);
         PyObject *v = args[1 + i];
-        memcpy(out, PyBytes_AS_STRING(v), (size_t)PyBytes_GET_SIZE(v));
-        out += PyBytes_GET_SIZE(v);
+        memcpy(out, PyBytes_CheckExact(v) ? PyBytes_AS_STRING(v) : scratch.p + from[i], (size_t)size[i]);
+        out += size[i];
     }
     seg = PyTuple_GET_ITEM(segments, nvalues + 1);
     memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
     self->pos += length;
-    sink_unlock(self);
+    lock_give(&self->lk);
+    scratch_free(&scratch);
     return PyLong_FromLongLong(t);
 }
 
@@ -334,11 +560,6 @@ static PyGetSetDef sink_getset[] = {
 };
 
 static PyMethodDef sink_methods[] = {
-    {"acquire", (PyCFunction)sink_acquire, METH_NOARGS, "take the lock (waiting without the GIL)"},
-    {"release", (PyCFunction)sink_release, METH_NOARGS, "let go of the lock"},
-    {"locked", (PyCFunction)sink_locked, METH_NOARGS, "whether the lock is held"},
-    {"__enter__", (PyCFunction)sink_acquire, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))sink_exit, METH_FASTCALL, NULL},
     {"map", (PyCFunction)(void (*)(void))sink_map, METH_FASTCALL,
      "map(buffer, base, end): write lines into buffer, the file from base to end; map(None): nowhere"},
     {"line", (PyCFunction)(void (*)(void))sink_line, METH_FASTCALL,
@@ -350,6 +571,7 @@ static PyMethodDef sink_methods[] = {
 static PyTypeObject SinkType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "leasecheck._linewrite.Sink",
+    .tp_base = &LockType,
     .tp_basicsize = sizeof(SinkObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Sink(t0=0, clock=None): a history file's lock, map and next line's place",
@@ -369,11 +591,17 @@ static struct PyModuleDef linewrite_module = {
 PyMODINIT_FUNC
 PyInit__linewrite(void)
 {
-    if (PyType_Ready(&SinkType) < 0)
+    if (PyType_Ready(&LockType) < 0 || PyType_Ready(&SinkType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&linewrite_module);
     if (m == NULL)
         return NULL;
+    Py_INCREF(&LockType);
+    if (PyModule_AddObject(m, "Lock", (PyObject *)&LockType) < 0) {
+        Py_DECREF(&LockType);
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&SinkType);
     if (PyModule_AddObject(m, "Sink", (PyObject *)&SinkType) < 0) {
         Py_DECREF(&SinkType);

@@ -383,7 +383,21 @@ class CallLines:
 
     def done(self, kind: str, f: str, attempt: str, key: str, value, sent: list) -> int:
         """An ``ok`` or ``fail``."""
-        template, fb = _DONE.get(kind), _F.get(f)
+        fb = _F.get(f)
+        line = self._line
+        if line is not None and fb is not None and type(value) is bool:
+            segments = _DONE_SEGMENTS.get(kind)
+            if segments is not None:    # the C sink writes ``sent`` as orjson does (or says it cannot)
+                if attempt is not self._attempt:
+                    self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
+                k = self._keys.get(key) or self._key(key)
+                try:
+                    stamped = line(segments, self._p, fb, self._a, k, _BOOL[value], sent)
+                except TypeError:       # a value only orjson writes (or none does): below
+                    stamped = None
+                if stamped is not None:
+                    return stamped
+        template = _DONE.get(kind)
         try:
             encoded = _dumps(sent, option=_NSK)
         except TypeError:
@@ -393,11 +407,6 @@ class CallLines:
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
-        line = self._line
-        if line is not None:
-            stamped = line(_DONE_SEGMENTS[kind], self._p, fb, self._a, k, _BOOL[value], encoded)
-            if stamped is not None:
-                return stamped
         w = self._w
         self._acquire()
         try:

@@ -289,3 +289,65 @@ def test_a_slots_line_waits_for_the_writers_lock_and_is_stamped_after(tmp_path):
         h._lock.release()                                # not held
     h.close()
     assert json.loads((tmp_path / "h.jsonl").read_bytes())["time"] == done[0]
+
+
+def test_the_c_sink_writes_a_calls_sent_list_as_orjson_does():
+    # a slot's ``ok``/``fail`` hands its ``sent`` list to the C sink, which writes it as JSON; it must
+    # be orjson's bytes, and what it does not write as orjson does it refuses (TypeError: the
+    # history writer then hands the list to orjson, as before)
+    import orjson
+    Sink = _sink_or_skip_check()
+    if Sink is None:
+        return
+    buf = bytearray(1 << 16)
+    sink = Sink(0, lambda: 42)
+    sink.map(buf, 0, len(buf))
+    segments = (b"<", b"|", b">\n")
+    every_byte = "".join(chr(c) for c in range(0x80))
+    for value in ([["w0.s0.c0", 5, "SET", 1]], [], (), [["w0.s0.c1@node2", None, "EVALSHA"]],
+                  [every_byte, "é\u2028\U0001f600", "", '"\\/'], [True, False, None, 0, -1, 10, -2 ** 63, 2 ** 63 - 1],
+                  [(1, [2, (3, [])]), [[["deep"]]]], [["w\"0.s%d\\", 2 ** 31, "SET", 0]]):
+        sink.pos = 0
+        assert sink.line(segments, value) == 42
+        assert bytes(buf[:sink.pos]) == b"<42|" + orjson.dumps(value) + b">\n", value
+    for value in ([2 ** 63], [-2 ** 63 - 1], [1.5], ["\ud800"], [b"bytes"], [{"a": 1}], [True.__class__],
+                  [[[[[[[[[[[[[[[[[[[["too deep"]]]]]]]]]]]]]]]]]]]]):
+        sink.pos = 0
+        with pytest.raises(TypeError):
+            sink.line(segments, value)
+        assert sink.pos == 0 and not sink.locked()
+    with pytest.raises(TypeError):
+        sink.line(segments, {"not": "a list"})
+
+
+def test_the_c_lock_takes_gives_and_waits_as_a_threading_lock_does():
+    # compiled, a slot's send tracker takes leasecheck._linewrite.Lock for every command and drain
+    from leasecheck.harness.record import numbering
+    compiled = not numbering.__file__.endswith(".py")
+    lock = numbering.SendTracker("w0.s0")._lock
+    assert (type(lock).__module__ == "leasecheck._linewrite") == (compiled and _sink_or_skip_check() is not None)
+    if _sink_or_skip_check() is None:
+        return
+    from leasecheck._linewrite import Lock
+    lock = Lock()
+    assert not lock.locked()
+    with lock:
+        assert lock.locked()
+        got = []
+        other = threading.Thread(target=lambda: (lock.acquire(), got.append(time.monotonic()), lock.release()))
+        other.start()
+        time.sleep(0.05)
+        assert not got                         # waiting, without the GIL
+        let_go = time.monotonic()
+    other.join(5)
+    assert got and got[0] >= let_go and not lock.locked()
+    with pytest.raises(RuntimeError):
+        lock.release()
+    with pytest.raises(TypeError):
+        Lock(1)
+    try:
+        with lock:
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert not lock.locked()                   # an exception inside lets go and goes on
