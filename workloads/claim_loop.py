@@ -14,7 +14,6 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Callable, Final
 
 from leasecheck._mypyc import mypyc_attr
@@ -71,17 +70,18 @@ class Slot:
         # keys.randrange(count) without its two interpreted frames: the same draws (_SAME_DRAWS)
         bits, inline = keys.getrandbits, count > 0 and _SAME_DRAWS
         stopped, now, deadline = self.stop.is_set, self.history.now, self.deadline_ns
-        draw_duration = partial(self.job_duration.sample, jobs)
-        back_off = partial(self.retry_delay.sample, delays)
+        # each draw a call of the distribution's bound ``sample`` with its generator (a
+        # ``functools.partial`` of the two took about 3,000 instructions a call: bench/RESULTS.md)
+        draw_duration, back_off = self.job_duration.sample, self.retry_delay.sample
         prefix = f"{self.process}."
         n = 0
         while not stopped() and now() < deadline:
             key = names[_below(bits, count) if inline else pick(count)]
             attempt = f"{prefix}{n}"
             n += 1
-            if self._attempt(attempt, key, draw_duration):   # a direct call, compiled
+            if self._attempt(attempt, key, draw_duration, jobs):   # a direct call, compiled
                 continue
-            delay = back_off()
+            delay = back_off(delays)
             if delay > 0:   # with no back-off, no wait (an Event.wait(0) still takes locks)
                 self.stop.wait(delay)
         self._credit_left()
@@ -106,8 +106,10 @@ class Slot:
                                 invoked=last.invoked, sent=left)
 
     # -- one attempt -----------------------------------------------------------------------
-    def _attempt(self, attempt: str, key: str, draw_duration: Callable[[], float]) -> bool:
-        """Returns True when the attempt held the claim (and ran the job)."""
+    def _attempt(self, attempt: str, key: str, draw_duration: Callable[[random.Random], float],
+                 jobs: random.Random) -> bool:
+        """Returns True when the attempt held the claim (and ran the job, ``draw_duration(jobs)``
+        seconds long)."""
         self._credit_left()
         try:
             lease = self.lease_factory(self.client, key, self.ttl_ms)
@@ -121,7 +123,7 @@ class Slot:
         record = self.record
         record.hold(True)
         try:
-            self._job(lease, attempt, key, draw_duration())
+            self._job(lease, attempt, key, draw_duration(jobs))
             self._call(lease.release, "release", attempt, key)
         finally:
             record.hold(False)

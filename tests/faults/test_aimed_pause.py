@@ -1,5 +1,6 @@
 """Pauses aimed at lease calls: the slots' shared board tells the holder table who is inside
 which call, and ``pause:releaser`` stops that worker while its release is in flight."""
+import random
 import threading
 import time
 from types import SimpleNamespace
@@ -131,7 +132,7 @@ def test_a_slot_reports_entering_and_leaving_each_call():
                 keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
                 record=record)
-    assert slot._attempt("w0.s0.0", "k", lambda: 0.0) is True
+    assert slot._attempt("w0.s0.0", "k", lambda _jobs: 0.0, random.Random(0)) is True
     # inside each call the record names it (acquire 1, release 2) with its number; leaving, each
     # call counts what it is: the acquire won, the release raised (its outcome unknown: counted as
     # nothing, the board counts only acquires that raised)

@@ -1,5 +1,6 @@
 """Commands a slot's connections carry between two calls (docs/history.md, "Commands between
 calls"): within an attempt they go to its next call; after its last call, to that attempt."""
+import random
 import threading
 from types import SimpleNamespace
 
@@ -32,12 +33,12 @@ def test_a_command_after_an_attempts_last_call_is_credited_to_that_attempt():
             return True
 
     slot = _slot(tracker, events, Lease)
-    slot._attempt("w0.s0.0", "k", lambda: 0.0)
+    slot._attempt("w0.s0.0", "k", lambda _jobs: 0.0, random.Random(0))
     # a library's clean-up thread (no call context) sends after the release returned
     t = threading.Thread(target=tracker.add, args=(["w0.s0.c0", 99, "DEL"],))
     t.start()
     t.join()
-    slot._attempt("w0.s0.1", "k", lambda: 0.0)
+    slot._attempt("w0.s0.1", "k", lambda _jobs: 0.0, random.Random(0))
     late = [e for e in events if e["type"] == "late_sent"]
     assert [(e["attempt"], e["f"], e["sent"]) for e in late] == [("w0.s0.0", "release", [["w0.s0.c0", 99, "DEL"]])]
     second = next(e for e in events if e["type"] == "ok" and e["attempt"] == "w0.s0.1" and e["f"] == "acquire")
