@@ -24,6 +24,8 @@ one more part of the worker's recording left out, so the differences are what ea
 - ``plain-unwritten``: ``plain-client`` with a history writer that keeps nothing as a failed one
   does (its ``failed`` set: the slot's compiled line writer stamps each event and appends nothing),
   instead of ``no-lines``'s Python ``record`` per event: the claim loop's own steps, compiled.
+- ``plain-slot``: ``slot`` on a plain redis-py client (nothing numbered, so every ``sent`` is
+  empty): what the audited connection's overrides and the numbering cost, as ``slot`` against it.
 - ``bare-lease``: the bare loop building the ``token-cas`` lease for each attempt and calling its
   ``acquire`` and ``release`` (what the lease's own Python code adds to the bare loop's).
 
@@ -71,7 +73,8 @@ from leasecheck.workloads.claim_loop import Slot  # noqa: E402
 from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
 
-MODES = ("bare", "bare-lease", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client", "plain-unwritten")
+MODES = ("bare", "bare-lease", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client", "plain-unwritten",
+         "plain-slot")
 MEMORY = ("Rss", "Shared_Dirty", "Private_Dirty")
 
 
@@ -97,7 +100,7 @@ class _NoLines:
 
 def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> None:
     """One claim loop with the parts ``mode`` leaves in (see the module docstring)."""
-    full = mode in ("slot", "thread")
+    full = mode in ("slot", "thread", "plain-slot")
     history = _NoLines(d) if mode in ("no-lines", "plain-client") else \
         history_mod.HistoryWriter(d / f"w-{os.getpid()}.jsonl")
     if mode == "plain-unwritten":     # as a refused write leaves it: no map for the lines either
