@@ -31,7 +31,7 @@ class Engine:
     def __init__(self, events, audit, progress=None) -> None:
         self.audit, self.progress = audit, progress
         self.joiner = Joiner()
-        self.digest = Digest(on_late=self.joiner.add, joiner=self.joiner)
+        self.digest = Digest(on_late=self.joiner.add_late, joiner=self.joiner)
         self._it = iter(events)
         self.history_over = False
 

@@ -128,7 +128,7 @@ class Joiner:
         self.pending: dict[str, list[Op]] = {}      # slot -> calls that never completed
         self.never: list[Op] = []
         self.bound: dict[str, _Binding] = {}         # addr -> its connection
-        self.horizon: dict[str, int] = {}            # conn -> the highest seq any call listed
+        self.horizon: dict[str, int] = {}            # conn -> the highest seq a completion listed
         self.script: tuple[str | None, Op | None] = (None, None)
         self.script_seen = False
         self.added = 0                               # calls added so far
@@ -138,7 +138,14 @@ class Joiner:
         self.feed: Callable[[AuditRecord], tuple[str | None, Op | None]] = self._feed
 
     # -- the history side -------------------------------------------------------------------
-    def add(self, op: Op) -> None:
+    def add_late(self, op: Op) -> None:
+        """``add`` of a ``late_sent`` event's call: its numbers are the connection's, but they set
+        no horizon. It is written as its command is sent, while the slot's current call, whose
+        own thread may have sent an earlier number on the same connection, has yet to complete
+        (docs/history.md, "Calls that never completed")."""
+        self.add(op, False)
+
+    def add(self, op: Op, sets_horizon: bool = True) -> None:
         self.added += 1
         n = 0
         wanted, horizon = self.wanted, self.horizon
@@ -160,7 +167,7 @@ class Joiner:
             elif key in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
             by_seq[key] = op
-            if seq > horizon.get(conn, -1):
+            if sets_horizon and seq > horizon.get(conn, -1):
                 horizon[conn] = key
             n += 1
         if n:
