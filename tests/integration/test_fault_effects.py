@@ -60,7 +60,9 @@ def _effective(r: Run) -> dict:
     assert r.code in (0, 1), r.out
     if r.code == 1:
         reasons = json.loads((r.run_dir / "results.json").read_text())["reasons"]
-        assert all("lost before the lease's deadline" in x for x in reasons), reasons
+        # (a string, so that pytest prints it whole: the run's folder is removed afterwards, and
+        # the terminal summary is what is left of an unexpected verdict)
+        assert all("lost before the lease's deadline" in x for x in reasons), "\n".join(reasons + [r.out])
     f = r.fault
     assert f["took_effect"] is True, f
     assert "did not take effect" not in r.out
