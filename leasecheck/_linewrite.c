@@ -170,6 +170,24 @@ static PyTypeObject LockType = {
     .tp_methods = lock_methods,
 };
 
+/* The decimal digits of v at the end of out[24] (a sign first when negative): returns where they
+ * start; they run to out + DIGITS. */
+#define DIGITS 24
+
+static char *
+decimal(long long v, char out[DIGITS])
+{
+    char *at = out + DIGITS;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--at = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--at = '-';
+    return at;
+}
+
 /* -- JSON for the lines' list values (a call's `sent`), byte for byte as orjson writes them -- */
 
 typedef struct {
@@ -240,16 +258,9 @@ json_value(Scratch *s, PyObject *o, int depth)
             return -1;
         if (overflow)
             return UNSUPPORTED;
-        char digits[24];
-        int n = sizeof digits;
-        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-        do {
-            digits[--n] = (char)('0' + (int)(u % 10));
-            u /= 10;
-        } while (u);
-        if (v < 0)
-            digits[--n] = '-';
-        return scratch_put(s, digits + n, (Py_ssize_t)sizeof digits - n);
+        char digits[DIGITS];
+        char *at = decimal(v, digits);
+        return scratch_put(s, at, digits + DIGITS - at);
     }
     if (PyUnicode_CheckExact(o)) {
         Py_ssize_t n;
@@ -461,16 +472,9 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
         scratch_free(&scratch);
         return NULL;
     }
-    /* the digits of t, last first */
-    char digits[24];
-    int ndigits = 0;
-    unsigned long long u = t < 0 ? 0ULL - (unsigned long long)t : (unsigned long long)t;
-    do {
-        digits[ndigits++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u);
-    if (t < 0)
-        digits[ndigits++] = '-';
+    char digits[DIGITS];
+    char *first = decimal(t, digits);
+    Py_ssize_t ndigits = digits + DIGITS - first;
     length += ndigits;
     if (self->view.obj == NULL || self->pos < self->base || length > self->end - self->pos) {
         lock_give(&self->lk);
@@ -481,8 +485,8 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *seg = PyTuple_GET_ITEM(segments, 0);
     memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
     out += PyBytes_GET_SIZE(seg);
-    while (ndigits)
-        *out++ = digits[--ndigits];
+    memcpy(out, first, (size_t)ndigits);
+    out += ndigits;
     for (Py_ssize_t i = 0; i < nvalues; i++) {
         seg = PyTuple_GET_ITEM(segments, i + 1);
         memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
@@ -499,64 +503,12 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLongLong(t);
 }
 
-static PyObject *
-sink_get_pos(SinkObject *self, void *Py_UNUSED(closure))
-{
-    return PyLong_FromLongLong(self->pos);
-}
-
-static int
-sink_set_pos(SinkObject *self, PyObject *value, void *Py_UNUSED(closure))
-{
-    if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "pos cannot be deleted");
-        return -1;
-    }
-    long long pos = PyLong_AsLongLong(value);
-    if (pos == -1 && PyErr_Occurred())
-        return -1;
-    self->pos = pos;
-    return 0;
-}
-
-static PyObject *
-sink_get_t0(SinkObject *self, void *Py_UNUSED(closure))
-{
-    return PyLong_FromLongLong(self->t0);
-}
-
-static int
-sink_set_t0(SinkObject *self, PyObject *value, void *Py_UNUSED(closure))
-{
-    if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "t0 cannot be deleted");
-        return -1;
-    }
-    long long t0 = PyLong_AsLongLong(value);
-    if (t0 == -1 && PyErr_Occurred())
-        return -1;
-    self->t0 = t0;
-    return 0;
-}
-
-static PyObject *
-sink_get_base(SinkObject *self, void *Py_UNUSED(closure))
-{
-    return PyLong_FromLongLong(self->base);
-}
-
-static PyObject *
-sink_get_end(SinkObject *self, void *Py_UNUSED(closure))
-{
-    return PyLong_FromLongLong(self->end);
-}
-
-static PyGetSetDef sink_getset[] = {
-    {"pos", (getter)sink_get_pos, (setter)sink_set_pos, "the file offset of the next line", NULL},
-    {"t0", (getter)sink_get_t0, (setter)sink_set_t0, "the run's start, CLOCK_MONOTONIC ns", NULL},
-    {"base", (getter)sink_get_base, NULL, "the file offset of the map's first byte (0 unmapped)", NULL},
-    {"end", (getter)sink_get_end, NULL, "the file offset where the reservation ends (0 unmapped)", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+static PyMemberDef sink_members[] = {
+    {"pos", T_LONGLONG, offsetof(SinkObject, pos), 0, "the file offset of the next line"},
+    {"t0", T_LONGLONG, offsetof(SinkObject, t0), 0, "the run's start, CLOCK_MONOTONIC ns"},
+    {"base", T_LONGLONG, offsetof(SinkObject, base), READONLY, "the file offset of the map's first byte (0 unmapped)"},
+    {"end", T_LONGLONG, offsetof(SinkObject, end), READONLY, "the file offset where the reservation ends (0 unmapped)"},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyMethodDef sink_methods[] = {
@@ -579,7 +531,7 @@ static PyTypeObject SinkType = {
     .tp_init = (initproc)sink_init,
     .tp_dealloc = (destructor)sink_dealloc,
     .tp_methods = sink_methods,
-    .tp_getset = sink_getset,
+    .tp_members = sink_members,
 };
 
 static struct PyModuleDef linewrite_module = {

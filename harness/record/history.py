@@ -296,16 +296,13 @@ def _native_sink() -> Any:
 
 class _Place:
     """Where a history file's next line goes, run as Python: ``Sink``'s ``pos`` and ``t0``, and a
-    map that the lines reach only through the writer's slices (``line`` writes nothing)."""
+    ``map`` that keeps nothing (the lines reach the map only through the writer's slices)."""
 
     def __init__(self, t0: int) -> None:
         self.pos, self.t0 = 0, t0
 
     def map(self, *_buffer: Any) -> None:
         pass
-
-    def line(self, *_parts: bytes) -> None:
-        return None
 
 
 def _new_sink(t0: int) -> Any:
@@ -383,36 +380,30 @@ class CallLines:
 
     def done(self, kind: str, f: str, attempt: str, key: str, value, sent: list) -> int:
         """An ``ok`` or ``fail``."""
-        fb = _F.get(f)
-        line = self._line
-        if line is not None and fb is not None and type(value) is bool:
-            segments = _DONE_SEGMENTS.get(kind)
-            if segments is not None:    # the C sink writes ``sent`` as orjson does (or says it cannot)
-                if attempt is not self._attempt:
-                    self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
-                k = self._keys.get(key) or self._key(key)
-                try:
-                    stamped = line(segments, self._p, fb, self._a, k, _BOOL[value], sent)
-                except TypeError:       # a value only orjson writes (or none does): below
-                    stamped = None
-                if stamped is not None:
-                    return stamped
-        template = _DONE.get(kind)
-        try:
-            encoded = _dumps(sent, option=_NSK)
-        except TypeError:
-            template = None
-        if template is None or fb is None or type(value) is not bool:
+        segments, fb = _DONE_SEGMENTS.get(kind), _F.get(f)
+        if segments is None or fb is None or type(value) is not bool:
             return self._w.record(self._process, kind, f=f, attempt=attempt, key=key, value=value, sent=sent)
         if attempt is not self._attempt:
             self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
         k = self._keys.get(key) or self._key(key)
+        line = self._line
+        if line is not None:        # the C sink writes ``sent`` as orjson does (or says it cannot)
+            try:
+                stamped = line(segments, self._p, fb, self._a, k, _BOOL[value], sent)
+            except TypeError:       # a value only orjson writes (or none does): below
+                stamped = None
+            if stamped is not None:
+                return stamped
+        try:
+            encoded = _dumps(sent, option=_NSK)
+        except TypeError:           # what orjson refuses too: record()'s fallback encoder
+            return self._w.record(self._process, kind, f=f, attempt=attempt, key=key, value=value, sent=sent)
         w = self._w
         self._acquire()
         try:
             t = _clock() - w._t0
             if w.failed is None:
-                w._put(template % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
+                w._put(_DONE[kind] % (t, self._p, fb, self._a, k, _BOOL[value], encoded))
         finally:
             self._release()
         if w.failed is not None:
