@@ -63,7 +63,7 @@ from typing import Any, Final
 
 from leasecheck.protocol import fault_marker_pattern
 
-from leasecheck.checkers.read.audit import AuditRecord
+from leasecheck.checkers.read.audit import AuditRecord, with_slack
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.model.crosscheck import FOUND_NOTHING, CallChecks
 from leasecheck.checkers.read.jobs import JobRun
@@ -116,6 +116,10 @@ class Claim:
     # its invocation, and its completion when it completed ok or fail (the command ran in between)
     end_lo_ns: int | None = None
     end_hi_ns: int | None = None
+    # how much later (ms) than `expires_ms` the store may really expire it: the slack of the
+    # command that set that expiry (`AuditRecord.slack_ms`; a relative expiry counts from when
+    # the command ran)
+    doubt_ms: float = 0.0
 
     def __init__(self, id: int, db: int, key: Any, owner: Any, op: int | None, line: int, created: float,
                  expires_ms: float | None, deadline_ms: float | None = None, fate: str | None = None,
@@ -123,7 +127,7 @@ class Claim:
                  born_ns: int | None = None, gone_ns: int | None = None, token: Any = None,
                  copy: bool = False, field: str | None = None, free: bool = False,
                  expiry_set: float | None = None, made_ns: int | None = None, end_lo_ns: int | None = None,
-                 end_hi_ns: int | None = None) -> None:
+                 end_hi_ns: int | None = None, doubt_ms: float = 0.0) -> None:
         # Written out: compiled, a dataclass's generated __init__ is interpreted Python, and the
         # model builds one per claim.
         self.id = id
@@ -149,6 +153,7 @@ class Claim:
         self.made_ns = made_ns
         self.end_lo_ns = end_lo_ns
         self.end_hi_ns = end_hi_ns
+        self.doubt_ms = doubt_ms
 
     @property
     def obj(self) -> tuple[str, str | None]:
@@ -222,11 +227,14 @@ class _Cmd:
     attempt: Any         # a str, or None when unattributed
     op: Op | None
     label: str
+    slack_ms: float      # how much later than `t` it may have run (its line's, or its EVAL line's, `slack_ms`)
 
-    def __init__(self, rec: AuditRecord, t: float, attempt: Any, op: Op | None, label: str) -> None:
+    def __init__(self, rec: AuditRecord, t: float, attempt: Any, op: Op | None, label: str,
+                 slack_ms: float) -> None:
         # Written out: compiled, a dataclass's generated __init__ is interpreted Python, and the
         # model builds one of these per audit command.
         self.rec, self.t, self.attempt, self.op, self.label = rec, t, attempt, op, label
+        self.slack_ms = slack_ms
 
     @property
     def t_ms(self) -> float:
@@ -241,7 +249,7 @@ def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict
              clock: StoreClock, key_prefix: str, trust_ms: float = TRUST_CLIENT_MS) -> ClaimsResult:
     """Replay `records` (attributed by `joined`) and return every claim with its fate."""
     replay = Replay(jobs, clock, key_prefix, trust_ms)
-    for i, rec in enumerate(records):
+    for i, rec in enumerate(with_slack(records)):
         k = joined.op[i]
         replay.feed(rec, joined.attempt[i], ops[k] if k is not None else None)
     return replay.finish(joined, ops)
@@ -266,9 +274,10 @@ class Replay:
         self.calls = CallChecks(self.out, self.store, self.following)
         self.claims.store, self.claims.calls = self.store, self.calls
         self.last_time = 0.0
-        # the last non-script command's name and store time (a script's commands run at its time)
+        # the last non-script command's name, store time and slack (a script's commands run at its time)
         self.script_name = ""
         self.script_time = 0.0
+        self.script_slack = 0.0
 
     def feed(self, rec: AuditRecord, attempt: str | None, op: Op | None) -> None:
         store = self.store
@@ -281,18 +290,19 @@ class Replay:
         if rec.addr != "lua":
             self.last_time = rec.time
             self.script_name, self.script_time = rec.name, rec.time   # (two fields: no tuple per line)
+            self.script_slack = rec.slack_ms
             if op is not None and rec.name == "SET" and op.f == ACQUIRE:
                 # Did what the client saw say the key was there (`Claims.client_view`: the line's
                 # own reply if recorded, else the call's result: `succeeded` False)?
                 reply = rec.reply
                 seen = (not reply) if reply is not None else (op.type == FAIL or (op.type == OK and not op.value))
-                if self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0, seen):
+                if self.store.rejects_create(rec.db, rec.argv, rec.time * 1000.0, seen, rec.slack_ms):
                     # The most common line by far: an acquire's SET NX that the live claim turns
                     # away. It changes nothing; only the cross-check notes what the call sent.
                     if reply is None:
                         self.calls.shows(op, "SET", rec.argv)   # `before`'s acquire case, without a _Cmd
                         return
-                    c = _Cmd(rec, rec.time, attempt, op, "SET")
+                    c = _Cmd(rec, rec.time, attempt, op, "SET", rec.slack_ms)
                     self.calls.before(c)
                     self._check_reply(c, False)
                     return
@@ -300,9 +310,9 @@ class Replay:
                 m = EVICT_MARK.match(rec.argv[1])
                 if m:
                     store.evicting(m.group(1) == "start")
-            c = _Cmd(rec, rec.time, attempt, op, rec.name)
+            c = _Cmd(rec, rec.time, attempt, op, rec.name, rec.slack_ms)
         else:
-            c = _Cmd(rec, self.script_time, attempt, op, f"{self.script_name}: {rec.argv[0]}")
+            c = _Cmd(rec, self.script_time, attempt, op, f"{self.script_name}: {rec.argv[0]}", self.script_slack)
         if op is not None:
             if op.f == F_EFFECT and rec.addr != "lua" and rec.name.startswith("EVAL"):
                 self.claims.judge_effect(c)

@@ -85,10 +85,15 @@ class CallChecks:
         cur = self.store.peek(c.rec.db, key)
         if cur is UNKNOWN:
             return "unknown"
-        if cur is None or cur.free or (cur.expires_ms is not None and c.t_ms - cur.expires_ms > AMBIGUOUS_MS):
+        if cur is None or cur.free:
             return "key_absent"
-        if cur.expires_ms is not None and abs(c.t_ms - cur.expires_ms) <= AMBIGUOUS_MS:
-            return "unknown"          # at its expiry: the clock cannot tell
+        if cur.expires_ms is not None:
+            # (the command ran up to its slack later; the expiry may be up to the entry's doubt later)
+            d = c.t_ms - cur.expires_ms
+            if d > AMBIGUOUS_MS + cur.doubt_ms:
+                return "key_absent"
+            if d >= -AMBIGUOUS_MS - c.slack_ms:
+                return "unknown"          # at its expiry: the clock cannot tell
         if cur.evictable:
             return "unknown"          # it may have been evicted already
         return "own" if cur.owner == op.attempt else "token_differs"

@@ -9,7 +9,7 @@ key's own expiry, DEL and overwrite reach every field), a script's commands at t
 script), a gap in the audit (every key's state lost), a restart (every key gone), an eviction
 window (any key may vanish silently). The model knows nothing of attempts, calls or claims: it
 holds per `(db, key)` an *entry* (made by its `events`; it needs `expires_ms`, store ms or None,
-`evictable`, and `token`: the value a SET stored, None when not known), None (absent) or `UNKNOWN` (state lost), and every question whose answer
+`evictable`, `doubt_ms`, and `token`: the value a SET stored, None when not known), None (absent) or `UNKNOWN` (state lost), and every question whose answer
 depends on who sent a command is asked of `events` (the claims layer, `claims.Claims`):
 
 - `create(key, c, expires_ms) -> entry` / `written(key, c, old, expires_ms) -> entry`: a write
@@ -24,7 +24,10 @@ depends on who sent a command is asked of `events` (the claims layer, `claims.Cl
   reports such a close call; `create_seen(c)`, `result_unknown(c)`, `undecidable(entry, c)`:
   the same for a conditional create on a key whose state is lost or may have been evicted.
 
-A command `c` is anything with `rec` (the `AuditRecord`), `t` (store s), `t_ms` and `where`.
+A command `c` is anything with `rec` (the `AuditRecord`), `t` (store s), `t_ms`, `slack_ms` (how
+much later than `t_ms` it may have run: `AuditRecord.slack_ms`) and `where`. An entry's `doubt_ms`
+is the slack of the command that set its expiry (it may expire that much later): the two widen
+`trust_ms`, on their sides, where a client's result decides.
 Which keys are modelled at all is `following`'s to say (`follows(c, key)`, `known(db, key)`).
 
 A field of a hash is an object of its own: its entry lives under `(db, (key, field))`, so every
@@ -90,24 +93,27 @@ class Store:
             except (ValueError, IndexError) as e:
                 self.problems.append(f"{c.where}: rejected by the store ({e}); no effect")
 
-    def rejects_create(self, db: int, argv: list[str], t_ms: float, seen_present: bool = False) -> bool:
-        """Is `argv` (run at store time `t_ms`) a `SET key value NX PX n` that fails and changes
-        nothing, for sure? It is when the key holds an entry that is live, cannot have been
-        evicted and is far from its expiry (as `write` would find). The common case, short.
-        With `seen_present` (what the client saw, `events.client_view`, says the key was there)
-        "far" is more than AMBIGUOUS_MS before the expiry: `live` then keeps the entry, no edge."""
+    def rejects_create(self, db: int, argv: list[str], t_ms: float, seen_present: bool = False,
+                       slack_ms: float = 0.0) -> bool:
+        """Is `argv` (logged at store time `t_ms`, run up to `slack_ms` later) a `SET key value
+        NX PX n` that fails and changes nothing, for sure? It is when the key holds an entry that
+        is live, cannot have been evicted and is far from its expiry (as `write` would find). The
+        common case, short. With `seen_present` (what the client saw, `events.client_view`, says
+        the key was there) "far" is more than AMBIGUOUS_MS before the expiry: `live` then keeps the
+        entry, no edge."""
         if (len(argv) == 6 and argv[3] == "NX" and argv[4] == "PX" and argv[5][:1] in _NONZERO
                 and argv[5].isdigit()):
             cur = self.state.get((db, argv[1]), self.default)
             if cur is None or cur is UNKNOWN or cur.evictable:
                 return False
             expires: Any = cur.expires_ms     # (read once: an entry's fields are generic attributes here)
+            reach = self.trust_ms + slack_ms    # (ahead by more, it is live whenever the SET ran)
             if type(expires) is float:
                 # (typed, for the compiled build: native arithmetic, no new float objects)
                 ms: float = expires
                 ahead = ms - t_ms      # (exactly -(t_ms - ms), `live`'s distance)
-                return ahead > self.trust_ms or (seen_present and ahead > AMBIGUOUS_MS)
-            return expires is not None and (expires - t_ms > self.trust_ms
+                return ahead > reach or (seen_present and ahead > AMBIGUOUS_MS)
+            return expires is not None and (expires - t_ms > reach
                                             or (seen_present and expires - t_ms > AMBIGUOUS_MS))
         return False
 
@@ -128,8 +134,11 @@ class Store:
             return cur
         d = c.t_ms - cur.expires_ms
         gone = d > 0
-        present = events.client_view(cur, c) if abs(d) <= self.trust_ms else None
-        if cur.evictable and present is False and d < -AMBIGUOUS_MS:
+        # The command ran up to its slack after `t_ms`, and the expiry may be up to the entry's
+        # doubt later than `expires_ms`: the true distance is in [d - doubt, d + slack].
+        present = (events.client_view(cur, c)
+                   if -self.trust_ms - c.slack_ms <= d <= self.trust_ms + cur.doubt_ms else None)
+        if cur.evictable and present is False and d < -AMBIGUOUS_MS - c.slack_ms:
             # found absent before its expiry while it may have been evicted: an eviction, not a
             # disagreement between the client and the store clock
             events.evicted(cur, c)
@@ -186,6 +195,8 @@ class Store:
             new = events.written(key, c, cur, cur.expires_ms if keepttl else expires)
         if new is not cur:
             new.evictable = self.eviction
+        if new is not cur or not keepttl:
+            new.doubt_ms = c.slack_ms       # its expiry counts from when this command ran
         self.state[(c.rec.db, key)] = new
 
     def delete(self, c, key, how: str = "deleted") -> None:
@@ -220,6 +231,7 @@ class Store:
             self.state[(c.rec.db, key)] = None
             return
         cur.expires_ms = new
+        cur.doubt_ms = c.slack_ms
         self.events.expiry_changed(cur, c, old, new)
 
     # -- hashes -----------------------------------------------------------------------------
@@ -314,6 +326,7 @@ class Store:
         elif cur is not None and cur.expires_ms != eff:
             old = cur.expires_ms
             cur.expires_ms = eff
+            cur.doubt_ms = c.slack_ms
             self.events.expiry_changed(cur, c, old, eff)
 
     def flush(self, c) -> None:
@@ -400,7 +413,7 @@ def _int(s: str) -> int:
 
 def _set(store: Store, c) -> None:
     argv, t = c.rec.argv, c.t_ms
-    if store.rejects_create(c.rec.db, argv, t):
+    if store.rejects_create(c.rec.db, argv, t, False, c.slack_ms):
         return
     if len(argv) < 3:
         raise ValueError("wrong number of arguments")

@@ -72,6 +72,9 @@ class AuditRecord:
     note: str
     name: str
     reply: int | None    # set by the join: the client's reply to a SET/SETNX (1 wrote, 0 not), if known
+    # how much later (ms) than `time` the command may have run: the gap to the next command line
+    # (`with_slack`; 0.0 until that has seen it)
+    slack_ms: float
 
     def __init__(self, line: int, time: float = 0.0, db: int = 0, addr: str = "", argv: list[str] | None = None,
                  kind: str = "cmd", note: str = "", name: str = "") -> None:
@@ -83,6 +86,7 @@ class AuditRecord:
         self.line, self.time, self.db, self.addr, self.argv = line, time, db, addr, argv
         self.kind, self.note, self.name = kind, note, name
         self.reply = None
+        self.slack_ms = 0.0
 
 
 def unquote_args(text: str) -> list[str]:
@@ -199,7 +203,8 @@ def parse_line(text: str, lineno: int = 0) -> AuditRecord:
 class AuditStream:
     """The audit's records one at a time, without holding the file in memory.
 
-    `AuditStream(path)` reads a file, `AuditStream(text=...)` a string. After a full iteration,
+    `AuditStream(path)` reads a file, `AuditStream(text=...)` a string; each command record comes
+    with its `slack_ms` (`with_slack`: one line is read ahead). After a full iteration,
     `complete`, `problems` and `lines` (command records) describe what was read; `bytes_read` of
     `total_bytes` measures progress. It can be iterated again (each pass starts afresh).
     """
@@ -221,10 +226,10 @@ class AuditStream:
 
     def __iter__(self):
         if self.text is not None:
-            yield from self._records(self._raw_lines())
+            yield from with_slack(self._records(self._raw_lines()))
             return
         with open(self.path, encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            yield from self._records(f)
+            yield from with_slack(self._records(f))
 
     def _records(self, lines: Iterable[str]) -> Iterator[AuditRecord]:
         name = self.name
@@ -365,6 +370,28 @@ class AuditStream:
         if not ended:
             problems.append(f"{name}: no '# end' line: the audit was cut short")
         self.complete = bool(ended) and not gaps
+
+
+def with_slack(records: Iterable[AuditRecord]) -> Iterator[AuditRecord]:
+    """`records` as they come, one line read ahead, each command line given `slack_ms`: how much
+    later (ms) than its time the next command line's time is (0.0 when the next line is a marker,
+    there is none, or its time is not later).
+
+    A line's time is when the store fed the command to MONITOR, just before running it (Redis 6.2
+    and Valkey 8.1 both do; the next line is fed after it ran, the store running one command at a
+    time). The two are microseconds apart, unless the store was stopped or descheduled in between:
+    a pause fault stops it for up to seconds, and the command fed just before the stop ran after
+    it (docs/history.md, "When a command ran")."""
+    rec: AuditRecord | None = None
+    nxt: AuditRecord
+    for nxt in records:
+        if rec is not None:
+            if rec.kind == "cmd" and nxt.kind == "cmd" and nxt.time > rec.time:
+                rec.slack_ms = (nxt.time - rec.time) * 1000.0
+            yield rec
+        rec = nxt
+    if rec is not None:
+        yield rec
 
 
 def parse_audit(text: str, name: str = AUDIT) -> tuple[list[AuditRecord], bool, list[str]]:

@@ -1,5 +1,6 @@
 """The store model: expiry (and its ambiguous edge), fates, foreign releases, disagreements."""
 import json
+from pathlib import Path
 
 from leasecheck.checkers import check
 from leasecheck.checkers.read.audit import parse_audit
@@ -24,7 +25,7 @@ class Run:
         addr = f"127.0.0.1:{5000 + 100 * self.generation + len(self.seq)}" if slot not in self.seq else self.seq[slot][0]
         if slot not in self.seq:
             self.seq[slot] = [addr, 0]
-            self.line(0, addr, "ECHO", "leasecheck:conn:" + conn)
+            self.line(ms, addr, "ECHO", "leasecheck:conn:" + conn)
         self.line(ms, addr, *args)
         for extra in lua:
             self.line(ms + 0.001, "lua", *extra)
@@ -253,8 +254,10 @@ def test_a_release_that_found_nothing_is_classified_by_the_three_outcomes():
     cas = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
     run = Run()
     run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "100"))   # expires 111 ms
+    run.line(12, "127.0.0.1:9999", "TIME")   # (the store ran on: each expiry counts from its line, no later)
     run.call(200, "w0.s0.0", "release", "ok", False, (("EVAL", cas, "1", K, "a"), [("get", K)]))  # absent
     run.call(300, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "100"))  # expires 401 ms
+    run.line(302, "127.0.0.1:9999", "TIME")
     run.call(420, "w2.s0.0", "acquire", "ok", True, ("SET", K, "c", "NX", "PX", "100"))  # C holds it
     run.call(450, "w1.s0.0", "release", "ok", False, (("EVAL", cas, "1", K, "b"), [("get", K)]))  # differs
     result = run.check()
@@ -263,3 +266,81 @@ def test_a_release_that_found_nothing_is_classified_by_the_three_outcomes():
     assert result["releases_found_nothing_first"] == [      # named with their job, in history order
         {"attempt": "w0.s0.0", "key": K, "time_s": 0.2, "outcome": "key_absent"},
         {"attempt": "w1.s0.0", "key": K, "time_s": 0.45, "outcome": "token_differs"}]
+
+
+def test_a_create_fed_just_before_the_store_stopped_ran_after_it_resumed():
+    """Redis 6.2 feeds a command to MONITOR before it runs it. Stopped in between (a pause of the
+    store), the store ran w1's SET NX a second later than its line says, after w0's claim had
+    expired, and answered 1. Its slack (the second until the next line) lets the reply decide:
+    w1 created a claim, and its own release of it is no foreign release of w0's."""
+    for slack_seen in (True, False):
+        run = Run()
+        run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "1000"))   # expires 1011
+        run.call(500, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "5000"))  # logged 501
+        if slack_seen:   # the store stopped at 501 ms, resumed at 1501 ms: the next line is then
+            run.call(1500, "w1.s0.0", "release", "ok", True,
+                     (("EVALSHA", "sha", "1", K, "b"), [("get", K), ("del", K)]))
+        else:            # without the stop, no slack: a reply 510 ms from the expiry is a contradiction
+            run.call(502, "w1.s0.0", "release", "ok", True,
+                     (("EVALSHA", "sha", "1", K, "b"), [("get", K), ("del", K)]))
+        result = run.check()
+        if slack_seen:
+            assert result["foreign_releases"] == 0 and result["disagreements"] == [], result
+            assert result["claims"]["released_by_holder"] == 1 and result["valid"] is True, result
+            assert result["expiry_edge"]["count"] == 1
+            assert "-510.0 ms from the expiry" in result["expiry_edge"]["examples"][0]
+        else:
+            assert result["valid"] is not True and result["disagreements"], result
+
+
+def test_a_claim_created_just_before_the_store_stopped_expires_later_than_its_line_says():
+    """w0's SET NX PX 500 was fed at 11 ms, then the store stopped until 1011 ms and ran it: its
+    claim lives to about 1511 ms, not 511. w1's create, logged at 1012 ms and answered 0, found it
+    present: no claim of w1's, no disagreement, and w0's release at 1301 ms removes its own claim
+    (the claim's expiry is in doubt by the second its command waited). Without the stop — the next
+    line 1 ms after w0's SET — the same reply 501 ms past the expiry is a contradiction."""
+    for stopped in (True, False):
+        run = Run()
+        run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "500"))     # logged 11
+        if not stopped:
+            run.line(12, "127.0.0.1:9999", "PING")
+        run.call(1011, "w1.s0.0", "acquire", "ok", False, ("SET", K, "b", "NX", "PX", "500"))  # 1012
+        run.call(1300, "w0.s0.0", "release", "ok", True,
+                 (("EVALSHA", "sha", "1", K, "a"), [("get", K), ("del", K)]))
+        result = run.check()
+        if stopped:
+            assert result["disagreements"] == [] and result["foreign_releases"] == 0, result
+            assert result["claims"]["released_by_holder"] == 1 and result["claims_seen"]["count"] == 1, result
+            assert result["valid"] is True, result
+        else:
+            assert result["disagreements"] and result["valid"] is not True, result
+
+
+def test_a_delete_by_name_after_a_create_the_store_ran_late_is_its_own_release():
+    """As above with a release that deletes by name. w1's SET, fed at 601 ms, ran when the store
+    resumed at 1050 ms (after w0's claim expired at 1011) and answered 1; its DEL at 1101 ms,
+    answered 1, removed w1's own claim. Read at the SET's line time, w0's claim was still live,
+    and the DEL's 1 (a delete by name proves the key was there) made it w1's foreign release of
+    w0's claim: the false foreign release this slack prevents."""
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "1000"))   # expires 1011
+    run.call(600, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "5000"))  # logged 601
+    run.call(1100, "w1.s0.0", "release", "ok", True, ("DEL", K))                          # logged 1101
+    result = run.check()
+    assert result["foreign_releases"] == 0 and result["disagreements"] == [], result
+    assert result["claims"]["released_by_holder"] == 1 and result["valid"] is True, result
+
+
+def test_a_store_stop_in_a_saved_run_is_read_from_the_slack_of_the_line_before_it():
+    """tests/checkers/data/store-pause-late-create-ok (written by hand, token-cas, TTL 1 s): w0
+    claims at 11 ms; w1's SET, fed at 501 ms, waited in the stopped store until 1.5 s and won (w0's
+    claim had expired at 1.011 s). w0's release at 1.601 s finds w1's claim; w1's release at 2.301 s
+    removes its own (alive until about 2.5 s, though its line says 1.501 s). Nothing foreign,
+    nothing the audit and the clients disagree on; w0's release that found nothing is "unknown"
+    (the expiry it met is in doubt by the stop)."""
+    from leasecheck.checkers import check_run
+    r = check_run(Path(__file__).parent / "data" / "store-pause-late-create-ok")
+    assert r["valid"] is True and r["disagreements"] == [] and r["foreign_releases"] == 0, r["reasons"]
+    assert r["claims"]["released_by_holder"] == 1 and r["claims"]["expired_while_held"] == 1
+    assert r["releases_found_nothing_outcomes"] == {"key_absent": 0, "token_differs": 0, "unknown": 1}
+    assert [e.split(" ran ")[1].split(" ms")[0] for e in r["expiry_edge"]["examples"]] == ["-510.0", "+800.0"]

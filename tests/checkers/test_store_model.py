@@ -11,7 +11,7 @@ from leasecheck.checkers.model.store_model import UNKNOWN, Store
 class Entry:
     def __init__(self, key, value, expires_ms):
         self.key, self.value, self.expires_ms, self.evictable = key, value, expires_ms, False
-        self.token = value
+        self.token, self.doubt_ms = value, 0.0
 
 
 class Recorder:
@@ -76,7 +76,7 @@ class Everything:
 def cmd(ms: float, *args):
     line = f"{1000 + ms / 1000:.6f} [0 127.0.0.1:5000] " + " ".join(f'"{a}"' for a in args)
     rec = parse_line(line, 1)
-    return SimpleNamespace(rec=rec, t=rec.time, t_ms=rec.time * 1000, where=f"audit.log:1: {rec.name}")
+    return SimpleNamespace(rec=rec, t=rec.time, t_ms=rec.time * 1000, slack_ms=0.0, where=f"audit.log:1: {rec.name}")
 
 
 @pytest.fixture

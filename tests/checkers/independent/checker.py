@@ -85,6 +85,7 @@ class Entry:
     def __init__(self, obj, owner, expires, claim: dict | None, evictable=False):
         self.obj, self.owner, self.expires, self.claim = obj, owner, expires, claim   # claim None: nobody's
         self.evictable = evictable
+        self.doubt = 0.0    # ms its expiry may be later ("When a command ran": the slack of the line that set it)
 
 
 UNKNOWN = Entry(None, None, None, None)    # an object whose state is lost
@@ -153,15 +154,21 @@ class Checker:
         self.ended: set = set()
         self.evicting = False
         self.last_t = 0.0
+        self.slack = 0.0     # the current line's slack, ms ("When a command ran")
         self.max_seq: dict = {}
         for (conn, seq) in self.sent:
             self.max_seq[conn] = max(self.max_seq.get(conn, -1), seq)
 
     # -- the audit ------------------------------------------------------------------------
     def run(self, run: Path) -> dict:
-        bound, seqs, script = {}, {}, (None, None, 0.0)
+        bound, seqs, script = {}, {}, (None, None, 0.0, 0.0)
         self.complete = False
-        for n, raw in enumerate((run / self.audit_name).read_text().splitlines(), start=1):
+        raws = (run / self.audit_name).read_text().splitlines()
+        times = [float(m.group(1)) if m else None for m in map(LINE.match, raws)]
+        for n, raw in enumerate(raws, start=1):
+            # "When a command ran": a command line's slack is how much later the next command line's time is
+            later = times[n] if n < len(raws) and times[n] is not None and times[n - 1] is not None else None
+            self.slack = (later - times[n - 1]) * 1000 if later is not None and later > times[n - 1] else 0.0
             if raw.strip() == "# end":
                 self.complete = True
             if raw.startswith("# restart"):
@@ -189,7 +196,7 @@ class Checker:
                 continue
             name = argv[0].upper()
             if addr == "lua":
-                call, reply, t = script
+                call, reply, t, self.slack = script
                 self.apply(db, argv, name, call, None, t, n)
                 continue
             if name == "ECHO" and len(argv) == 2 and EVICT.match(argv[1]):
@@ -218,7 +225,7 @@ class Checker:
                     open_calls = self.pending.get(slot, [])
                     if len(open_calls) == 1 and self.max_seq.get(conn, -1) < seq:
                         call = open_calls[0]
-            script = (call, reply, ts)
+            script = (call, reply, ts, self.slack)
             self.apply(db, argv, name, call, reply, ts, n)
         return self.result()
 
@@ -252,8 +259,9 @@ class Checker:
             return self._evicted(db, obj, e, call, reply, name)
         d = t_ms - e.expires
         gone = d > 0
-        said = self._client_says_present(e, call, reply, name) if abs(d) <= TRUST_MS else None
-        if e.evictable and said is False and d < -EDGE_MS:
+        near = -TRUST_MS - self.slack <= d <= TRUST_MS + e.doubt
+        said = self._client_says_present(e, call, reply, name) if near else None
+        if e.evictable and said is False and d < -EDGE_MS - self.slack:
             return self._evicted(db, obj, e, call, reply, name)
         if said is not None and (abs(d) <= EDGE_MS or said == gone):
             gone = not said     # at the edge the client decides; further out, a contradiction wins
@@ -355,10 +363,14 @@ class Checker:
                 expires = cur.expires
             if cur.claim is not None and cur.owner == attempt and attempt is not None and not self._frees(call, db, obj):
                 cur.expires = expires
+                if not keepttl:
+                    cur.doubt = self.slack
                 return True
             self._end(cur, call, t, line, db)
+        doubt = cur.doubt if keepttl and cur is not None else self.slack
         if self._frees(call, db, obj):
             self.objects[(db, obj)] = Entry(obj, None, expires, None, self.evicting)
+            self.objects[(db, obj)].doubt = doubt
             return True
         copy = call is None and self.addr in self.replicated_from
         token = self.value
@@ -368,6 +380,7 @@ class Checker:
                  "token": token, "copy": copy, "acquire": call is not None and call["f"] == "acquire"}
         self.claims.append(claim)
         self.objects[(db, obj)] = Entry(obj, attempt, expires, claim, self.evicting)
+        self.objects[(db, obj)].doubt = doubt
         return True
 
     @staticmethod
@@ -396,6 +409,7 @@ class Checker:
             self.remove(db, obj, call, reply, t, line, name)
             return
         old, cur.expires = cur.expires, new
+        cur.doubt = self.slack
         attempt = call["attempt"] if call is not None else None
         if cur.claim is not None and attempt != cur.owner and new is not None and (old is None or new < old - 0.0005):
             self._end(cur, call, t, line, db)
