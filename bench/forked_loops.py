@@ -26,6 +26,8 @@ one more part of the worker's recording left out, so the differences are what ea
   instead of ``no-lines``'s Python ``record`` per event: the claim loop's own steps, compiled.
 - ``plain-slot``: ``slot`` on a plain redis-py client (nothing numbered, so every ``sent`` is
   empty): what the audited connection's overrides and the numbering cost, as ``slot`` against it.
+- ``shared-board``: ``thread`` with every loop's record on one board, as a run's workers share
+  one (record ``i`` for the ``i``-th loop; the others each have a board of their own).
 - ``bare-lease``: the bare loop building the ``token-cas`` lease for each attempt and calling its
   ``acquire`` and ``release`` (what the lease's own Python code adds to the bare loop's).
 
@@ -74,7 +76,7 @@ from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
 
 MODES = ("bare", "bare-lease", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client", "plain-unwritten",
-         "plain-slot")
+         "plain-slot", "shared-board")
 MEMORY = ("Rss", "Shared_Dirty", "Private_Dirty")
 
 
@@ -98,9 +100,13 @@ class _NoLines:
         pass
 
 
-def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> None:
+SHARED_BOARD = "slots-shared.bin"
+
+
+def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str, index: int = 0,
+          processes: int = 1) -> None:
     """One claim loop with the parts ``mode`` leaves in (see the module docstring)."""
-    full = mode in ("slot", "thread", "plain-slot")
+    full = mode in ("slot", "thread", "plain-slot", "shared-board")
     history = _NoLines(d) if mode in ("no-lines", "plain-client") else \
         history_mod.HistoryWriter(d / f"w-{os.getpid()}.jsonl")
     if mode == "plain-unwritten":     # as a refused write leaves it: no map for the lines either
@@ -110,7 +116,11 @@ def _slot(d: Path, port: int, keys: list[str], seconds: float, mode: str) -> Non
     client = redis.Redis(port=port) if mode.startswith("plain-") else make_client(tracker, "127.0.0.1", port)
     board = None
     extra = {}
-    if full or mode == "no-watch":
+    if mode == "shared-board":     # one board for every loop, as a run's workers share one
+        board = SlotBoard(d / SHARED_BOARD, processes, 1)
+        extra["record"] = board.record(index)
+        tracker.on_sent = extra["record"].sent
+    elif full or mode == "no-watch":
         board = SlotBoard(d / f"slots-{os.getpid()}.bin", 1, 1, create=True)
         extra["record"] = board.record(0)
         tracker.on_sent = extra["record"].sent
@@ -142,15 +152,16 @@ def _bare_lease(port: int, keys: list[str], seconds: float) -> None:
             claim.release()
 
 
-def _child(mode: str, port: int, d: str, keys: list[str], seconds: float, session: bool = False) -> None:
+def _child(mode: str, port: int, d: str, keys: list[str], seconds: float, session: bool = False,
+           index: int = 0, processes: int = 1) -> None:
     if session:   # a session (so a scheduling group) of its own, as the harness starts each worker
         os.setsid()
     if mode == "bare":
         bare_loop(port, len(keys), seconds, mp.Queue())
     elif mode == "bare-lease":
         _bare_lease(port, keys, seconds)
-    elif mode == "thread":
-        t = threading.Thread(target=_slot, args=(Path(d), port, keys, seconds, mode))
+    elif mode in ("thread", "shared-board"):
+        t = threading.Thread(target=_slot, args=(Path(d), port, keys, seconds, mode, index, processes))
         t.start()
         t.join()
     else:
@@ -174,7 +185,10 @@ def _runs(pid: int) -> int:
 
 def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int,
             sessions: bool = False) -> dict:
-    procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds, sessions)) for _ in range(processes)]
+    if mode == "shared-board":
+        SlotBoard(d / SHARED_BOARD, processes, 1, create=True).close()
+    procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds, sessions, i, processes))
+             for i in range(processes)]
     for p in procs:
         p.start()
     client = redis.Redis(port=port)
