@@ -28,6 +28,11 @@ one more part of the worker's recording left out, so the differences are what ea
   empty): what the audited connection's overrides and the numbering cost, as ``slot`` against it.
 - ``shared-board``: ``thread`` with every loop's record on one board, as a run's workers share
   one (record ``i`` for the ``i``-th loop; the others each have a board of their own).
+- ``worker``: the harness's own worker (``leasecheck.harness.run.worker.main``) in each process,
+  from a run directory of this script's (``config.json`` for ``token-cas`` on these keys, one slot,
+  job duration and retry delay 0 s, the time limit ``--seconds``; the shared board; the history
+  parts), told ``go`` on its stdin as the harness tells it: all a worker builds, without the fork
+  server and the harness around it.
 - ``bare-lease``: the bare loop building the ``token-cas`` lease for each attempt and calling its
   ``acquire`` and ``release`` (what the lease's own Python code adds to the bare loop's).
 
@@ -60,14 +65,16 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-import leasecheck.harness.run.worker  # noqa: E402,F401  (what the fork server imports)
+import leasecheck.harness.run.worker as worker_module  # noqa: E402  (what the fork server imports)
 from bench.cpu_window import _cpu_s, memory, minor_faults, store_ops  # noqa: E402
 from bench.throughput import bare_loop, monitor  # noqa: E402
 from leasecheck.harness.record import history as history_mod  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.run.hung_watch import HungWatch, stops_of  # noqa: E402
-from leasecheck.harness.run.slot_board import SlotBoard  # noqa: E402
+from leasecheck.harness.run.slot_board import FILE as RUN_BOARD, SlotBoard  # noqa: E402
+from leasecheck.harness.settings.config import RunConfig  # noqa: E402
+from leasecheck.rundir import HISTORY_PARTS  # noqa: E402
 from leasecheck.harness.settings.durations import parse_distribution  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 import leasecheck.workloads.claim_loop as claim_loop_module  # noqa: E402
@@ -76,7 +83,7 @@ from leasecheck.workloads.leases import load_lease  # noqa: E402
 from leasecheck.workloads.stall import Stall  # noqa: E402
 
 MODES = ("bare", "bare-lease", "slot", "thread", "no-watch", "no-board", "no-lines", "plain-client", "plain-unwritten",
-         "plain-slot", "shared-board")
+         "plain-slot", "shared-board", "worker")
 MEMORY = ("Rss", "Shared_Dirty", "Private_Dirty")
 
 
@@ -156,7 +163,9 @@ def _child(mode: str, port: int, d: str, keys: list[str], seconds: float, sessio
            index: int = 0, processes: int = 1) -> None:
     if session:   # a session (so a scheduling group) of its own, as the harness starts each worker
         os.setsid()
-    if mode == "bare":
+    if mode == "worker":
+        _worker(Path(d) / WORKER_RUN, index, processes)
+    elif mode == "bare":
         bare_loop(port, len(keys), seconds, mp.Queue())
     elif mode == "bare-lease":
         _bare_lease(port, keys, seconds)
@@ -166,6 +175,33 @@ def _child(mode: str, port: int, d: str, keys: list[str], seconds: float, sessio
         t.join()
     else:
         _slot(Path(d), port, keys, seconds, mode)
+
+
+WORKER_RUN = "worker-run"
+
+
+def _worker_run(run: Path, port: int, keys: list[str], seconds: float, processes: int) -> None:
+    """The run directory ``worker`` mode's processes read, as the harness would have made it."""
+    run.mkdir(exist_ok=True)
+    (run / HISTORY_PARTS).mkdir(exist_ok=True)
+    RunConfig().with_(lease="token-cas", workers=processes, slots=1, jobs=len(keys), job_duration="0s",
+                      retry_delay="0s", time_limit_s=seconds, seed=1, store_host="127.0.0.1",
+                      store_port=port, key_prefix=keys[0][:-len("job:0")], run_id="bench").save(run)
+    SlotBoard(run / RUN_BOARD, processes, 1, create=True).close()
+
+
+def _worker(run: Path, index: int, processes: int) -> None:
+    """The harness's worker ``index``: "go" on its stdin (a pipe kept open, as the harness keeps
+    it), what it prints to /dev/null."""
+    r, w = os.pipe()
+    os.dup2(r, 0)
+    os.close(r)
+    os.write(w, f"go {time.monotonic_ns()}\n".encode())
+    sys.stdin = open(0, closefd=False)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    sys.stdout = open(1, "w", closefd=False)
+    worker_module.main([str(run), str(index), str(processes)])
 
 
 def _runs(pid: int) -> int:
@@ -187,6 +223,8 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
             sessions: bool = False) -> dict:
     if mode == "shared-board":
         SlotBoard(d / SHARED_BOARD, processes, 1, create=True).close()
+    if mode == "worker":
+        _worker_run(d / WORKER_RUN, port, keys, seconds, processes)
     procs = [mp.Process(target=_child, args=(mode, port, str(d), keys, seconds, sessions, i, processes))
              for i in range(processes)]
     for p in procs:
