@@ -195,8 +195,8 @@ class Store:
             new = events.written(key, c, cur, cur.expires_ms if keepttl else expires)
         if new is not cur:
             new.evictable = self.eviction
-        if new is not cur or not keepttl:
-            new.doubt_ms = c.slack_ms       # its expiry counts from when this command ran
+        # its expiry counts from when this command ran, unless it kept the one the key had
+        new.doubt_ms = cur.doubt_ms if keepttl and cur is not None else c.slack_ms
         self.state[(c.rec.db, key)] = new
 
     def delete(self, c, key, how: str = "deleted") -> None:

@@ -344,3 +344,19 @@ def test_a_store_stop_in_a_saved_run_is_read_from_the_slack_of_the_line_before_i
     assert r["claims"]["released_by_holder"] == 1 and r["claims"]["expired_while_held"] == 1
     assert r["releases_found_nothing_outcomes"] == {"key_absent": 0, "token_differs": 0, "unknown": 1}
     assert [e.split(" ran ")[1].split(" ms")[0] for e in r["expiry_edge"]["examples"]] == ["-510.0", "+800.0"]
+
+
+def test_a_write_that_keeps_the_expiry_keeps_its_doubt():
+    """w0's claim got its expiry from a SET the store ran up to 1.5 s late (its line at 11 ms, the
+    next at 1500 ms): it may expire up to then after 2011 ms. w1's SET ... KEEPTTL at 1500 ms
+    replaces it (a foreign release) and keeps that expiry — with its doubt, not that of its own
+    line (the next line 1 ms later). w2's create at 2600 ms, answered 0, found w1's claim there:
+    no disagreement."""
+    run = Run()
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "2000"))    # logged 11
+    run.call(1499, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "KEEPTTL"))           # 1500
+    run.line(1501, "127.0.0.1:9999", "TIME")
+    run.call(2599, "w2.s0.0", "acquire", "ok", False, ("SET", K, "c", "NX", "PX", "500"))  # 2600
+    result = run.check()
+    assert result["disagreements"] == [] and result["foreign_releases"] == 1, result
+    assert result["claims_seen"]["count"] == 2, result
