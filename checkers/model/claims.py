@@ -20,8 +20,10 @@ the reported result of that command's call (an acquire that succeeded saw the ke
 release or renew of the claim's own attempt that succeeded saw it present); otherwise the clock
 rule is applied. Further
 out, up to `trust_ms` (TRUST_CLIENT_MS, or more when the run stepped the store's clock), a
-client's result that *contradicts* the clock still wins. Each such case is reported in `edges`
-(`expiry_edge` in the results).
+client's result that *contradicts* the clock still wins. That reach grows by the command's slack
+before the expiry (it may have run that much after its line: `AuditRecord.slack_ms`) and by the
+claim's doubt after it (`Claim.doubt_ms`; docs/history.md, "When a command ran"). Each such case is
+reported in `edges` (`expiry_edge` in the results).
 
 A claim is held by an object: a key, or a field of a hash (`(key, field)`, `Claim.field`). A
 lease call's write into an object that is absent, holds another attempt's claim (which it ends)
