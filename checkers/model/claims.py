@@ -65,7 +65,7 @@ from typing import Any, Final
 
 from leasecheck.protocol import fault_marker_pattern
 
-from leasecheck.checkers.read.audit import AuditRecord, with_slack
+from leasecheck.checkers.read.audit import AuditRecord
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.model.crosscheck import FOUND_NOTHING, CallChecks
 from leasecheck.checkers.read.jobs import JobRun
@@ -249,9 +249,10 @@ class _Cmd:
 
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
              clock: StoreClock, key_prefix: str, trust_ms: float = TRUST_CLIENT_MS) -> ClaimsResult:
-    """Replay `records` (attributed by `joined`) and return every claim with its fate."""
+    """Replay `records` (as `AuditStream` reads them, each with its `slack_ms`; attributed by
+    `joined`) and return every claim with its fate."""
     replay = Replay(jobs, clock, key_prefix, trust_ms)
-    for i, rec in enumerate(with_slack(records)):
+    for i, rec in enumerate(records):
         k = joined.op[i]
         replay.feed(rec, joined.attempt[i], ops[k] if k is not None else None)
     return replay.finish(joined, ops)
