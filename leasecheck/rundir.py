@@ -29,6 +29,7 @@ FAKETIME = "faketime"               # libfaketime timestamp files (clock faults)
 FAULTS_ACTIVE = "faults-active.json"   # undo entries of faults in progress
 WORKERS_LOG = "workers.log"         # the workers' stderr
 SLOTS = "slots.bin"                 # what each slot is doing (removed when the workers have stopped)
+JOB_NUMBERS = "job-numbers"         # a byte per job started, numbering them run-wide (removed with slots.bin)
 WITNESS_MD = "witness.md"           # the violations as timelines a person reads
 WITNESS_JSON = "witness.json"       # the same, as data (the report draws them)
 REPORT = "report.html"              # the run drawn for a person

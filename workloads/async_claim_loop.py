@@ -42,12 +42,13 @@ class AsyncSlot(Slot):
         keys = random.Random(f"{self.seed}:{self.process}:keys")
         jobs = random.Random(f"{self.seed}:{self.process}:jobs")
         delays = random.Random(f"{self.seed}:{self.process}:delays")
+        draw_duration = self.job_duration.job_draws(self.seed, self.job_numbers)
         n = 0
         while not self.stop.is_set() and self.history.now() < self.deadline_ns:
             key = self.keys[keys.randrange(len(self.keys))]
             attempt = f"{self.process}.{n}"
             n += 1
-            if await self._attempt(attempt, key, lambda: self.job_duration.sample(jobs)):
+            if await self._attempt(attempt, key, lambda: draw_duration(jobs)):
                 continue
             delay = self.retry_delay.sample(delays)
             if delay > 0:

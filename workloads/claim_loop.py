@@ -4,9 +4,11 @@ Every lease call is recorded as an invocation and a completion (see ``docs/histo
 ``ok``/``fail`` when it returned, ``info`` when it raised (outcome unknown); a call that does not
 return within the run's call bound is reported ``call_hung`` by the worker's watch. While a job runs,
 a lease with ``renew()`` is renewed every TTL/3; a renewal that returns False or raises stops
-the job before it writes its effect. The job's duration and key are drawn from a generator
-seeded by (seed, worker, slot), so the same seed gives the same draws: the k-th attempt's key and
-the k-th job's duration, however many acquires failed in between.
+the job before it writes its effect. The job's key is drawn from a generator
+seeded by (seed, worker, slot), so the same seed gives the same draws: the k-th attempt's key,
+however many acquires failed in between. So is a job's duration, except which part of a mixture
+(``90%:0.4s,10%:1.6s``) it takes: that is the run's, by the job's number across every slot
+(``durations.JobDraws``), so that every block of the run's jobs has each part's exact share.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class Slot:
     lease_factory: Callable
     keys: list[str]
     ttl_ms: int
-    job_duration: Any            # leasecheck.harness.settings.durations.Distribution: sample(rng)
+    job_duration: Any            # leasecheck.harness.settings.durations.Distribution: job_draws(seed, numbers)
     retry_delay: Any
     seed: int
     deadline_ns: int             # in history time: stop claiming after this
@@ -52,6 +54,9 @@ class Slot:
     # call is invoked: the call it is inside while the board says it is inside one, else its last
     _last: Call | None = None
     stall: Stall | None = None   # a job frozen by hang:holder
+    # the run-wide number of the job about to start (``job_numbers.JobNumbers``), for a mixture of
+    # job durations (``durations.JobDraws``); None: the slot numbers its own jobs
+    job_numbers: Any = None
     thread: int = field(default=0, init=False)   # the ident of the thread running the slot (set by run)
     # the slot's own events, each line formatted from parts encoded once (``CallLines``)
     _lines: CallLines = field(init=False, repr=False)
@@ -72,7 +77,7 @@ class Slot:
         stopped, now, deadline = self.stop.is_set, self.history.now, self.deadline_ns
         # each draw a call of the distribution's bound ``sample`` with its generator (a
         # ``functools.partial`` of the two took about 3,000 instructions a call: bench/RESULTS.md)
-        draw_duration, back_off = self.job_duration.sample, self.retry_delay.sample
+        draw_duration, back_off = self.job_duration.job_draws(self.seed, self.job_numbers), self.retry_delay.sample
         prefix = f"{self.process}."
         n = 0
         while not stopped() and now() < deadline:

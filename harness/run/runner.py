@@ -34,6 +34,7 @@ from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.run.fork_server import ForkServer
 from leasecheck.harness.run.holders import HolderTable, pump
+from leasecheck.harness.run.job_numbers import FILE as JOB_NUMBERS
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.harness.run.host import faketime_env
 from leasecheck.harness.stores.leftovers import remove_run_keys
@@ -235,6 +236,7 @@ class Run:
         # Room on the board for the replacements kill:holder starts (each under a new name).
         self._board_workers = cfg.workers + sum(st.fault == "kill" and st.target == "holder" for st in self.plan.steps)
         self.holders.board = SlotBoard(self.run_dir / SLOT_BOARD, self._board_workers, cfg.slots, create=True)
+        (self.run_dir / JOB_NUMBERS).write_bytes(b"")     # the run's jobs, numbered as they start
         self._env, self._skew_workers = env, skew_workers
         for i in range(cfg.workers):
             self.workers.append(self._spawn(i))
@@ -404,6 +406,7 @@ class Run:
         if self.holders.board is not None:      # only the workers and the faults read it
             self.holders.board.close()
             (self.run_dir / SLOT_BOARD).unlink(missing_ok=True)
+            (self.run_dir / JOB_NUMBERS).unlink(missing_ok=True)
         if self.history:
             self._stopping()
             extra = {"signal": self.end_signal} if self.end_signal else {}

@@ -41,6 +41,7 @@ from leasecheck.harness.record import writes
 from leasecheck.harness.record.history import HistoryWriter
 from leasecheck.harness.record.wire import Wire
 from leasecheck.harness.run.hung_watch import HungWatch, stops_of
+from leasecheck.harness.run.job_numbers import FILE as JOB_NUMBERS, JobNumbers
 from leasecheck.harness.run.slot_board import FILE as SLOT_BOARD, SlotBoard
 from leasecheck.harness.run.slot_url import slot_url
 from leasecheck.workloads.async_claim_loop import AsyncSlot, run_slots
@@ -116,6 +117,7 @@ def main(argv: list[str]) -> int:
         slot = slot_cls(process=process, history=history, tracker=tracker, client=handed,
                         lease_factory=factory, keys=cfg.job_keys(), ttl_ms=cfg.ttl_ms,
                         job_duration=job_duration, retry_delay=retry_delay, seed=cfg.seed,
+                        job_numbers=JobNumbers(run_dir / JOB_NUMBERS) if job_duration.block else None,
                         deadline_ns=int(cfg.time_limit_s * 1e9), stop=stop, record=record,
                         sink=Sink(client, cfg.run_id) if cfg.sink else None, stall=stall, **told)
         if not asynchronous:

@@ -13,12 +13,21 @@ each ``[WEIGHT%:]SHAPE``:
 Weights are percentages; parts without one share what the others leave. For example the
 default job duration ``90%:0.4s,10%:1.6s`` is the lease-deadline incident scaled down: a job usually
 takes 0.4 s and one time in ten 1.6 s, against a 1 s lease.
+
+A run's job durations take the weights as exact shares, not as odds (`JobDraws`): numbered in the
+order they start, counted across every worker, the run's jobs fall in blocks (`Distribution.block`,
+10 for the default) in which each part has its exact share, in an order shuffled by the seed. So one
+of the default's first ten jobs runs past its deadline, where independent draws missed all ten one
+run in three (0.9^10): a short run of a broken lease meets the incident it is about. Back-offs
+(``--retry-delay``) are drawn independently.
 """
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from leasecheck.harness.errors import UsageError
 
@@ -65,10 +74,60 @@ class Distribution:
         return self.parts[-1].sample(rng)
 
     @property
+    def block(self) -> int:
+        """The fewest jobs (at most 100) in which every part's weight is a whole number of jobs: 10
+        for ``90%:0.4s,10%:1.6s``, 4 for ``75%:0.4s,25%:2s``; 0 for one part, or for weights no
+        such block fits (``33%:1s,67%:2s`` needs 100 and gets it; ``12.345%:...`` none)."""
+        if len(self.parts) < 2:
+            return 0
+        for n in range(2, 101):
+            if all(abs(p.weight * n / 100.0 - round(p.weight * n / 100.0)) < 1e-6 for p in self.parts):
+                return n
+        return 0
+
+    def job_draws(self, seed: object, numbers: Callable[[], int] | None = None) -> Callable[[random.Random], float]:
+        """How a slot draws its jobs' durations (``draws(rng)``, seconds): `JobDraws` of this
+        distribution where it has a `block`, else `sample` (independent draws). ``numbers()``
+        gives the run-wide number of the job about to start (``job_numbers.JobNumbers``); without
+        it the slot numbers its own jobs."""
+        if not self.block:
+            return self.sample
+        return JobDraws(self, seed, numbers)
+
+    @property
     def max_s(self) -> float:
         """The largest value a draw can take (the mean x 10 for exponential parts)."""
         return max(p.b if p.kind == "uniform" else (p.a * 10 if p.kind == "exp" else p.a)
                    for p in self.parts)
+
+
+class JobDraws:
+    """Job durations of a mixture, each part taking its exact share of every block of
+    `Distribution.block` consecutive jobs of the run: the job numbered n (``numbers()``, counting
+    from 0 in the order jobs start) takes the part at position n mod block of block n // block's
+    order, a shuffle seeded by the run's seed and the block's number; the part's value (a uniform
+    or exponential part's) is drawn from the slot's own generator. Which part the run's n-th job
+    takes is fixed by the seed; which worker runs it, by timing."""
+
+    def __init__(self, dist: Distribution, seed: object, numbers: Callable[[], int] | None) -> None:
+        self.parts = dist.parts
+        self.size = dist.block
+        self.seed = seed
+        self.numbers: Callable[[], int] = numbers if numbers is not None else itertools.count().__next__
+        self._block = -1
+        self._order: list[int] = []
+
+    def order(self, block: int) -> list[int]:
+        """The parts' indices in block ``block``, each as often as its share, shuffled."""
+        order = [i for i, p in enumerate(self.parts) for _ in range(round(p.weight * self.size / 100.0))]
+        random.Random(f"{self.seed}:job-mix:{block}").shuffle(order)
+        return order
+
+    def __call__(self, rng: random.Random) -> float:
+        block, at = divmod(self.numbers(), self.size)
+        if block != self._block:
+            self._order, self._block = self.order(block), block
+        return self.parts[self._order[at]].sample(rng)
 
 
 def parse_distribution(text: str, what: str = "--job-duration") -> Distribution:

@@ -13,6 +13,7 @@ from leasecheck.harness.faults.pause import AIMED
 from leasecheck.harness.record.connection import SendTracker
 from leasecheck.harness.run.holders import HolderTable, worker_index
 from leasecheck.harness.run.slot_board import SlotBoard, SlotRecord
+from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.workloads.claim_loop import Slot
 
 
@@ -129,7 +130,7 @@ def test_a_slot_reports_entering_and_leaving_each_call():
     history = SimpleNamespace(record=lambda *a, **k: 0, now=lambda: 0)   # record() returns the time
     tracker = SendTracker("w0.s0")
     slot = Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=Lease,
-                keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
+                keys=["k"], ttl_ms=1000, job_duration=parse_distribution("0s"),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event(),
                 record=record)
     assert slot._attempt("w0.s0.0", "k", lambda _jobs: 0.0, random.Random(0)) is True

@@ -25,6 +25,37 @@ def test_a_check_then_act_release_without_faults_was_not_exercised(leasecheck):
     assert "hazards" in r.out                       # the summary's row
 
 
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_six_second_run_of_the_naive_release_finds_its_foreign_release(leasecheck, seed):
+    # The default jobs' weights are exact shares of each ten jobs of the run: with these seeds the
+    # long one is the tenth, the latest a block puts it (about 3.6 s in), and still found in time.
+    # Drawn independently, no job of a 6 s run was long one run in five.
+    r = leasecheck("run", "--lease", "naive-del", "--time-limit", "6s", "--seed", str(seed))
+    assert r.code == 1, r.out + r.err
+    assert r.results["foreign_releases"] >= 1 and r.results["walk_ins"] >= 1
+    assert "third worker walks in" in (r.run_dir / "witness.md").read_text()
+
+
+def test_the_runs_jobs_across_workers_take_the_weights_as_exact_shares(leasecheck):
+    # Four workers of two slots on eight keys, hundreds of jobs: one in ten long, counted over the
+    # run however the workers took turns (drawn independently: within one of a tenth 1 run in 5).
+    r = leasecheck("run", "--lease", "token-cas", "--workers", "4", "--slots", "2", "--jobs", "8",
+                   "--job-duration", "90%:0.02s,10%:0.1s", "--time-limit", "3s", "--seed", "4")
+    assert r.code == 0, r.out + r.err
+    started, ended = {}, []
+    for line in (r.run_dir / "history.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        if e["type"] == "job_start":
+            started[e["attempt"]] = e["time"]
+        elif e["type"] == "job_end":
+            ended.append((e["time"] - started[e["attempt"]], e.get("aborted", False)))
+    n, cut = len(started), sum(aborted for _, aborted in ended)
+    long = sum(took >= 0.08e9 and not aborted for took, aborted in ended)
+    assert n >= 200, n
+    assert n // 10 - 1 - cut <= long <= n // 10 + 1, (n, long, cut)
+    assert not (r.run_dir / "job-numbers").exists()       # removed with the slot board
+
+
 def test_the_default_matrix_tells_broken_leases_from_sound_ones(leasecheck, tmp_path):
     # Every built-in lease that needs no extra package (the default rows) under the default
     # columns: none, default, clock:store. 4 s runs, seed 7: its default mix pauses a releaser at

@@ -8,6 +8,7 @@ from leasecheck.checkers.model.join import Joiner
 from leasecheck.checkers.read.audit import parse_audit
 from leasecheck.checkers.read.ops import Pairer
 from leasecheck.harness.record.connection import SendTracker
+from leasecheck.harness.settings.durations import parse_distribution
 from leasecheck.workloads.claim_loop import Slot
 
 
@@ -15,7 +16,7 @@ def _slot(tracker, events, lease):
     history = SimpleNamespace(record=lambda process, type, **f: events.append({"type": type, **f}) or len(events),
                               now=lambda: 0)
     return Slot(process="w0.s0", history=history, tracker=tracker, client=None, lease_factory=lease,
-                keys=["k"], ttl_ms=1000, job_duration=SimpleNamespace(sample=lambda r: 0.0),
+                keys=["k"], ttl_ms=1000, job_duration=parse_distribution("0s"),
                 retry_delay=SimpleNamespace(sample=lambda r: 0.0), seed=1, deadline_ns=1, stop=threading.Event())
 
 
