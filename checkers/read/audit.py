@@ -24,12 +24,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import FunctionType
-from typing import TYPE_CHECKING, Final, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Iterable, Iterator
 
 if TYPE_CHECKING:
     # compiled, a native 64-bit int (mypy's own dependency); only local variables are annotated
     # with it, which Python never evaluates: nothing to import when the module runs
     from mypy_extensions import i64
+
+try:    # built with the compiled modules (setup.py); used only by them (``_native_command``)
+    from leasecheck import _auditline
+except ImportError:
+    _auditline = None
 
 from leasecheck.rundir import AUDIT
 
@@ -172,6 +177,16 @@ def _number(raw: str, start: int, end: int) -> int:
 _IN_PLACE: Final = not isinstance(_number, FunctionType)
 
 
+def _native_command() -> Any:
+    """``leasecheck._auditline.command`` — the same in-place read of the commonest line, in one
+    pass of C — where this module runs compiled and setup.py built it with the compiled modules;
+    else None."""
+    return _auditline.command if _IN_PLACE and _auditline is not None else None
+
+
+_NATIVE: Final = _native_command()
+
+
 def _command_head(raw: str) -> list[str] | None:
     """`_LINE`'s groups for a raw line of ASCII — [time, db, address, arguments] — found by one
     split instead of the regex (the same groups, or None: then the regex decides)."""
@@ -244,14 +259,30 @@ class AuditStream:
         addr: str
         rest: str
         argv: list[str] | None
+        native = _NATIVE
+        in_place = _IN_PLACE and native is None
+        got: Any
         for raw in lines:
             lineno += 1
             size = len(raw)
             self.bytes_read += size
             # The commonest line of all, read without splitting it up first: an ASCII command line
             # `<sec>.<frac> [<db> <addr>] "A" "B" ...\n` without escapes, whose time fits
-            # `_stamp_time`. The same record as the general fast path below makes of it.
-            s1 = raw.find(" ") if _IN_PLACE else -1
+            # `_stamp_time`. The same record as the general fast path below makes of it: in one
+            # call of C where it is built (`_native_command`), else in place.
+            if native is not None:
+                got = native(raw)
+                if got is not None:
+                    if ended == 1:
+                        problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
+                        ended = 2
+                    self.lines += 1
+                    argv = got[3]
+                    first = argv[0]
+                    yield AuditRecord(lineno, got[0], got[1], got[2], argv, "cmd", "",
+                                      "SET" if first == "SET" else first.upper())
+                    continue
+            s1 = raw.find(" ") if in_place else -1
             if s1 > 0 and _isascii(raw):
                 t = _stamp_time(raw, s1)
                 s2 = raw.find(" ", s1 + 1) if t >= 0.0 and s1 + 1 < size and ord(raw[s1 + 1]) == 91 else -1   # "["
