@@ -5,7 +5,7 @@
  *   `raw` a str: one line of the store's MONITOR output as the checker reads it, newline and all.
  *   For an ASCII line `<sec>.<frac> [<db> <addr>] "A" "B" ...\n` whose arguments hold no
  *   backslash (no escapes), with at most 22 digits after the dot and the time's digits below 2**53
- *   as one integer, and at most 18 digits of db: the time as a float (the digits as an integer N,
+ *   as one integer, at most 18 digits of db and at most 64 arguments: the time as a float (the digits as an integer N,
  *   k of them after the dot, N / 10**k: two exact doubles, one correctly rounded division — the
  *   float `float()` makes of the decimal), the db as an int, the address and the arguments (split
  *   at each `" "`, as str.split does, quotes stripped) as str. Any other line: None, and the
@@ -17,10 +17,22 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 #define EXACT (1ULL << 53)
+#define MAX_PIECES 64      /* a command of more arguments is left to the checker's other reads */
+
+/* a str of `len` ASCII characters at `p`, without looking for the widest character first */
+static PyObject *
+ascii(const char *p, Py_ssize_t len)
+{
+    PyObject *out = PyUnicode_New(len, 127);
+    if (out != NULL)
+        memcpy(PyUnicode_1BYTE_DATA(out), p, (size_t)len);
+    return out;
+}
 
 static PyObject *
 command(PyObject *self, PyObject *raw)
@@ -76,57 +88,57 @@ command(PyObject *self, PyObject *raw)
             || s[size - 2] != '"' || s[size - 1] != '\n')
         Py_RETURN_NONE;
 
-    /* the arguments: no backslash, no newline before the last character, every quote one of a
-       piece's two */
-    Py_ssize_t start = s3 + 2, end = size - 2, quotes = 0, pieces = 1;
-    for (Py_ssize_t j = s3 + 1; j < size - 1; j++) {
-        char c = s[j];
-        if (c == '\\' || c == '\n')
-            Py_RETURN_NONE;
-        if (c == '"')
-            quotes++;
-    }
-    for (Py_ssize_t j = start; j + 2 < end; ) {
-        if (s[j] == '"' && s[j + 1] == ' ' && s[j + 2] == '"') {
-            pieces++;
-            j += 3;
-        }
-        else
-            j++;
-    }
-    if (quotes != 2 * pieces)
+    /* the arguments: no backslash and no newline before the last character; every quote the
+       opening one, the closing one (at size - 2) or one of a separator `" "`, found left to right
+       as str.split finds them (any other quote: the in-place read's count of them fails) */
+    Py_ssize_t start = s3 + 2, end = size - 2, pieces = 1;
+    if (memchr(s + s3 + 1, '\\', (size_t)(size - 1 - (s3 + 1))) != NULL
+            || memchr(s + s3 + 1, '\n', (size_t)(size - 1 - (s3 + 1))) != NULL)
         Py_RETURN_NONE;
+    Py_ssize_t bounds[MAX_PIECES];
+    for (Py_ssize_t j = start; j < end; ) {
+        const char *q = memchr(s + j, '"', (size_t)(end - j));
+        if (q == NULL)
+            break;
+        Py_ssize_t at = q - s;
+        if (at + 2 >= end || s[at + 1] != ' ' || s[at + 2] != '"' || pieces == MAX_PIECES)
+            Py_RETURN_NONE;
+        bounds[pieces - 1] = at;
+        pieces++;
+        j = at + 3;
+    }
 
     PyObject *argv = PyList_New(pieces);
     if (argv == NULL)
         return NULL;
-    Py_ssize_t from = start, n = 0;
-    for (Py_ssize_t j = start; n < pieces - 1; ) {
-        if (s[j] == '"' && s[j + 1] == ' ' && s[j + 2] == '"') {
-            PyObject *piece = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s + from, j - from);
-            if (piece == NULL) {
-                Py_DECREF(argv);
-                return NULL;
-            }
-            PyList_SET_ITEM(argv, n++, piece);
-            j += 3;
-            from = j;
+    Py_ssize_t from = start;
+    for (Py_ssize_t n = 0; n < pieces; n++) {
+        Py_ssize_t to = n < pieces - 1 ? bounds[n] : end;
+        PyObject *piece = ascii(s + from, to - from);
+        if (piece == NULL) {
+            Py_DECREF(argv);
+            return NULL;
         }
-        else
-            j++;
+        PyList_SET_ITEM(argv, n, piece);
+        from = to + 3;
     }
-    PyObject *last = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s + from, end - from);
-    if (last == NULL) {
+    PyObject *addr = ascii(s + s2 + 1, s3 - 1 - (s2 + 1));
+    PyObject *when = PyFloat_FromDouble(t);
+    PyObject *which = PyLong_FromLongLong(db);
+    PyObject *out = PyTuple_New(4);
+    if (addr == NULL || when == NULL || which == NULL || out == NULL) {
+        Py_XDECREF(addr);
+        Py_XDECREF(when);
+        Py_XDECREF(which);
+        Py_XDECREF(out);
         Py_DECREF(argv);
         return NULL;
     }
-    PyList_SET_ITEM(argv, n, last);
-    PyObject *addr = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s + s2 + 1, s3 - 1 - (s2 + 1));
-    if (addr == NULL) {
-        Py_DECREF(argv);
-        return NULL;
-    }
-    return Py_BuildValue("(dLNN)", t, db, addr, argv);
+    PyTuple_SET_ITEM(out, 0, when);
+    PyTuple_SET_ITEM(out, 1, which);
+    PyTuple_SET_ITEM(out, 2, addr);
+    PyTuple_SET_ITEM(out, 3, argv);
+    return out;
 }
 
 static PyMethodDef methods[] = {
