@@ -4,10 +4,10 @@ built it. It must make exactly the record the checker's in-place read makes of t
 quotes counted), and refuse (None) every line that read refuses, which the checker then reads its
 own way."""
 import random
-from pathlib import Path
 
 from leasecheck.checkers.read import audit
 from leasecheck.checkers.read.audit import AuditStream
+from tests.native import built
 
 LINES = [
     '1795000000.000001 [0 127.0.0.1:20004] "ECHO" "leasecheck:conn:w4.s0.c0"\n',
@@ -47,8 +47,7 @@ def in_place(raw: str):
 
 
 def _command():
-    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_auditline.*.so"))
-    if not built:       # no compiler where this was installed: the checker never uses it
+    if not built("_auditline"):       # no compiler where this was installed: the checker never uses it
         assert audit._NATIVE is None
         return None
     from leasecheck._auditline import command

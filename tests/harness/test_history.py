@@ -4,13 +4,13 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 import leasecheck.harness.record.history as history_mod
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.harness.record.history import HistoryWriter
+from tests.native import built
 
 
 def _lines_so_far(path):
@@ -211,8 +211,7 @@ def test_the_c_line_writer_comes_with_the_compiled_history_writer():
 
 def _sink_or_skip_check():
     from leasecheck.harness.record import history as history_module
-    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_linewrite.*.so"))
-    if not built:       # no compiler where this was installed: the writer never uses it
+    if not built("_linewrite"):       # no compiler where this was installed: the writer never uses it
         assert history_module._linewrite_sink is None
         return None
     from leasecheck._linewrite import Sink

@@ -5,6 +5,7 @@ import time
 import pytest
 
 from leasecheck.harness.run.slot_board import SlotBoard
+from tests.native import built
 
 
 def test_a_slots_writers_write_what_enter_leave_and_hold_write(tmp_path):
@@ -86,15 +87,13 @@ def test_the_c_record_stores_the_same_bytes_as_the_python_record():
     # setup.py); it must leave the bytes SlotRecord's typed views leave, field for field, the call's
     # number and the sent count wrapping where theirs do
     import struct
-    from pathlib import Path
 
     from leasecheck.harness.run import slot_board
     from leasecheck.harness.run.slot_board import LOST, NOTHING, RECORD, UNKNOWN, WON, SlotRecord
     compiled = not slot_board.__file__.endswith(".py")
     assert (slot_board._RECORD is not None) == compiled
-    built = list((Path(__file__).resolve().parents[2] / "leasecheck").glob("_board.*.so"))
-    assert built or not compiled
-    if not built:       # no compiler where this was installed: the board never uses it
+    assert built("_board") or not compiled
+    if not built("_board"):       # no compiler where this was installed: the board never uses it
         return
     from leasecheck._board import Record
     times = (8, 16, 24)     # entered, since, renewed: clock readings, compared apart
