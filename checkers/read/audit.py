@@ -262,6 +262,9 @@ class AuditStream:
         native = _NATIVE
         in_place = _IN_PLACE and native is None
         got: Any
+        t: float
+        db_no: int
+        where: str
         for raw in lines:
             lineno += 1
             size = len(raw)
@@ -270,38 +273,35 @@ class AuditStream:
             # `<sec>.<frac> [<db> <addr>] "A" "B" ...\n` without escapes, whose time fits
             # `_stamp_time`. The same record as the general fast path below makes of it: in one
             # call of C where it is built (`_native_command`), else in place.
+            found = False
             if native is not None:
                 got = native(raw)
                 if got is not None:
-                    if ended == 1:
-                        problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
-                        ended = 2
-                    self.lines += 1
-                    argv = got[3]
-                    first = argv[0]
-                    yield AuditRecord(lineno, got[0], got[1], got[2], argv, "cmd", "",
-                                      "SET" if first == "SET" else first.upper())
-                    continue
-            s1 = raw.find(" ") if in_place else -1
-            if s1 > 0 and _isascii(raw):
-                t = _stamp_time(raw, s1)
-                s2 = raw.find(" ", s1 + 1) if t >= 0.0 and s1 + 1 < size and ord(raw[s1 + 1]) == 91 else -1   # "["
-                s3 = raw.find(" ", s2 + 1) if s2 > 0 else -1
-                db_no = _number(raw, s1 + 2, s2) if s3 > 0 else -1
-                if (db_no >= 0 and s3 - s2 > 2 and ord(raw[s3 - 1]) == 93 and size - s3 > 3     # "]"
-                        and ord(raw[s3 + 1]) == 34 and ord(raw[size - 2]) == 34                  # '"'
-                        and raw.find("\n", s3 + 1) == size - 1 and raw.find("\\", s3 + 1) < 0):
-                    argv = raw[s3 + 2:size - 2].split('" "')
-                    if raw.count('"', s3 + 1) == 2 * len(argv):
-                        if ended == 1:
-                            problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
-                            ended = 2
-                        self.lines += 1
-                        first = argv[0]
-                        # (most lines are a SET: the constant, not a new upper-case copy)
-                        yield AuditRecord(lineno, t, db_no, raw[s2 + 1:s3 - 1], argv, "cmd", "",
-                                          "SET" if first == "SET" else first.upper())
-                        continue
+                    t, db_no, where, argv = got[0], got[1], got[2], got[3]
+                    found = True
+            elif in_place:
+                s1 = raw.find(" ")
+                if s1 > 0 and _isascii(raw):
+                    t = _stamp_time(raw, s1)
+                    s2 = raw.find(" ", s1 + 1) if t >= 0.0 and s1 + 1 < size and ord(raw[s1 + 1]) == 91 else -1   # "["
+                    s3 = raw.find(" ", s2 + 1) if s2 > 0 else -1
+                    db_no = _number(raw, s1 + 2, s2) if s3 > 0 else -1
+                    if (db_no >= 0 and s3 - s2 > 2 and ord(raw[s3 - 1]) == 93 and size - s3 > 3     # "]"
+                            and ord(raw[s3 + 1]) == 34 and ord(raw[size - 2]) == 34                  # '"'
+                            and raw.find("\n", s3 + 1) == size - 1 and raw.find("\\", s3 + 1) < 0):
+                        argv = raw[s3 + 2:size - 2].split('" "')
+                        if raw.count('"', s3 + 1) == 2 * len(argv):
+                            where = raw[s2 + 1:s3 - 1]
+                            found = True
+            if found and argv is not None:
+                if ended == 1:
+                    problems.append(f"{name}:{lineno}: lines after '# end' (kept)")
+                    ended = 2
+                self.lines += 1
+                first = argv[0]
+                # (most lines are a SET: the constant, not a new upper-case copy)
+                yield AuditRecord(lineno, t, db_no, where, argv, "cmd", "", "SET" if first == "SET" else first.upper())
+                continue
             # The checker's hottest loop. The common line first, written out: an ASCII command
             # line whose arguments are quoted without escapes (what `_command_head` accepts, and
             # what the fast path of `unquote_args` splits), without building its groups.
