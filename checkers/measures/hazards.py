@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from leasecheck.checkers.read.ops import InFlight
-from leasecheck.checkers.read.records import UNSET
+from leasecheck.checkers.read.records import PROCESS, UNSET
 from leasecheck.events import (ACQUIRE, COMPLETIONS, FAIL, FAULT_START, INFO, INVOKE, JOB_END, OK, RELEASE, RENEW,
                                RUN_START, SLOT_CRASH, TYPE)
 
@@ -51,10 +51,10 @@ MISSED: Final = {
 
 
 def _process(e: Any) -> Any:
-    """An event's ``process`` ("" when it has none): a dict's or a typed record's."""
+    """An event's ``process`` ("" when it has none): a dict's or a record's tuple (`records.ROW`)."""
     if type(e) is dict:
         return e.get("process", "")
-    p = e.process
+    p = e[PROCESS]
     return "" if p is UNSET else p
 
 
@@ -153,12 +153,13 @@ class Hazards:
         else:
             self._completed(e, kind, f, t, attempt, e.get("key"), e.get("value") is True)
 
-    def record_call(self, e: Any, kind: str, f: str, t: int, attempt: Any, key: Any) -> None:
-        """`call_by` of a typed record (`records`) whose `attempt` and `key` the caller has read."""
+    def record_call(self, e: tuple, kind: str, f: str, t: int, attempt: Any, key: Any, value: Any) -> None:
+        """`call_by` of a record's tuple (`records.ROW`) whose `attempt`, `key` and `value` the
+        caller has read."""
         if kind == INVOKE:
             self._invoked(f, t, attempt)
         else:
-            self._completed(e, kind, f, t, attempt, key, kind == OK and e.value is True)
+            self._completed(e, kind, f, t, attempt, key, kind == OK and value is True)
 
     def _invoked(self, f: str, t: int, attempt: Any) -> None:
         held = self._held.get(attempt)

@@ -66,8 +66,8 @@ class Digest:
         self.config: dict | None = None  # from the first run_start
 
     def feed(self, event: Any) -> None:
-        """Take the next event: a dict, or one of the typed records (`records`)."""
-        if type(event) is not dict:
+        """Take the next event: a dict, or a record's tuple (`records.ROW`)."""
+        if type(event) is tuple:
             self._record(event)
             return
         e: dict = event
@@ -144,26 +144,22 @@ class Digest:
             self.end = t
         self.count += 1
 
-    def _record(self, e: Any) -> None:
-        """`feed` of a typed record (`records`): what `feed` does with the same event as a dict,
-        its fields read as attributes (`UNSET` where the line has none, which a dict's `get` reads
-        as None)."""
-        time: Any = e.time    # (the int object itself is handed on: compiled, `t` boxed again would be a new one)
-        t: int = time
+    def _record(self, e: tuple) -> None:
+        """`feed` of a record's tuple (`records.ROW`): what `feed` does with the same event as a
+        dict, its fields read from their places (`UNSET` where the line has none, which a dict's
+        `get` reads as None)."""
+        kind, time, index, process, attempt, key, f, value, sent, fence, aborted = e
+        t: int = time   # (the int object itself is handed on: compiled, `t` boxed again would be a new one)
         self._at(time)
-        kind: str = e.kind
-        attempt = e.attempt
         if attempt is UNSET:
             attempt = None
+        if key is UNSET:
+            key = None
         if kind == INVOKE or kind == OK or kind == FAIL:
-            f: str = e.f
-            key = e.key
-            if key is UNSET:
-                key = None
             if f != F_EFFECT:     # acquire, release or renew (a record names one of the four calls)
-                self.hazards.record_call(e, kind, f, t, attempt, key)
+                self.hazards.record_call(e, kind, f, t, attempt, key, value)
             self._call_event = None
-            done = self.pairer.record_call(e, kind, f, attempt, time, key)
+            done = self.pairer.record_call(kind, f, attempt, time, key, index, value, sent, fence)
             if done is not None:
                 self._done(done)
             if kind != INVOKE:
@@ -174,14 +170,11 @@ class Digest:
             return
         if kind == JOB_END:
             self.hazards.job_end(attempt, t)
-            aborted = e.aborted
-            self.jobs.end(e, attempt, t, False if aborted is UNSET else bool(aborted))
+            self.jobs.end(index, attempt, t, False if aborted is UNSET else bool(aborted))
         else:
-            key = e.key
-            self.jobs.start(e, attempt, None if key is UNSET else key, t)
+            self.jobs.start(index, attempt, key, t)
         if self.timeline is not None:
-            process, key = e.process, e.key
-            self.timeline.job(kind, t, attempt, "?" if process is UNSET else process, None if key is UNSET else key)
+            self.timeline.job(kind, t, attempt, "?" if process is UNSET else process, key)
 
     def _done(self, op: Op) -> None:
         if op.f == F_EFFECT:

@@ -22,15 +22,21 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import FunctionType
 from typing import Any, Generator, Iterator
 
 from orjson import loads as _loads   # parses the history several times faster than the standard library
 
 from leasecheck.checkers.errors import HistoryError
-from leasecheck.checkers.read.records import UNSET as _UNSET, decode as _decode_record, decode_head as _decode_head
+from leasecheck.checkers.read.records import (INDEX as _INDEX, TIME as _TIME, UNSET as _UNSET, decode as _decode_record,
+                                              decode_head as _decode_head, row as _row)
 from leasecheck.events import INDEX, TIME, TYPE, encode_merged, parse_event as _parse_event
 from leasecheck.rundir import HISTORY as MERGED, HISTORY_PARTS as PARTS, PART_SUFFIX
 
+try:    # built with the compiled modules (setup.py); used only by them (``_native_record``)
+    from leasecheck import _historyline
+except ImportError:
+    _historyline = None
 
 
 def _open_file(file, *args, **kw):
@@ -49,6 +55,19 @@ open = _open_file  # noqa: A001
 _BLANK_OR_ZERO = b" \t\n\r\x0b\x0c\0"
 
 _SCAN_CHUNK = 1 << 20      # `scan` reads this much at a time: its memory, whatever the file's size
+
+
+def _native_record() -> Any:
+    """``leasecheck._historyline.record`` — a common line read as its record's tuple in one pass
+    of C, where `row(decode(line))` makes the same in two steps — where this module runs compiled
+    and setup.py built it with the compiled modules; else None (the pure-Python checker is all
+    Python, as the benchmark measures it)."""
+    compiled = not isinstance(_native_record, FunctionType)
+    return _historyline.record if compiled and _historyline is not None else None
+
+
+# (not `Final`: read once per file, and tests count the lines it reads by replacing it)
+_NATIVE: Any = _native_record()
 
 
 class HistoryStream:
@@ -72,8 +91,8 @@ class HistoryStream:
         return self._events(False)
 
     def records(self) -> "Records":
-        """The same history, its common lines as typed records (`records`) instead of dicts:
-        what the checker's pass reads."""
+        """The same history, its common lines as their records' tuples (`records`: `records.ROW`)
+        instead of dicts: what the checker's pass reads."""
         return Records(self)
 
     def _events(self, typed: bool) -> Iterator[Any]:
@@ -149,16 +168,22 @@ class HistoryStream:
         decode = _decode_record
         head = _decode_head
         unset = _UNSET
+        native = _NATIVE
+        as_row = _row
         with self._open(path) as f:
             for line in f:
                 lineno += 1
                 self.bytes_read += len(line)
                 rec: Any = None
                 if typed:
-                    try:
-                        rec = decode(line)   # (a job event that names a call does not decode: `records.Job`)
-                    except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
-                        rec = None
+                    if native is not None:
+                        rec = native(line)
+                    if rec is None:
+                        try:
+                            # (a job event that names a call does not decode: `records.Job`)
+                            rec = as_row(decode(line))
+                        except Exception:  # noqa: BLE001 - not one of the records: read as a dict below
+                            rec = None
                 elif raw:
                     h: Any = None
                     try:
@@ -170,7 +195,7 @@ class HistoryStream:
                         t = h.time
                 if rec is not None:
                     if not raw:
-                        event, t = rec, rec.time
+                        event, t = rec, rec[_TIME]
                     else:
                         event = rec
                 else:
@@ -201,8 +226,8 @@ class HistoryStream:
                 last_time = t
                 if number:
                     if rec is not None:
-                        if rec.index is unset:
-                            rec.index = count
+                        if rec[_INDEX] is unset:
+                            event = rec = rec[:_INDEX] + (count,) + rec[_INDEX + 1:]
                     elif INDEX not in event:
                         event[INDEX] = count
                 count += 1

@@ -42,27 +42,27 @@ class JobTracker:
     def feed(self, e: dict) -> None:
         kind = e.get(TYPE)
         if kind == JOB_START:
-            self.start(e, e.get("attempt"), e.get("key"), e["time"])
+            self.start(e.get("index"), e.get("attempt"), e.get("key"), e["time"])
         elif kind == JOB_END:
-            self.end(e, e.get("attempt"), e["time"], bool(e.get("aborted")))
+            self.end(e.get("index"), e.get("attempt"), e["time"], bool(e.get("aborted")))
         elif kind == WORKER_KILLED:
             for attempt in e.get("attempts") or []:
                 run = self.runs.get(attempt)
                 if run is not None and run.end is None:
                     run.end, run.aborted, run.killed = e["time"], True, True
 
-    def start(self, e: Any, attempt: Any, key: Any, t: Any) -> None:
-        """A ``job_start`` of `attempt` on `key` at `t` (`e`: the event, for its index)."""
+    def start(self, index: Any, attempt: Any, key: Any, t: Any) -> None:
+        """A ``job_start`` of `attempt` on `key` at `t` (`index`: the event's, for a problem's message)."""
         if attempt in self.runs:
-            self.problems.append(f"history #{e.get('index')}: second job_start of {attempt} ignored")
+            self.problems.append(f"history #{index}: second job_start of {attempt} ignored")
         else:
             self.runs[attempt] = JobRun(attempt, sys.intern(key) if isinstance(key, str) else key, t)
 
-    def end(self, e: Any, attempt: Any, t: Any, aborted: bool) -> None:
-        """A ``job_end`` of `attempt` at `t`."""
+    def end(self, index: Any, attempt: Any, t: Any, aborted: bool) -> None:
+        """A ``job_end`` of `attempt` at `t` (`index`: the event's, for a problem's message)."""
         run = self.runs.get(attempt)
         if run is None or run.end is not None:
-            self.problems.append(f"history #{e.get('index')}: job_end of {attempt} without an open "
+            self.problems.append(f"history #{index}: job_end of {attempt} without an open "
                                  "job_start ignored")
         else:
             run.end, run.aborted = t, aborted

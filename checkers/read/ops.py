@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
-from leasecheck.events import CALLS, COMPLETIONS, FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
+from leasecheck.events import CALLS, COMPLETIONS, FAIL, INDEX, INFO, INVOKE, LATE_SENT, OK, TYPE
 from leasecheck.checkers.read.records import UNSET as _UNSET
 
 # CALLS: acquire, release, renew, effect (a job's write to the --sink); COMPLETIONS: ok, fail, info
@@ -179,7 +179,7 @@ class Pairer:
         if kind == INVOKE:
             if t is None:
                 t = e["time"]       # (a KeyError, as ever, for an invocation without a time)
-            self._invoked(e, f, attempt, e.get("key"), t)
+            self._invoked(e.get(INDEX), f, attempt, e.get("key"), t)
             return None
         if kind == LATE_SENT:
             if self.on_late is not None:
@@ -187,7 +187,7 @@ class Pairer:
             return None
         if kind not in COMPLETIONS:
             return None
-        op = self._completing(e, kind, f, attempt)
+        op = self._completing(e.get(INDEX), kind, f, attempt)
         if op is None:
             return None
         op.completed_by(e, kind, e["time"] if t is None else t)
@@ -195,23 +195,23 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def record_call(self, e: Any, kind: str, f: str, attempt: Any, t: Any, key: Any) -> Op | None:
-        """`known_call` of a typed record (`records`: an invocation or an ``ok``/``fail``) whose
-        `attempt`, `key` and `time` (`t`, an int) the caller has read (None where the line has
-        none). (A record's `f` is one of the constants of `leasecheck.events` already: not interned again.)"""
+    def record_call(self, kind: str, f: str, attempt: Any, t: Any, key: Any, index: Any, value: Any, sent: Any,
+                    fence: Any) -> Op | None:
+        """`known_call` of a record's tuple (`records.ROW`: an invocation or an ``ok``/``fail``),
+        its fields read by the caller (`attempt` and `key` None where the line has none, the
+        others `UNSET`; `t` an int). (A record's `f` is one of the constants of
+        `leasecheck.events` already: not interned again.)"""
         if kind == INVOKE:
-            self._invoked(e, f, attempt, key, t, False)
+            self._invoked(index, f, attempt, key, t, False)
             return None
-        op = self._completing(e, kind, f, attempt)
+        op = self._completing(index, kind, f, attempt)
         if op is None:
             return None
         op.type, op.end_time = kind, t
         if kind == OK:
-            value = e.value
             op.value = None if value is UNSET else value
         else:
             op.value = None
-        fence, sent = e.fence, e.sent
         op.fence = None if fence is UNSET else fence
         if sent:     # (entries made tuples by the decoder, as `completed_by` makes them)
             op.sent = tuple(sent)
@@ -219,14 +219,15 @@ class Pairer:
             self.on_done(op)
         return op
 
-    def _invoked(self, e: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
+    def _invoked(self, index: Any, f: str, attempt: Any, key: Any, t: Any, intern_f: bool = True) -> None:
+        """An invocation (`index`: its event's, for a problem's message)."""
         in_flight = self.in_flight
         in_flight.settle()
         open_ = in_flight.calls
         # (an empty dict is not asked: most of the time no call is open; any attempt that is no
         # str is looked up all the same, as hashing it may raise)
         if (open_ or type(attempt) is not str) and attempt in open_:
-            self.problems.append(f"history #{e.get('index')}: {attempt} invoked {f} while its "
+            self.problems.append(f"history #{index}: {attempt} invoked {f} while its "
                                  f"{open_[attempt].f} was still open")
             self.abandoned.append(open_[attempt])
         new = Op(self.count, attempt, _intern(f) if intern_f else f, _intern(key) if type(key) is str else key, t)
@@ -235,12 +236,12 @@ class Pairer:
             self.ops.append(new)
         in_flight.put(attempt, new)     # (replacing the abandoned one)
 
-    def _completing(self, e: Any, kind: Any, f: str, attempt: Any) -> Op | None:
+    def _completing(self, index: Any, kind: Any, f: str, attempt: Any) -> Op | None:
         """The open call a completion of `f` by `attempt` completes, taken out of `open`; None
-        (and a problem) when there is none."""
+        (and a problem, naming the completion's event by its `index`) when there is none."""
         op: Op | None = self.in_flight.take(attempt)
         if op is None or op.f != f:
-            self.problems.append(f"history #{e.get('index')}: {kind} of {f} by {attempt} "
+            self.problems.append(f"history #{index}: {kind} of {f} by {attempt} "
                                  "has no matching invoke (ignored)")
             if op is not None:
                 self.in_flight.calls[attempt] = op

@@ -1,5 +1,5 @@
-"""The check reads a history's common lines as typed records (`checkers/read/records.py`) and
-every other line as a dict: both readings must say the same, line by line and as a verdict, also
+"""The check reads a history's common lines as typed records' tuples (`checkers/read/records.py`)
+and every other line as a dict: both readings must say the same, line by line and as a verdict, also
 on lines the records do not fit (odd types, missing and unknown fields, job events that name a
 call, damage)."""
 import json
@@ -11,7 +11,8 @@ import pytest
 from leasecheck.checkers import check_run
 from leasecheck.checkers.read.digest import Digest
 from leasecheck.checkers.read.history import HistoryStream
-from leasecheck.checkers.read.records import UNSET, Fail, Invoke, JobEnd, JobStart, Ok, Record
+from leasecheck.checkers.read.records import (INDEX, KIND, ROW, UNSET, Effect, Fail, Invoke, JobEnd, JobStart, Ok,
+                                              decode, row)
 from tests.checkers.test_streaming import in_memory
 
 DATA = Path(__file__).parent / "data"
@@ -72,34 +73,49 @@ def test_a_typed_record_answers_as_the_events_dict_for_every_field_it_keeps(tmp_
     dicts, records = list(HistoryStream(run)), list(HistoryStream(run).records())
     assert len(dicts) == len(records) >= 20
     typed = 0
+    classes = {c.kind: c for c in (Invoke, Ok, Fail, JobStart, JobEnd, Effect)}
     for d, r in zip(dicts, records):
         if isinstance(r, dict):
             assert r == d
             continue
         typed += 1
-        assert isinstance(r, Record) and r.kind == d["type"] == r.get("type") == r["type"]
-        for name in r.__struct_fields__:
-            got = r.get(name, "absent")
+        assert type(r) is tuple and len(r) == len(ROW) and r[KIND] == d["type"]
+        kept = classes[r[KIND]].__struct_fields__
+        for i, name in enumerate(ROW[1:], 1):
+            got = r[i]
+            if name not in kept:
+                assert got is UNSET, (name, d, r)
+                continue
             if name == "sent" and isinstance(got, list):      # (entries as tuples)
                 assert all(type(x) is tuple for x in got)
                 got = [list(x) for x in got]
-            assert got == d.get(name, "absent"), (name, d, r)
-            assert (name in r) == (name in d)
-        assert "zzz" not in r and r.get("zzz") is None
+            assert (got if got is not UNSET else "absent") == d.get(name, "absent"), (name, d, r)
     assert typed >= len(dicts) - 10
-    kinds = {type(r) for r in records}
-    assert {Invoke, Ok, Fail, JobStart, JobEnd, dict} <= kinds
+    kinds = {r[KIND] if type(r) is tuple else dict for r in records}
+    assert {"invoke", "ok", "fail", "job_start", "job_end", dict} <= kinds
     assert [r for r in records if isinstance(r, dict) and r.get("type") == "job_start"], \
         "a job event that names a call is read as a dict"
-    assert all(r.index is not UNSET for r in records if isinstance(r, Record))
+    assert all(r[INDEX] is not UNSET for r in records if type(r) is tuple)
     assert "frobnicate" in {r["f"] for r in records if isinstance(r, dict) and r.get("type") in ("invoke", "ok")}, \
         "a call of another name is read as a dict"
-    replied = [r for r in records if isinstance(r, Ok) and r.attempt == "w9.s0.6"]
-    assert replied and replied[0].sent == [("w9.s0.c0", 1, "SET", 1), ("w9.s0.c1", None, "SET")], \
+    replied = [r for r in records if type(r) is tuple and r[KIND] == "ok" and r[ROW.index("attempt")] == "w9.s0.6"]
+    assert replied and replied[0][ROW.index("sent")] == [("w9.s0.c0", 1, "SET", 1), ("w9.s0.c1", None, "SET")], \
         "a recorded reply and a null number stay in the record's entries"
-    from leasecheck.events import CALLS
-    assert all(any(r.f is c for c in CALLS) for r in records if isinstance(r, (Invoke, Ok, Fail)))
+    from leasecheck.events import CALLS, INVOKE, JOB_START
+    assert all(any(r[ROW.index("f")] is c for c in CALLS) for r in records if type(r) is tuple and r[KIND] in
+               ("invoke", "ok", "fail"))
+    assert all(any(r[KIND] is k for k in (INVOKE, "ok", "fail", JOB_START, "job_end", "effect"))
+               for r in records if type(r) is tuple), "the kind is the constant of leasecheck.events itself"
     assert HistoryStream(run).records().stream is not None
+
+
+def test_a_typed_record_answers_as_the_events_dict():
+    line = (b'{"time":5,"process":"w1.s0","type":"ok","f":"acquire","attempt":"w1.s0.0","key":"k","value":true,'
+            b'"sent":[["w1.s0.c0",0,"SET",1]],"index":7}')
+    r = decode(line)
+    assert isinstance(r, Ok) and r.get("type") == r["type"] == "ok" and r.get("value") is True
+    assert "sent" in r and "fence" not in r and r.get("fence", 3) == 3 and "zzz" not in r
+    assert row(r) == ("ok", 5, 7, "w1.s0", "w1.s0.0", "k", "acquire", True, [("w1.s0.c0", 0, "SET", 1)], UNSET, UNSET)
 
 
 @pytest.mark.parametrize("name", ["incident-token-cas-ok", "incident-plain-del-bad", "renew-shortens-foreign-bad",

@@ -25,7 +25,7 @@ def _count(monkeypatch) -> tuple[dict, dict]:
     opened: dict[str, int] = {}
     parsed = {"loads": 0, "look_ahead": 0}
     real_open, real_loads, real_parse = builtins.open, history_mod._loads, history_mod._parse_event
-    real_record = history_mod._decode_record
+    real_record, real_native = history_mod._decode_record, history_mod._NATIVE
 
     def counted_open(file, *args, **kw):
         if isinstance(file, (str, Path)):
@@ -41,6 +41,11 @@ def _count(monkeypatch) -> tuple[dict, dict]:
         parsed["loads"] += 1
         return record
 
+    def counted_native(line):       # (the C reader, where the checker runs compiled: None leaves the line)
+        record = real_native(line)
+        parsed["loads"] += record is not None
+        return record
+
     def counted_parse(line):
         parsed["look_ahead"] += 1
         return real_parse(line)
@@ -49,6 +54,8 @@ def _count(monkeypatch) -> tuple[dict, dict]:
     monkeypatch.setattr(history_mod, "_loads", counted_loads)
     monkeypatch.setattr(history_mod, "_decode_record", counted_record)
     monkeypatch.setattr(history_mod, "_parse_event", counted_parse)
+    if real_native is not None:
+        monkeypatch.setattr(history_mod, "_NATIVE", counted_native)
     return opened, parsed
 
 
