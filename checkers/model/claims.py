@@ -350,6 +350,11 @@ class Replay:
         for op in ops:
             self.calls.check(op, op.index in joined.missing)
             self.calls.classify_release(op)
+        # The store model and the claims refer to each other (`Store.events`): with the pass
+        # over, that link goes, so that reference counting frees them and all they hold once the
+        # properties are done (a cycle would keep them until Python's cyclic collector walks every
+        # claim: a tenth of a real run's check, bench/RESULTS.md).
+        self.store.events = None
         return self.out
 
 

@@ -126,10 +126,10 @@ class Engine:
         joiner = self.joiner
         bound, wanted = joiner.bound, joiner.wanted
         n, every, progress = 0, _digest.PROGRESS_EVERY, self.progress
-        # `joiner.feed` is an attribute (a test may watch it); while it is the joiner's own method,
-        # that is called on the joiner (compiled, a C call rather than a call of a bound method)
-        feed = joiner.feed
-        own = feed == joiner._feed
+        # (a test may watch the joiner's attribution, `Joiner.watch`; while none does, its own
+        # method is called on the joiner: compiled, a C call rather than a call of a bound method)
+        watch = joiner.watch
+        own = watch is None
         rec: AuditRecord
         binding: _Binding | None
         by_seq: dict[int, Op] | None
@@ -161,7 +161,7 @@ class Engine:
                 # (what was looked up above, handed on: the join need not look it up again)
                 attempt, op = joiner.next_of(rec, binding, by_seq, sender)
             else:
-                attempt, op = joiner._feed(rec) if own else feed(rec)
+                attempt, op = joiner._feed(rec) if watch is None else watch(rec)
             replay.feed(rec, attempt, op)
             n += 1
             if progress is not None and not n % every:

@@ -377,7 +377,10 @@ def _find(buf: Any, token: bytes, start: int, end: int) -> int:
     fn = _memmem
     if fn is None or type(buf) is not bytearray or end - start < 4096 or start < 0:
         return buf.find(token, start, end)
-    view = (ctypes.c_char * end).from_buffer(buf)     # (released below: `buf` may be resized later)
+    # (one character at the buffer's start, for its address: an array type of `end` characters
+    # would be a new type per size, each a reference cycle; released below, as `buf` may be
+    # resized later)
+    view = ctypes.c_char.from_buffer(buf)
     try:
         base = ctypes.addressof(view)
         at = fn(base + start, end - start, token, len(token))

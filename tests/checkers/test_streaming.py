@@ -59,12 +59,12 @@ def _replay_watching_held_calls(engine, clock, prefix):
     """Run `engine` over its audit, noting before each audit line how many calls it holds
     (added from the history, not yet settled); returns (those counts, what `replay` returns)."""
     engine.start()
-    held, feed = [], engine.joiner.feed
+    held, feed = [], engine.joiner._feed
 
     def watched(rec):
         held.append(len(engine.joiner.unmatched) + len(engine.joiner.matched))
         return feed(rec)
-    engine.joiner.feed = watched
+    engine.joiner.watch = watched
     return held, engine.replay(clock, prefix)
 
 
