@@ -33,6 +33,10 @@ CHECKER = (
     "checkers/measures/timeline.py", "checkers/measures/grid.py",
     "checkers/model/engine.py", "checkers/model/join.py", "checkers/model/claims.py",
     "checkers/model/store_model.py", "checkers/model/crosscheck.py",
+    # the measures the properties take of every claim and job run once the pass is over
+    "checkers/model/clock.py", "checkers/measures/liveness.py", "checkers/measures/overlap.py",
+    "checkers/measures/effects.py", "checkers/measures/early_loss.py", "checkers/measures/tokens.py",
+    "checkers/measures/causes.py",
 )
 # and a worker's claim loop with what it calls on every lease call — history lines, slot board,
 # send tracker, draws, frozen-job check — with the hung-call watch and the harness's live counts that

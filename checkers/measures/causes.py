@@ -33,6 +33,12 @@ _BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
 EARLY = 0.8   # a claim that lived less than this share of its lease in real time expired early
 
 
+
+def _ended(c: Claim) -> float:
+    """When the claim ended (store ms: only claims that ended are compared)."""
+    ended = c.ended
+    return ended if ended is not None else float("-inf")
+
 def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None,
                    ttl_ms: float | None, paused=None, split: set[frozenset] | None = None) -> dict[str, int]:
     """Overlaps by cause. `paused(claim)`, when given, says whether the claim's holder was paused
@@ -58,7 +64,7 @@ def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None
                 # the run in progress whose claim was lost most recently let this one in
                 lost = [last_claim.get(a) for _, a in active]
                 known = [c for c in lost if c is not None and c.ended is not None]
-                claim = max(known, key=lambda c: c.ended) if known else None
+                claim = max(known, key=_ended) if known else None
                 counts[_cause(claim, ttl_ms, paused) if claims is not None else "unknown"] += 1
             heapq.heappush(active, (stop, attempt))
     return dict(counts)

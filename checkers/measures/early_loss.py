@@ -40,6 +40,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.model.clock import StoreClock
@@ -69,11 +70,11 @@ class Promises:
         if op.f == RENEW and op.type == OK and op.value is True and op.end_time is not None:
             self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time))
 
-    def promised_from(self, claim: Claim, at: int) -> int:
+    def promised_from(self, claim: Claim, at: int) -> Any:
         """Where the deadline of `claim` runs from at history time `at`: the invocation of the
         call that created it, or of its holder's latest renewal sent after that and completed
         successfully before `at`."""
-        best = claim.born_ns
+        best: Any = claim.born_ns       # (an int: the claims asked about were born in the history)
         for invoked, done in self.renewals.get(claim.owner, ()):
             if invoked > best and done <= at:
                 best = invoked
@@ -172,7 +173,7 @@ def _claim_at(mine: list[Claim] | None, at: int, theirs: list[Claim] | None) -> 
     return best
 
 
-def _cause(claim: Claim | None, ttl_ms: float) -> str | None:
+def _cause(claim: Claim, ttl_ms: float) -> str | None:
     """The cause from the claim's fate; "foreign" and "none" are judged elsewhere; None: unknown."""
     if claim.fate == "foreign_release":
         return "foreign"

@@ -11,6 +11,7 @@ these measures, at the history's last event (so its durations are "at least").
 from __future__ import annotations
 
 import statistics
+from typing import Any
 from dataclasses import dataclass
 
 from leasecheck.checkers.measures.attempt_ends import hangs, kills
@@ -28,7 +29,7 @@ def allowance_s(ttl_s: float) -> float:
 @dataclass(slots=True)
 class ClaimSpan:
     """One claim of a lease call on the history clock."""
-    claim: object              # claims.Claim
+    claim: Any                 # claims.Claim
     created_ns: int
     ended_ns: int
     still_held: bool           # in the store when the audit ended

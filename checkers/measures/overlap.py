@@ -51,7 +51,7 @@ def overlap(runs: dict[str, JobRun], end: int) -> Overlap:
             heapq.heappush(active, stop)
             most = max(most, len(active))
         points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
-        level, prev = 0, None
+        level, prev = 0, 0     # (`prev` is read only once a span has started)
         mine: dict[int, int] = defaultdict(int)
         for t, delta in points:
             if level > 0:

@@ -21,7 +21,7 @@ class TokenReuse:
     attempts: int        # attempts that wrote such a value
     example: list[str]   # the first few attempts sharing the first reused value
     line: int | None     # audit line where the reuse was first seen
-    first: list[Claim] = None  # the first two claims that carried the same value
+    first: list[Claim] | None = None  # the first two claims that carried the same value
     value: str | None = None
 
     def to_dict(self) -> dict:
