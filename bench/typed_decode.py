@@ -8,10 +8,15 @@ synthetic history (``checker_speed.generate``), then time, in one process, over 
   generic parse: the floor would not move with it);
 - ``msgspec_typed_s``: ``msgspec.json.Decoder(Event).decode`` into a typed record (a
   ``msgspec.Struct`` with those fields, ``sent`` as tuples), then the same six fields as
-  attributes — no dict per event, no `sent` lists to turn into tuples.
+  attributes — no dict per event, no `sent` lists to turn into tuples;
+- ``records_s``: what the checker's pass does run as Python, each line read as its record's tuple
+  (``records.row(records.decode(line))``, checkers/read/records.py);
+- ``native_s``: what it does compiled, the same tuple from ``leasecheck._historyline.record``
+  (None where setup.py did not build it).
 
-Prints one JSON line per repetition with the CPU seconds of each and ``typed_to_floor``
-(``msgspec_typed_s`` / ``orjson_floor_s``). Not a test. It measured whether msgspec should become
+Prints one JSON line per repetition with the CPU seconds of each, ``typed_to_floor``
+(``msgspec_typed_s`` / ``orjson_floor_s``), and ``records_to_generic`` and ``native_to_generic``
+(each over ``msgspec_generic_s``, the parser `checker_speed.py`'s floor takes on these files). Not a test. It measured whether msgspec should become
 a dependency of leasecheck (it is one since 2026-12-06: the check's pass reads the common lines
 into typed records, `checkers/read/records.py`, and `checker_speed.py`'s floor parses with the
 faster of the two generic parsers).
@@ -98,6 +103,26 @@ def msgspec_typed(lines) -> int:
     return n
 
 
+def records(lines) -> None:
+    from leasecheck.checkers.read.records import decode, row
+    for line in lines:
+        row(decode(line))
+
+
+def native(lines) -> None:
+    from leasecheck._historyline import record
+    for line in lines:
+        record(line)
+
+
+def _built() -> bool:
+    try:
+        import leasecheck._historyline  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=1_000_000)
@@ -111,7 +136,12 @@ def main() -> None:
         out = {"events": events, "orjson_floor_s": _cpu(orjson_floor, lines),
                "orjson_fields_s": _cpu(orjson_fields, lines), "msgspec_generic_s": _cpu(msgspec_generic, lines),
                "msgspec_typed_s": _cpu(msgspec_typed, lines)}
+        out["records_s"] = _cpu(records, lines[1:])     # (the run's start is no record: read as a dict)
+        out["native_s"] = _cpu(native, lines[1:]) if _built() else None
         out["typed_to_floor"] = round(out["msgspec_typed_s"] / out["orjson_floor_s"], 2)
+        out["records_to_generic"] = round(out["records_s"] / out["msgspec_generic_s"], 2)
+        out["native_to_generic"] = (round(out["native_s"] / out["msgspec_generic_s"], 2)
+                                    if out["native_s"] is not None else None)
         out["machine"] = f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
         out["msgspec"], out["orjson"] = msgspec.__version__, orjson.__version__
         print(json.dumps(out), flush=True)
