@@ -100,10 +100,11 @@ def _start(tmp_path, *args, pids):
 
 
 def _children(pids, n, timeout=60.0):
+    """pid -> slot of each lease process that wrote its file (each written whole, then renamed)."""
     deadline = time.monotonic() + timeout
-    while len(list(pids.iterdir())) < n and time.monotonic() < deadline:
+    while len(list(pids.glob("[0-9]*"))) < n and time.monotonic() < deadline:
         time.sleep(0.05)
-    return {int(p.name): p.read_text() for p in pids.iterdir()}
+    return {int(p.name): p.read_text() for p in pids.glob("[0-9]*")}
 
 
 def _worker_pids(tmp_path, n, timeout=60.0):

@@ -16,8 +16,11 @@ import time
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
 if mode == "pid":
     folder = os.environ["EXEC_CHILD_PIDS"]
-    with open(os.path.join(folder, str(os.getpid())), "w") as f:
+    # written whole under another name, then renamed: a reader never sees the file empty
+    tmp = os.path.join(folder, f".{os.getpid()}")
+    with open(tmp, "w") as f:
         f.write(os.environ.get("LEASECHECK_SLOT", ""))
+    os.replace(tmp, os.path.join(folder, str(os.getpid())))
 if mode == "silent":
     time.sleep(60)
     sys.exit(0)
