@@ -50,17 +50,19 @@ WORKER = (
     "harness/run/live_stats.py", "harness/record/numbering.py", "harness/settings/durations.py", "workloads/stall.py",
 )
 GROUPS = (("leasecheck.compiled", CHECKER), ("leasecheck.worker", WORKER))   # leasecheck._pure.GROUPS
-# With them, four small extensions written in C, which only the compiled modules use: a history
+# With them, five small extensions written in C, which only the compiled modules use: a history
 # file's sink, where a claim loop's line is stamped and formatted straight into the history's map
 # (harness/record/history.py), a slot's record on the slot board (harness/run/slot_board.py)
 # (bench/RESULTS.md, "Item 2 ... eighth session" and "... ninth session"), the checker's read
 # of the commonest audit line (checkers/read/audit.py; "Items 1 and 2 ... eleventh session") and
-# of the history's common lines (checkers/read/history.py; "Item 1 ... twelfth session").
+# of the history's common lines (checkers/read/history.py; "Item 1 ... twelfth session"), and the
+# live progress's search for job lines (harness/run/live_stats.py; the same session).
 # Paths relative: pip requires it.
 NATIVE = [Extension("leasecheck._linewrite", ["leasecheck/_linewrite.c"], extra_compile_args=["-O2"]),
           Extension("leasecheck._board", ["leasecheck/_board.c"], extra_compile_args=["-O2"]),
           Extension("leasecheck._auditline", ["leasecheck/_auditline.c"], extra_compile_args=["-O2"]),
-          Extension("leasecheck._historyline", ["leasecheck/_historyline.c"], extra_compile_args=["-O2"])]
+          Extension("leasecheck._historyline", ["leasecheck/_historyline.c"], extra_compile_args=["-O2"]),
+          Extension("leasecheck._jobscan", ["leasecheck/_jobscan.c"], extra_compile_args=["-O2"])]
 
 
 def _warn(why: str) -> None:

@@ -7,7 +7,8 @@ Each mode is one of ``bench/forked_loops.py``'s loops (``bare``: the floor's red
 ``slot``: a claim loop built as a worker builds it, ...), run in a process of its own under
 ``valgrind --tool=cachegrind --cache-sim=no`` against a store of this script's, twice: for
 ``--seconds`` and for twice as long (valgrind's seconds: it runs the interpreter some 50 times
-slower). The instructions the second run executed beyond the first's, over the store operations it
+slower; when a loaded machine let the longer run make barely more operations than the first, it
+runs again four, then eight times as long). The instructions the second run executed beyond the first's, over the store operations it
 made beyond the first's (``SET`` + ``EVALSHA``, ``INFO commandstats``), are the loop's
 instructions per operation: start-up, imports and exit cancel out. A count does not move with the
 machine's load or speed (the operations a loop makes in a window do, and the difference of two
@@ -135,12 +136,20 @@ def main() -> None:
         store.start()
         try:
             for mode in modes:
-                runs = [count(mode, store.port, s, d / f"{mode}.{i}", a.ll)
-                        for i, s in enumerate((a.seconds, 2 * a.seconds))]
-                (ir1, ll1, ops1), (ir2, ll2, ops2) = runs
+                ir1, ll1, ops1 = count(mode, store.port, a.seconds, d / f"{mode}.0", a.ll)
+                # The longer run: twice as long, or, where the machine's load slowed it so much
+                # that it made barely more operations than the first (a loop runs for wall
+                # seconds), longer again, up to eight times: any run longer than the first
+                # cancels start-up and exit out the same way.
+                longer = 2 * a.seconds
+                ir2, ll2, ops2 = count(mode, store.port, longer, d / f"{mode}.1", a.ll)
+                while ops2 < ops1 + max(10, ops1 // 5) and longer < 8 * a.seconds:
+                    longer *= 2
+                    ir2, ll2, ops2 = count(mode, store.port, longer, d / f"{mode}.1", a.ll)
                 if ops2 <= ops1:
-                    raise SystemExit(f"error: the {mode} loop made no more operations in the longer run "
-                                     f"({ops1} then {ops2}); give --seconds more")
+                    raise SystemExit(f"error: the {mode} loop made no more operations in runs of up to "
+                                     f"{longer:g} s than in one of {a.seconds:g} s ({ops1} then {ops2}); "
+                                     "give --seconds more")
                 per_op[mode] = (ir2 - ir1) / (ops2 - ops1)
                 line = {"mode": mode, "instructions_per_op": round(per_op[mode]), "ops": [ops1, ops2],
                         f"ratio_to_{modes[0]}": round(per_op[mode] / per_op[modes[0]], 3)}

@@ -6,5 +6,5 @@ PACKAGE = Path(__file__).resolve().parents[1] / "leasecheck"
 
 
 def built(name: str) -> bool:
-    """Is ``leasecheck.<name>`` (``_board``, ``_linewrite``, ``_auditline``, ``_historyline``) built here?"""
+    """Is ``leasecheck.<name>`` (``_board``, ``_linewrite``, ``_auditline``, ``_historyline``, ``_jobscan``) built here?"""
     return any(PACKAGE.glob(f"{name}.*.so"))

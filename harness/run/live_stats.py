@@ -32,9 +32,15 @@ import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 from orjson import dumps, loads
+
+try:    # built with the compiled modules (setup.py); used only by them (``_native_jobs``)
+    from leasecheck import _jobscan
+except ImportError:
+    _jobscan = None
 
 from leasecheck.events import (
     ACQUIRE, F_EFFECT, FAIL, FAULT_START, INFO, INVOKE, JOB_END, JOB_START, LATE_SENT, OK, RELEASE, TIME, TYPE,
@@ -261,9 +267,14 @@ def _jobs(chunk: bytes) -> list[tuple[int, int, bytes]]:
     job type tokens, some line is in another shape, and each line with the token is looked at
     (``_parsed_job``). The key is kept as the history encodes it (``orjson``), which names the same
     key either way."""
+    native = _NATIVE_JOBS
+    if native is not None:
+        quick = native(chunk)
+        if quick is not None:
+            return quick
     found = _JOB_LINE.findall(b"\n" + chunk)
     if len(found) == chunk.count(_T_JOB):
-        return [(int(t), 1 if kind == b"s" else -1, key) for t, kind, key in found]
+        return [(int(t), 1 if kind == b"start" else -1, key) for t, kind, key in found]
     out = []
     for line in chunk.split(b"\n"):
         if _T_JOB in line:
@@ -275,8 +286,19 @@ def _jobs(chunk: bytes) -> list[tuple[int, int, bytes]]:
 
 # A job line as the writer puts it (``leasecheck.harness.record.history``), at a line's start: the
 # type right after the process, the key right after the attempt, no escaped character in any of them.
-_JOB_LINE = re.compile(rb'\n\{"time":(\d+),"process":"[^"\\\n]*","type":"job_(s|e)(?:tart|nd)",'
+_JOB_LINE = re.compile(rb'\n\{"time":(\d+),"process":"[^"\\\n]*","type":"job_(start|end)",'
                        rb'"attempt":"[^"\\\n]*","key":"([^"\\\n]*)"')
+
+
+def _native_jobs() -> Any:
+    """``leasecheck._jobscan.jobs`` — what ``_JOB_LINE`` finds, in one pass of C, or None where a
+    line is in another shape — where this module runs compiled and setup.py built it; else None."""
+    compiled = not isinstance(_native_jobs, FunctionType)
+    return _jobscan.jobs if compiled and _jobscan is not None else None
+
+
+# (not `Final`: tests compare it with the regular expression's reading)
+_NATIVE_JOBS: Any = _native_jobs()
 
 
 def _parsed_job(line: bytes) -> tuple[int, int, bytes] | None:
