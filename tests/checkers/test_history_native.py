@@ -11,7 +11,7 @@ import orjson
 from leasecheck.checkers.read import history
 from leasecheck.checkers.read.records import ATTEMPT, KIND, ROW, UNSET, decode, row
 from leasecheck.events import ACQUIRE, INVOKE, JOB_END, OK
-from tests.native import built
+from tests.native import built, changed
 
 DATA = Path(__file__).parent / "data"
 
@@ -118,17 +118,6 @@ def test_on_real_histories_and_changed_lines_the_c_reader_agrees_with_the_decode
     alphabet = b'0123456789-.,:[]{}" \\nulltruefalse\xc3eE'
     samples = [line for line in lines[len(stored):] if _reference(line) is not None] + COMMON   # compact ones
     for _ in range(100_000):       # each line changed in up to three places
-        data = bytearray(rng.choice(samples))
-        for _ in range(rng.randrange(4)):
-            i = rng.randrange(len(data) + 1)
-            op = rng.randrange(3)
-            if op == 0:
-                data[i:i] = bytes([rng.choice(alphabet)])
-            elif i < len(data):
-                if op == 1:
-                    del data[i]
-                else:
-                    data[i] = rng.choice(alphabet)
-        line = bytes(data)
+        line = changed(rng, rng.choice(samples), alphabet)
         got = record(line)
         assert got is None or _same(got, _reference(line)), line
