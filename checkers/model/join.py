@@ -151,7 +151,12 @@ class Joiner:
         self.added += 1
         n = 0
         wanted, horizon = self.wanted, self.horizon
+        # the entries that set the horizon: none of a late_sent's, nor those of a completion's
+        # that a node's view joined from late_sent events (`Op.late`, at the end)
+        upto = len(op.sent) - op.late if sets_horizon else 0
+        i = 0
         for entry in op.sent:
+            i += 1
             if type(entry) is not tuple or not (len(entry) == 3 or (len(entry) == 4 and entry[3] in (0, 1))):
                 self.out.problems.append(f"{op.attempt} {op.f}: malformed sent entry {entry!r}")
                 continue
@@ -169,7 +174,7 @@ class Joiner:
             elif key in by_seq:
                 self.out.disagreements.append(f"{conn} seq {seq} is listed by two calls")
             by_seq[key] = op
-            if sets_horizon and seq > horizon.get(conn, -1):
+            if i <= upto and seq > horizon.get(conn, -1):
                 horizon[conn] = key
             n += 1
         if n:

@@ -37,6 +37,7 @@ from leasecheck.checkers.model.claims import Claim, ClaimsResult, ForeignRelease
 from leasecheck.checkers.model.clock import StoreClock
 from leasecheck.checkers.measures.measure import _Audit, measure, replication_addresses, store_clock_steps_ms
 from leasecheck.checkers.measures.mutual_exclusion import Holds
+from leasecheck.checkers.read.ops import LATE_ENTRIES
 from leasecheck.checkers.read.rundir import load_store_clock
 from leasecheck.events import FAIL, INFO, INVOKE, LATE_SENT, OK, TYPE
 
@@ -175,7 +176,9 @@ class NodeView:
                 which = call + (e.get("invoked"),)
                 held = self.done.get(which)
                 if held is not None:
-                    held["sent"] = held["sent"] + mine
+                    if mine:
+                        held["sent"] = held["sent"] + mine
+                        held[LATE_ENTRIES] = held.get(LATE_ENTRIES, 0) + len(mine)
                     return ready
                 if which not in self.early and not self._may_complete(which):
                     if not mine:
@@ -191,7 +194,10 @@ class NodeView:
                 e = dict(e, sent=mine)
                 if kind in (OK, FAIL, INFO):
                     which = call + (self.invoked.pop(call, None),)
-                    e["sent"] = mine + self.early.pop(which, [])
+                    early = self.early.pop(which, [])
+                    e["sent"] = mine + early
+                    if early:
+                        e[LATE_ENTRIES] = len(early)
                     self.done[which] = e
                 if kind in (OK, FAIL) and not here:
                     e[TYPE] = INFO

@@ -21,6 +21,9 @@ from leasecheck.checkers.read.records import UNSET as _UNSET
 _intern: Final = sys.intern
 # (a `Final` of this module: compiled, a C static, where the imported name is a dict look-up per use)
 UNSET: Final = _UNSET
+# A completion's field, in a node's view of the history only (`nodes.NodeView`, never written to a
+# file): how many of its `sent` entries at the end it joined from `late_sent` events.
+LATE_ENTRIES: Final = "_late_entries"
 
 
 @dataclass(slots=True, init=False)
@@ -40,6 +43,9 @@ class Op:
     sent: tuple                      # ((conn, seq, name[, reply]), ...) of the completion (always a tuple)
     fence: Any                       # an effect's fencing token (--sink)
     outcome: str | None              # a release that found nothing: what it met (claims.FOUND_NOTHING)
+    # how many of `sent`'s last entries a node's view joined from `late_sent` events
+    # (`nodes.NodeView`, `LATE_ENTRIES`): sent after the call returned, they set no horizon (`join`)
+    late: int
 
     def __init__(self, index: int, attempt: Any, f: str, key: Any, invoke_time: Any, done: dict | None = None,
                  type: str | None = None, value: Any = None, end_time: Any = None,  # noqa: A002
@@ -48,6 +54,7 @@ class Op:
         self.index, self.attempt, self.f, self.key, self.invoke_time = index, attempt, f, key, invoke_time
         self.type, self.value, self.end_time, self.sent, self.fence = type, value, end_time, sent, fence
         self.outcome = outcome
+        self.late = 0
         if done is not None:
             self.complete(done)
 
@@ -61,6 +68,9 @@ class Op:
         self.end_time = t
         self.value = e.get("value") if kind == OK else None
         self.fence = e.get("fence")
+        late = e.get(LATE_ENTRIES)
+        if late:
+            self.late = late
         sent = e.get("sent")
         if sent:
             intern = _intern

@@ -71,3 +71,39 @@ def test_a_node_that_fails_to_measure_fails_the_check_not_hangs_it(monkeypatch):
     with pytest.raises(RuntimeError, match="node model broke"):
         for _ in feed:
             pass
+
+
+def test_a_late_command_a_node_joins_to_its_calls_completion_sets_no_horizon():
+    # CI, pottery on five masters (the ninth session's case, on a run of several nodes): the next
+    # acquire's thread sent SET (seq 185) on node1's connection, then the previous release's own
+    # thread its late EVALSHA there (186), written as late_sent after the release's completion
+    # and before the acquire's. The node's view joins 186 to the release's completion, which is
+    # read first: had 186 set the horizon, the SET would have been "in no sent list".
+    from leasecheck.checkers.model.join import Joiner
+    from leasecheck.checkers.read.digest import Digest
+    from leasecheck.checkers.read.ops import LATE_ENTRIES
+    conn = "w1.s0.c3@node1"
+    ev = [
+        {"time": 1, "process": "w1.s0", "type": "invoke", "f": "release", "attempt": "w1.s0.91", "key": KEY},
+        {"time": 2, "process": "w1.s0", "type": "ok", "f": "release", "attempt": "w1.s0.91", "key": KEY,
+         "value": True, "sent": [[conn, 184, "EVALSHA"]]},
+        {"time": 3, "process": "w1.s0", "type": "invoke", "f": "acquire", "attempt": "w1.s0.92", "key": KEY},
+        {"time": 4, "process": "w1.s0", "type": "late_sent", "f": "release", "attempt": "w1.s0.91", "key": KEY,
+         "invoked": 1, "sent": [[conn, 186, "EVALSHA"]]},
+        {"time": 5, "process": "w1.s0", "type": "fail", "f": "acquire", "attempt": "w1.s0.92", "key": KEY,
+         "value": False, "sent": [[conn, 185, "SET", 0]]},
+    ]
+    for i, e in enumerate(ev):
+        e["index"] = i
+    view = NodeView("node1")
+    seen = [x for e in ev for x in view.feed(e)] + view.close()
+    release = next(e for e in seen if e.get("f") == "release" and e["type"] != "invoke")
+    assert release["sent"] == [[conn, 184, "EVALSHA"], [conn, 186, "EVALSHA"]] and release[LATE_ENTRIES] == 1
+    joiner = Joiner()
+    digest = Digest(on_late=joiner.add_late, joiner=joiner)
+    for e in seen[:2]:
+        digest.feed(e)
+    assert joiner.horizon[conn] == 184          # the late 186 is waited for, but bounds nothing
+    for e in seen[2:]:
+        digest.feed(e)
+    assert set(joiner.wanted[conn]) == {184, 185, 186} and joiner.horizon[conn] == 185
