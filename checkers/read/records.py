@@ -19,9 +19,6 @@ invocation keeps no value, sent or fence; only a ``job_end`` keeps ``aborted``),
 null is None). A completion's ``sent`` is a list of tuples — ``(conn, seq, name)``, or
 ``(conn, seq, name, reply)`` where the reply of a SET was recorded — where the dict has lists; a
 line with an entry that is not an array is read as a dict.
-
-A record itself answers `get(name, default)`, `name in record` and `record[name]` as the event's
-dict would for the fields it keeps, and ``"type"``; the fields a record does not keep are absent.
 """
 from __future__ import annotations
 
@@ -45,21 +42,6 @@ class Record(msgspec.Struct, tag_field=TYPE, kw_only=True, gc=False):
     process: Any = UNSET
     attempt: Any = UNSET
     key: Any = UNSET
-
-    def get(self, name: str, default: Any = None) -> Any:
-        if name == TYPE:
-            return self.kind
-        value = getattr(self, name) if name in self.__struct_fields__ else UNSET
-        return default if value is UNSET else value
-
-    def __contains__(self, name: object) -> bool:
-        return name == TYPE or (name in self.__struct_fields__ and getattr(self, str(name)) is not UNSET)
-
-    def __getitem__(self, name: str) -> Any:
-        value = self.get(name, UNSET)
-        if value is UNSET:
-            raise KeyError(name)
-        return value
 
 
 class Invoke(Record, tag=INVOKE, kw_only=True, gc=False):
