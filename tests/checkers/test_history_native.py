@@ -11,7 +11,7 @@ import orjson
 from leasecheck.checkers.read import history
 from leasecheck.checkers.read.records import ATTEMPT, KIND, ROW, UNSET, decode, row
 from leasecheck.events import ACQUIRE, INVOKE, JOB_END, OK
-from tests.native import built, changed
+from tests.native import changed, function
 
 DATA = Path(__file__).parent / "data"
 
@@ -55,11 +55,7 @@ ODD = [
 
 
 def _record():
-    if not built("_historyline"):     # no compiler where this was installed: the checker never uses it
-        assert history._NATIVE is None
-        return None
-    from leasecheck._historyline import record
-    return record
+    return function("_historyline", "record", history._NATIVE)
 
 
 def _reference(line: bytes):

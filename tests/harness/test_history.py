@@ -10,7 +10,7 @@ import pytest
 import leasecheck.harness.record.history as history_mod
 from leasecheck.checkers.read.history import HistoryStream
 from leasecheck.harness.record.history import HistoryWriter
-from tests.native import built
+from tests.native import function
 
 
 def _lines_so_far(path):
@@ -211,11 +211,7 @@ def test_the_c_line_writer_comes_with_the_compiled_history_writer():
 
 def _sink_or_skip_check():
     from leasecheck.harness.record import history as history_module
-    if not built("_linewrite"):       # no compiler where this was installed: the writer never uses it
-        assert history_module._linewrite_sink is None
-        return None
-    from leasecheck._linewrite import Sink
-    return Sink
+    return function("_linewrite", "Sink", history_module._linewrite_sink)
 
 
 def test_the_c_line_writer_writes_what_the_templates_format():

@@ -6,7 +6,7 @@ expression does not account for."""
 import random
 
 from leasecheck.harness.run import live_stats
-from tests.native import built, changed
+from tests.native import changed, function
 
 LINES = [
     b'{"time":1000,"process":"w0.s0","type":"invoke","f":"acquire","attempt":"w0.s0.0","key":"lc:job:1"}',
@@ -38,11 +38,7 @@ def _regex(chunk: bytes):
 
 
 def _native():
-    if not built("_jobscan"):        # no compiler where this was installed: the progress never uses it
-        assert live_stats._NATIVE_JOBS is None
-        return None
-    from leasecheck._jobscan import jobs
-    return jobs
+    return function("_jobscan", "jobs", live_stats._NATIVE_JOBS)
 
 
 def test_the_c_scan_comes_with_the_compiled_progress():
