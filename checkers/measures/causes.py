@@ -33,11 +33,11 @@ _BY_FATE = {"foreign_release": "foreign_release", "evicted": "eviction",
 EARLY = 0.8   # a claim that lived less than this share of its lease in real time expired early
 
 
-
 def _ended(c: Claim) -> float:
     """When the claim ended (store ms: only claims that ended are compared)."""
     ended = c.ended
     return ended if ended is not None else float("-inf")
+
 
 def overlap_causes(runs: dict[str, JobRun], end: int, claims: list[Claim] | None,
                    ttl_ms: float | None, paused=None, split: set[frozenset] | None = None) -> dict[str, int]:
