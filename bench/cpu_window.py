@@ -27,6 +27,35 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK   # fields 14 and 15 of the whole line
 
 
+def counters(pid: int) -> tuple[int, int, int, int, int]:
+    """(user ticks, system ticks, minor page faults, voluntary switches, involuntary switches)
+    of one process, summed over its threads (``/proc/PID/task/*/stat`` and ``status``); zeros
+    when it is gone. A thread that ended before the read is missed: keep windows in the steady
+    state."""
+    user = system = faults = voluntary = involuntary = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0, 0, 0, 0, 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                status = f.read()
+        except OSError:
+            continue
+        user += int(fields[11])
+        system += int(fields[12])
+        faults += int(fields[7])
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                voluntary += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                involuntary += int(line.split()[1])
+    return user, system, faults, voluntary, involuntary
+
+
 def minor_faults(pid: int) -> int:
     """The process's minor page faults so far (field 10 of ``/proc/PID/stat``; 0 when it is gone)."""
     try:
@@ -136,7 +165,10 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     window count from zero, ones that end are missed: keep the window inside the steady state).
     Also what makes wall clock and CPU disagree: ``idle_share``, the share of every CPU's time the
     machine spent idle (``/proc/stat``), and ``store_wait_share``, the share of the window the
-    store spent runnable but waiting for a CPU (``/proc/PID/schedstat``)."""
+    store spent runnable but waiting for a CPU (``/proc/PID/schedstat``). And, per role and per
+    1,000 operations, where that CPU went (``per_kop_by_role``: ``user_ms`` and ``system_ms``,
+    ``switches`` — the times a thread slept — and ``preempted`` — the times one was taken off a
+    CPU while it could still run —, ``minor_faults``: ``counters``)."""
     deadline = time.monotonic() + started_timeout_s
     while store_ops(client) == 0:
         if time.monotonic() > deadline:
@@ -146,6 +178,7 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     pids = tree(list(roots))
     stores = [pid for pid in pids if _role(pid, roots) == "store"]
     cpu0 = {pid: _cpu_s(pid) for pid in pids}
+    count0 = {pid: counters(pid) for pid in pids}
     wait0 = sum(_run_queue_wait_ns(pid) for pid in stores)
     idle0, all0 = _machine_ticks()
     ops0, t0 = store_ops(client), time.monotonic()
@@ -154,9 +187,14 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     idle1, all1 = _machine_ticks()
     wait1 = sum(_run_queue_wait_ns(pid) for pid in stores)
     by_role: dict[str, float] = {}
+    counted: dict[str, list[int]] = {}
     for pid in tree(list(roots)):
         role = _role(pid, roots)
         by_role[role] = by_role.get(role, 0.0) + _cpu_s(pid) - cpu0.get(pid, 0.0)
+        now, then = counters(pid), count0.get(pid, (0, 0, 0, 0, 0))
+        sums = counted.setdefault(role, [0, 0, 0, 0, 0])
+        for i in range(5):
+            sums[i] += now[i] - then[i]
     cpu = sum(by_role.values())
     ops = ops1 - ops0
     return {"window_s": round(t1 - t0, 2), "window_ops": ops,
@@ -167,4 +205,13 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
             "window_ops_per_s": round(ops / (t1 - t0)),
             "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None,
             "cpu_ms_per_kop_by_role": {role: round(1e6 * c / ops, 1) for role, c in sorted(by_role.items())}
-            if ops else {}}
+            if ops else {},
+            "per_kop_by_role": {role: _per_kop(c, ops) for role, c in sorted(counted.items())} if ops else {}}
+
+
+def _per_kop(sums: list[int], ops: int) -> dict[str, float]:
+    user, system, faults, voluntary, involuntary = sums
+    k = ops / 1000
+    return {"user_ms": round(1000 * user / _TICK / k, 1), "system_ms": round(1000 * system / _TICK / k, 1),
+            "switches": round(voluntary / k, 1), "preempted": round(involuntary / k, 1),
+            "minor_faults": round(faults / k, 1)}

@@ -37,7 +37,8 @@ store. On a shared machine wall-clock throughput swings 2-3x with others' load; 
 much less. Each measurement also gives what makes the two ratios differ: ``idle_share``, the share
 of the machine's CPU time left idle over the window, and ``store_wait_share``, the share of the
 window the store was runnable but waiting for a CPU (the summary: each side's median, ``floor_...``
-and ``harness_...``). With ``--repeat N`` floor and harness alternate N times; the summary gives the best
+and ``harness_...``); and per role, per 1,000 operations, where the CPU went (``per_kop_by_role``:
+user and system time, the threads' sleeps and preemptions, minor page faults; ``bench/cpu_window.py``). With ``--repeat N`` floor and harness alternate N times; the summary gives the best
 of each side (``ratio_to_floor``: best harness over best floor), the range of the pairs' ratios
 and their median (``ratio_median``, ``cpu_ratio_median``). Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.

@@ -57,3 +57,27 @@ def test_the_checker_benchmark_measures_a_stored_run_and_refuses_a_directory_wit
     row = json.loads(p.stdout.strip().splitlines()[-1])
     assert row["events"] == events and row["run_dir"] == str(tmp_path / "run") and row["valid"] is True
     assert row["floor_parser"] in ("orjson", "msgspec") and row["ratio_to_floor"] > 0
+
+
+def test_the_cpu_window_splits_a_process_cpu_into_user_and_system_time_and_counts_its_sleeps():
+    """``bench/throughput.py``'s ``per_kop_by_role`` comes from ``cpu_window.counters``: the
+    threads' user and system ticks, minor faults and switches, which must move with what the
+    process does (a CPU-bound loop adds user time; each sleep is a voluntary switch)."""
+    import os
+    import time
+    sys.path.insert(0, str(ROOT))
+    from bench.cpu_window import counters
+
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    user0, system0, faults0, slept0, _ = counters(os.getpid())
+    cpu0 = time.process_time()
+    while time.process_time() - cpu0 < 0.3:     # busy in user space for 0.3 s of CPU
+        sum(range(1000))
+    for _ in range(20):
+        time.sleep(0.01)
+    user1, system1, faults1, slept1, _ = counters(os.getpid())
+    assert (user1 - user0) * tick >= 0.15, (user0, user1)
+    assert user1 - user0 > system1 - system0
+    assert slept1 - slept0 >= 20
+    assert faults1 >= faults0
+    assert counters(-1) == (0, 0, 0, 0, 0)      # a process that is gone counts nothing
