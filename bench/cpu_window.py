@@ -56,6 +56,18 @@ def counters(pid: int) -> tuple[int, int, int, int, int]:
     return user, system, faults, voluntary, involuntary
 
 
+def group_nice(pid: int | str = "self") -> int | None:
+    """The nice value of the process's scheduling group (``/proc/PID/autogroup``: with the kernel's
+    autogroups, one group per session), None where there is none. A benchmark's floor runs in its
+    session, the harness's workers each in one of their own, so a group reniced away from 0
+    weighs one side against the other."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def minor_faults(pid: int) -> int:
     """The process's minor page faults so far (field 10 of ``/proc/PID/stat``; 0 when it is gone)."""
     try:

@@ -40,7 +40,10 @@ window the store was runnable but waiting for a CPU (the summary: each side's me
 and ``harness_...``); and per role, per 1,000 operations, where the CPU went (``per_kop_by_role``:
 user and system time, the threads' sleeps and preemptions, minor page faults; ``bench/cpu_window.py``). With ``--repeat N`` floor and harness alternate N times; the summary gives the best
 of each side (``ratio_to_floor``: best harness over best floor), the range of the pairs' ratios
-and their median (``ratio_median``, ``cpu_ratio_median``). Not a test: absolute numbers depend on the machine (machines of one kind differ
+and their median (``ratio_median``, ``cpu_ratio_median``). Each line also gives ``group_nice``, the
+nice value of this session's scheduling group (``/proc/self/autogroup``): the floor's processes run
+in it and the harness's workers each in a group of their own, so anything but 0 weighs one side
+against the other, and the script warns. Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.
 """
 from __future__ import annotations
@@ -64,7 +67,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench.cpu_window import measure_window  # noqa: E402
+from bench.cpu_window import group_nice, measure_window  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
@@ -273,8 +276,13 @@ def main() -> None:
             ap.exit(64, f"error: the baseline runs the {builds['baseline_build']} modules and this checkout the "
                         f"{builds['build']} ones; build both the same way (`python setup.py build_ext --inplace` "
                         f"in each, or LEASECHECK_PURE_PYTHON=1 for both)\n")
+    nice = group_nice()
+    if nice:    # the floor's loops run in this session's group, the harness's workers in their own
+        print(f"warning: this session's scheduling group runs at nice {nice} (/proc/self/autogroup), the harness's "
+              f"workers' groups at 0: the ratios compare unequal shares; `echo 0 > /proc/self/autogroup` first",
+              file=sys.stderr)
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-               **builds}
+               **builds, "group_nice": nice}
     for workers in counts:
         floors, harnesses, wires, baselines = [], [], [], []
         for _ in range(a.repeat):

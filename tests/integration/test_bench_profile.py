@@ -81,3 +81,16 @@ def test_the_cpu_window_splits_a_process_cpu_into_user_and_system_time_and_count
     assert slept1 - slept0 >= 20
     assert faults1 >= faults0
     assert counters(-1) == (0, 0, 0, 0, 0)      # a process that is gone counts nothing
+
+
+def test_the_cpu_window_reads_the_nice_value_of_a_scheduling_group():
+    import os
+    sys.path.insert(0, str(ROOT))
+    from bench.cpu_window import group_nice
+
+    own = group_nice()
+    assert own is None or (isinstance(own, int) and -20 <= own <= 19)
+    if os.path.exists("/proc/self/autogroup"):
+        with open("/proc/self/autogroup") as f:
+            assert own == int(f.read().split()[-1])
+    assert group_nice(-1) is None                # no such process
