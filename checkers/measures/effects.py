@@ -11,6 +11,7 @@ says ``history``. ``undecided`` counts effects that could not be judged.
 """
 from __future__ import annotations
 
+from leasecheck.checkers.model.claims import Claim
 from leasecheck.checkers.read.ops import Op
 from leasecheck.events import F_EFFECT, OK
 
@@ -45,6 +46,7 @@ def _from_history(effects: list[tuple], claims: list | None, clock) -> dict | No
                 "turned_away_by_fence": None, "undecided": len(effects), "measured_by": "history"}
     bounds: dict[str, list[tuple[float, float, float, float]]] = {}
     slack = getattr(clock, "slack_ns", 0)
+    c: Claim     # (typed: compiled, its fields are read natively)
     for c in claims:
         if c.owner is not None:
             bounds.setdefault(c.owner, []).append(_claim_bounds(c, clock, slack))
@@ -59,7 +61,7 @@ def _from_history(effects: list[tuple], claims: list | None, clock) -> dict | No
             "turned_away_by_fence": None, "undecided": undecided, "measured_by": "history"}
 
 
-def _claim_bounds(c, clock, slack: int) -> tuple[float, float, float, float]:
+def _claim_bounds(c: Claim, clock, slack: int) -> tuple[float, float, float, float]:
     """(earliest and latest start, earliest and latest end) of claim `c` on the history clock: from
     the calls whose commands created and ended it where they are known (their invocation and
     completion), else from its store times converted, give or take the clock's `slack`."""

@@ -11,10 +11,10 @@ these measures, at the history's last event (so its durations are "at least").
 from __future__ import annotations
 
 import statistics
-from typing import Any
 from dataclasses import dataclass
 
 from leasecheck.checkers.measures.attempt_ends import hangs, kills
+from leasecheck.checkers.model.claims import Claim
 from leasecheck.protocol import on_store
 
 EXAMPLES = 5
@@ -29,7 +29,7 @@ def allowance_s(ttl_s: float) -> float:
 @dataclass(slots=True)
 class ClaimSpan:
     """One claim of a lease call on the history clock."""
-    claim: Any                 # claims.Claim
+    claim: Claim
     created_ns: int
     ended_ns: int
     still_held: bool           # in the store when the audit ended
@@ -51,6 +51,7 @@ def spans(m) -> list[ClaimSpan]:
 def _spans(m) -> list[ClaimSpan]:
     to_h, end = m.clock.to_history_ns, m.end or 0
     out = []
+    c: Claim     # (typed: compiled, its fields are read natively)
     for c in m.model.claims:
         if c.owner is None or c.copy:
             continue

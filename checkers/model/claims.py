@@ -72,8 +72,8 @@ from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.model.join import Join
 from leasecheck.checkers.read.ops import Op
 from leasecheck.rundir import AUDIT
-from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Store, conditional_create,
-                                                  unconditional_write)
+from leasecheck.checkers.model.store_model import (AMBIGUOUS_MS, TRUST_CLIENT_MS, UNKNOWN, Command as _Cmd, Store,
+                                                  conditional_create, unconditional_write)
 from leasecheck.events import ACQUIRE, FAIL, F_EFFECT, OK, RELEASE, RENEW
 
 FATES: Final = ("released_by_holder", "expired_while_held", "expired_after_job", "foreign_release",
@@ -222,29 +222,9 @@ class ClaimsResult:
         return {fate: c.get(fate, 0) for fate in FATES}
 
 
-@dataclass(slots=True, init=False)
-class _Cmd:
-    rec: AuditRecord
-    t: float             # store time, s (the EVAL's for script commands)
-    attempt: Any         # a str, or None when unattributed
-    op: Op | None
-    label: str
-    slack_ms: float      # how much later than `t` it may have run (its line's, or its EVAL line's, `slack_ms`)
-
-    def __init__(self, rec: AuditRecord, t: float, attempt: Any, op: Op | None, label: str,
-                 slack_ms: float) -> None:
-        # Written out: compiled, a dataclass's generated __init__ is interpreted Python, and the
-        # model builds one of these per audit command.
-        self.rec, self.t, self.attempt, self.op, self.label = rec, t, attempt, op, label
-        self.slack_ms = slack_ms
-
-    @property
-    def t_ms(self) -> float:
-        return self.t * 1000.0
-
-    @property
-    def where(self) -> str:
-        return f"{AUDIT}:{self.rec.line}: {self.label}"
+def _command(rec: AuditRecord, t: float, attempt: str | None, op: Op | None, label: str, slack_ms: float) -> _Cmd:
+    """The store model's command of audit line `rec`."""
+    return _Cmd(rec.argv, rec.name, rec.db, rec.line, rec.addr, rec.reply, t, attempt, op, label, slack_ms, AUDIT)
 
 
 def simulate(records: list[AuditRecord], joined: Join, ops: list[Op], jobs: dict[str, JobRun],
@@ -305,7 +285,7 @@ class Replay:
                     if reply is None:
                         self.calls.shows(op, "SET", rec.argv)   # `before`'s acquire case, without a _Cmd
                         return
-                    c = _Cmd(rec, rec.time, attempt, op, "SET", rec.slack_ms)
+                    c = _command(rec, rec.time, attempt, op, "SET", rec.slack_ms)
                     self.calls.before(c)
                     self._check_reply(c, False)
                     return
@@ -313,9 +293,9 @@ class Replay:
                 m = EVICT_MARK.match(rec.argv[1])
                 if m:
                     store.evicting(m.group(1) == "start")
-            c = _Cmd(rec, rec.time, attempt, op, rec.name, rec.slack_ms)
+            c = _command(rec, rec.time, attempt, op, rec.name, rec.slack_ms)
         else:
-            c = _Cmd(rec, self.script_time, attempt, op, f"{self.script_name}: {rec.argv[0]}", self.script_slack)
+            c = _command(rec, self.script_time, attempt, op, f"{self.script_name}: {rec.argv[0]}", self.script_slack)
         if op is not None:
             if op.f == F_EFFECT and rec.addr != "lua" and rec.name.startswith("EVAL"):
                 self.claims.judge_effect(c)
@@ -332,13 +312,14 @@ class Replay:
         """A conditional create whose reply was recorded: the model must agree with it. (Within
         `trust_ms` of an expiry the reply decided; further out a contradiction is a disagreement.)
         Only where the call's result is unknown: a known one is cross-checked as a whole."""
-        if c.op is not None and c.op.succeeded is not None:
+        op: Op | None = c.op
+        if op is not None and op.succeeded is not None:
             return
         said = _reply_says_present(c)
         if said is not None and said == created:
             self.out.disagreements.append(
-                f"{c.where} on {c.rec.argv[1]} was answered {c.rec.reply} ("
-                f"{'written' if c.rec.reply else 'not written'}), but the audit shows "
+                f"{c.where} on {c.argv[1]} was answered {c.reply} ("
+                f"{'written' if c.reply else 'not written'}), but the audit shows "
                 f"{'a claim created' if created else 'the key held'} by the store clock")
 
     def settle(self, op: Op) -> None:
@@ -370,10 +351,11 @@ class Following:
         """Is `key` modelled? A lease call's command makes it so."""
         if key.startswith(self.prefix):
             return True
-        k = (c.rec.db, key)
+        k = (c.db, key)
         if k in self.followed:
             return True
-        if c.op is not None and c.op.f in LEASE_CALLS:
+        op: Op | None = c.op
+        if op is not None and op.f in LEASE_CALLS:
             self.followed.add(k)
             return True
         return False
@@ -419,10 +401,12 @@ class Claims:
         said = _reply_says_present(c)
         if said is not None:
             return not said
-        return bool(c.op is not None and c.op.f == ACQUIRE and c.op.succeeded)
+        op: Op | None = c.op
+        return bool(op is not None and op.f == ACQUIRE and op.succeeded)
 
     def result_unknown(self, c: _Cmd) -> bool:
-        return _reply_says_present(c) is None and (c.op is None or c.op.succeeded is None)
+        op: Op | None = c.op
+        return _reply_says_present(c) is None and (op is None or op.succeeded is None)
 
     # -- what the store model reports -------------------------------------------------------
     def edge(self, claim: Claim, c: _Cmd, key, d: float, by_client: bool, gone: bool) -> None:
@@ -436,8 +420,9 @@ class Claims:
 
     def expired(self, claim: Claim, c: _Cmd) -> None:
         self.expire(claim)
-        claim.gone_op = c.op.index if c.op is not None else None
-        claim.gone_ns = c.op.end_time if c.op is not None else None
+        op: Op | None = c.op
+        claim.gone_op = op.index if op is not None else None
+        claim.gone_ns = op.end_time if op is not None else None
 
     def evicted(self, claim: Claim, c: _Cmd) -> None:
         self.seal(claim, "evicted", c.t)
@@ -467,19 +452,20 @@ class Claims:
         """A write stored a value in an absent key (or field: `key` is then (key, field)). It is
         a claim of the command's attempt, except a value `frees` says is nobody's."""
         hkey, fld = (key, None) if type(key) is str else key
-        token = _written_value(c.rec, fld)
-        copy = c.attempt is None and c.rec.addr in self.replicated_from
+        token = _written_value(c, fld)
+        copy = c.attempt is None and c.addr in self.replicated_from
         owner = c.attempt
+        op: Op | None = c.op
         if self.frees(c, key):
             self.calls.effect(c, "wrote_free")
-            return Claim(-1, c.rec.db, hkey, None, c.op.index if c.op is not None else None, c.rec.line, c.t, expires_ms, expires_ms,
+            return Claim(-1, c.db, hkey, None, op.index if op is not None else None, c.line, c.t, expires_ms, expires_ms,
                          token=token, field=fld, free=True)
         if copy and self.copy_owner is not None and token is not None:
-            owner = self.copy_owner(c.rec.db, hkey, token, self.clock.to_history_ns(c.t))
-        claim = Claim(len(self.out.claims), c.rec.db, hkey, owner, c.op.index if c.op else None,
-                      c.rec.line, c.t, expires_ms, expires_ms, token=token,
-                      born_ns=c.op.invoke_time if c.op else None, copy=copy, field=fld,
-                      made_ns=_completed_at(c.op))
+            owner = self.copy_owner(c.db, hkey, token, self.clock.to_history_ns(c.t))
+        claim = Claim(len(self.out.claims), c.db, hkey, owner, op.index if op else None,
+                      c.line, c.t, expires_ms, expires_ms, token=token,
+                      born_ns=op.invoke_time if op else None, copy=copy, field=fld,
+                      made_ns=_completed_at(op))
         self.out.claims.append(claim)
         if owner is not None:
             self.held[owner] = claim
@@ -492,10 +478,10 @@ class Claims:
         """Is what `c` writes into `key` nobody's claim? It is when a release call wrote it, or
         a renew (or any call but an acquire) of an attempt whose claim on that key has ended:
         a "free" marker, a counter set back, a value written back after a GETDEL."""
-        op = c.op
+        op: Op | None = c.op
         if op is None or c.attempt is None or op.f == ACQUIRE:
             return False
-        return op.f == RELEASE or (c.attempt, c.rec.db, key) in self.ended
+        return op.f == RELEASE or (c.attempt, c.db, key) in self.ended
 
     def written(self, key, c: _Cmd, claim: Claim, expires_ms: float | None) -> Claim:
         """A write over a present value: its own attempt's extends its claim, unless `frees`
@@ -529,7 +515,7 @@ class Claims:
             if new is None and old is not None or new is not None and old is not None and new > old + SAME_EXPIRY_MS:
                 self.out.kept_alive.append(KeptAlive(c.attempt, c.op.index if c.op else None,
                                                      c.op.f if c.op else None, claim, c.label, old, new,
-                                                     c.t, c.rec.line))
+                                                     c.t, c.line))
 
     # -- fates ------------------------------------------------------------------------------
     def expire(self, claim: Claim) -> None:
@@ -560,44 +546,45 @@ class Claims:
 
     def end_by(self, claim: Claim, c: _Cmd, how: str) -> None:
         """`c` removed, overwrote or shortened `claim`: decide whose doing it was."""
+        op: Op | None = c.op
         if claim.free:
             self.calls.effect(c, "removed_free")   # a value nobody's claim: no one's claim ended
             return
         if c.attempt is None or claim.owner is None:
             self.calls.effect(c, "unknown")
-            if claim.fate is None and not (c.rec.addr in self.replicated_from or claim.copy):
+            if claim.fate is None and not (c.addr in self.replicated_from or claim.copy):
                 self.out.problems.append(f"{c.where}: {how} {claim.owner or 'an unknown owner'}'s "
                                          f"claim on {claim.name}, but the command's attempt is "
-                                         f"{c.attempt or 'unknown'} (from {c.rec.addr})")
-            self.seal(claim, "unknown", c.t, c.op)
+                                         f"{c.attempt or 'unknown'} (from {c.addr})")
+            self.seal(claim, "unknown", c.t, op)
         elif c.attempt == claim.owner:
             self.calls.effect(c, "removed_own")
-            self.seal(claim, "released_by_holder", c.t, c.op)
-        elif claim.evictable and not _proves_removal(c.op):
+            self.seal(claim, "released_by_holder", c.t, op)
+        elif claim.evictable and not _proves_removal(op):
             # It may have been evicted already: without proof that this command removed
             # something, it is no foreign release. A release or renewal that answered "nothing
             # there" shows the eviction; an overwriting SET succeeds either way, so it decides nothing.
-            if c.op is not None and c.op.type in (OK, FAIL) and c.op.f in (RELEASE, RENEW):
+            if op is not None and op.type in (OK, FAIL) and op.f in (RELEASE, RENEW):
                 self.seal(claim, "evicted", c.t)      # (gone before the command: no bound from its call)
             else:
                 self.calls.effect(c, "unknown")
                 self.out.problems.append(f"{c.where}: {how} {claim.owner}'s claim on {claim.name}, which "
                                          "an eviction fault may already have removed; the call's outcome "
                                          "is unknown, so this cannot be decided")
-                self.seal(claim, "unknown", c.t, c.op)
+                self.seal(claim, "unknown", c.t, op)
         else:
             self.calls.effect(c, "removed_foreign")
             if claim.fate is None:
-                self.out.foreign.append(ForeignRelease(c.attempt, c.op.index if c.op else None,
-                                                       claim, c.label, how, c.t, c.rec.line))
-            self.seal(claim, "foreign_release", c.t, c.op)
+                self.out.foreign.append(ForeignRelease(c.attempt, op.index if op else None,
+                                                       claim, c.label, how, c.t, c.line))
+            self.seal(claim, "foreign_release", c.t, op)
 
     # -- effects ----------------------------------------------------------------------------
     def judge_effect(self, c: _Cmd) -> None:
         """A job's sink write (``--sink``) ran here: was its attempt's claim still live? The
         last script call of the effect decides (an EVALSHA refused with NOSCRIPT is retried).
         The attempt's own claim is looked up by attempt: it may be on any key."""
-        op = c.op
+        op: Op | None = c.op
         assert op is not None, "a sink write is a call's"
         mine = self.held.get(op.attempt)
         if mine is UNKNOWN:
@@ -605,16 +592,16 @@ class Claims:
             return
         if not isinstance(mine, Claim):   # no claim of its own still followed: was the key's state lost?
             lost = (self.store.follows(c, op.key)
-                    and self.store.peek(c.rec.db, op.key) is UNKNOWN)
+                    and self.store.peek(c.db, op.key) is UNKNOWN)
             self.out.stale[op.index] = None if lost else True
             return
         cur = self.store.live(mine.ref, c)
         self.out.stale[op.index] = None if cur is UNKNOWN else cur is not mine
 
 
-def _written_value(rec: AuditRecord, fld: str | None) -> str | None:
+def _written_value(c: _Cmd, fld: str | None) -> str | None:
     """The value a SET/SETNX (or, for a hash field, HSET/HSETNX) stored, when the line shows it."""
-    argv, name = rec.argv, rec.name
+    argv, name = c.argv, c.name
     if fld is None:
         return argv[2] if name in ("SET", "SETNX") and len(argv) > 2 else None
     if name in ("HSET", "HMSET", "HSETNX"):
@@ -641,8 +628,8 @@ def _reply_says_present(c: _Cmd) -> bool | None:
     found it present. It is this command's answer, not its call's: it beats the call's result
     (a lease over several nodes returns one result for a create on each) and is all there is on
     one node of several, where every call's result is unknown."""
-    reply = c.rec.reply
-    if reply is None or not conditional_create(c.rec.argv):
+    reply = c.reply
+    if reply is None or not conditional_create(c.argv):
         return None
     return not reply
 
@@ -659,10 +646,10 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
         # Only a conditional create's result says anything about the key: an acquire whose
         # command overwrites unconditionally (SET without NX) succeeds whether or not a claim
         # is there.
-        return not ok if c is None or conditional_create(c.rec.argv) else None
+        return not ok if c is None or conditional_create(c.argv) else None
     if op.f not in ("release", "renew"):
         return None        # a sink write says nothing about the claim
-    if c is not None and unconditional_write(c.rec.argv):
+    if c is not None and unconditional_write(c.argv):
         return None        # a plain SET succeeds whether or not its claim is still there
     if op.attempt == claim.owner:
         return ok
@@ -673,6 +660,6 @@ def _client_says_present(op: Op | None, claim: Claim, c: _Cmd | None = None) -> 
 
 def _deletes_by_name(op: Op, c: _Cmd) -> bool:
     """Is ``c`` a ``DEL``/``UNLINK`` of one key, the only such command ``op`` sent?"""
-    if c.rec.name not in _DELETES or len(c.rec.argv) != 2:
+    if c.name not in _DELETES or len(c.argv) != 2:
         return False
     return sum(1 for s in op.sent if s[2] in _DELETES) == 1

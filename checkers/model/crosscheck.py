@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from leasecheck.checkers.read.ops import Op
-from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, SCRIPTS, UNKNOWN, first_key, hash_fields
+from leasecheck.checkers.model.store_model import AMBIGUOUS_MS, SCRIPTS, UNKNOWN, Command, first_key, hash_fields
 from leasecheck.events import ACQUIRE, FAIL, OK, RELEASE, RENEW
 
 # What a release that found nothing met, by the three outcomes of a checked release: the key
@@ -45,18 +45,22 @@ class CallChecks:
         self.saw: dict[int, str] = {}          # release op -> what its first command met
         self.shown: dict[int, list[tuple]] = {}  # acquire op -> its commands as the audit shows them: (label, argv)
 
-    def effect(self, c, kind: str) -> None:
-        if c.op is not None:
-            self.effects.setdefault(c.op.index, set()).add(kind)
+    def effect(self, c: Command, kind: str) -> None:
+        op: Op | None = c.op
+        if op is not None:
+            self.effects.setdefault(op.index, set()).add(kind)
 
-    def before(self, c) -> None:
-        """`c` is about to be applied: note what a release meets, what an acquire sent."""
-        op = c.op
-        if op.f == RELEASE and op.index not in self.saw and c.rec.name not in SCRIPTS:
+    def before(self, c: Command) -> None:
+        """`c` (a command attributed to a call) is about to be applied: note what a release
+        meets, what an acquire sent."""
+        op: Op | None = c.op
+        if op is None:
+            return
+        if op.f == RELEASE and op.index not in self.saw and c.name not in SCRIPTS:
             # (a script's line says nothing of what it meets: its first command does)
             self.saw[op.index] = self.seen_by(op, c)
         elif op.f == ACQUIRE:
-            self.shows(op, c.label, c.rec.argv)
+            self.shows(op, c.label, c.argv)
 
     def shows(self, op: Op, label: str, argv: list[str]) -> None:
         """Acquire `op` sent the command `label` (`argv`): keep its first few to put into words
@@ -70,19 +74,19 @@ class CallChecks:
         elif len(shown) < 6:
             shown.append((label, argv))
 
-    def seen_by(self, op: Op, c) -> str:
+    def seen_by(self, op: Op, c: Command) -> str:
         """What release `op`'s command `c` meets under the call's key, without changing the
         model: "key_absent", "token_differs", "own" (its own claim) or "unknown". A key (or
         hash field) holding a value that is nobody's claim counts as absent: there is no claim."""
-        key: Any = first_key(c.rec)
+        key: Any = first_key(c)
         if key is None or not self.following.follows(c, key):
             return "unknown"
-        if c.rec.name.startswith("H"):
-            fields = hash_fields(c.rec)
+        if c.name.startswith("H"):
+            fields = hash_fields(c)
             if not fields:
                 return "unknown"
             key = (key, fields[0])
-        cur = self.store.peek(c.rec.db, key)
+        cur = self.store.peek(c.db, key)
         if cur is UNKNOWN:
             return "unknown"
         if cur is None or cur.free:

@@ -24,8 +24,8 @@ depends on who sent a command is asked of `events` (the claims layer, `claims.Cl
   reports such a close call; `create_seen(c)`, `result_unknown(c)`, `undecidable(entry, c)`:
   the same for a conditional create on a key whose state is lost or may have been evicted.
 
-A command `c` is anything with `rec` (the `AuditRecord`), `t` (store s), `t_ms`, `slack_ms` (how
-much later than `t_ms` it may have run: `AuditRecord.slack_ms`) and `where`. An entry's `doubt_ms`
+A command `c` is a `Command`: its line's fields (`argv`, `name`, `db` ...), `t` (store s), `t_ms`,
+`slack_ms` (how much later than `t_ms` it may have run: `AuditRecord.slack_ms`) and `where`. An entry's `doubt_ms`
 is the slack of the command that set its expiry (it may expire that much later): the two widen
 `trust_ms`, on their sides, where a client's result decides.
 Which keys are modelled at all is `following`'s to say (`follows(c, key)`, `known(db, key)`).
@@ -38,6 +38,7 @@ fields each hash key has (`hashes`), its key-level expiry and each field's own.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 AMBIGUOUS_MS: Final = 2.0
@@ -46,6 +47,42 @@ AMBIGUOUS_MS: Final = 2.0
 # (a clock fault) in between. Within this distance of an expiry, a client's result that proves
 # the key present or absent beats the logged time; further out, a contradiction is a disagreement.
 TRUST_CLIENT_MS: Final = 250.0
+
+
+@dataclass(slots=True, init=False)
+class Command:
+    """One audit command as the model applies it: its line's fields, its store time, what it is
+    attributed to, and the words it is reported by (``claims.Replay`` makes one per command line;
+    typed, so that compiled the model reads them natively). The model needs nothing else of the
+    line or the call: this module imports nothing."""
+    argv: list[str]
+    name: str            # the command's name, upper case
+    db: int
+    line: int            # the line's number in its file
+    addr: str            # the client address the line names ("lua" inside a script)
+    reply: int | None    # the client's reply to a SET/SETNX (1 wrote, 0 not), if known (the join's)
+    t: float             # store time, s (the EVAL's for script commands)
+    attempt: Any         # a str, or None when unattributed
+    op: Any              # the call it is attributed to (``checkers.read.ops.Op``), or None
+    label: str
+    slack_ms: float      # how much later than `t` it may have run (its line's, or its EVAL line's, `slack_ms`)
+    source: str          # the file the line is in (``where``)
+
+    def __init__(self, argv: list[str], name: str, db: int, line: int, addr: str, reply: int | None, t: float,
+                 attempt: Any, op: Any, label: str, slack_ms: float, source: str) -> None:
+        # Written out: compiled, a dataclass's generated __init__ is interpreted Python, and the
+        # model builds one of these per audit command.
+        self.argv, self.name, self.db, self.line, self.addr, self.reply = argv, name, db, line, addr, reply
+        self.t, self.attempt, self.op, self.label = t, attempt, op, label
+        self.slack_ms, self.source = slack_ms, source
+
+    @property
+    def t_ms(self) -> float:
+        return self.t * 1000.0
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}: {self.label}"
 
 
 class _Unknown:
@@ -76,12 +113,12 @@ class Store:
         return self.state.get((db, key), self.default)
 
     # -- dispatch ---------------------------------------------------------------------------
-    def apply(self, c) -> None:
-        argv, name = c.rec.argv, c.rec.name
+    def apply(self, c: Command) -> None:
+        argv, name = c.argv, c.name
         handler = _HANDLERS.get(name)
         if handler is None:
             if name not in READ_ONLY:
-                db, known = c.rec.db, self.following.known
+                db, known = c.db, self.following.known
                 ours = [a for a in argv[1:] if (self.state.get((db, a), self.default) is not None
                                                 or (db, a) in self.hashes) and known(db, a)]
                 if ours:
@@ -118,9 +155,9 @@ class Store:
         return False
 
     # -- expiry -----------------------------------------------------------------------------
-    def live(self, key: Any, c):
+    def live(self, key: Any, c: Command):
         """The key's entry at `c`'s time (expiring it first if due), None, or UNKNOWN."""
-        k = (c.rec.db, key)
+        k = (c.db, key)
         cur = self.state.get(k, self.default)
         if cur is None or cur is UNKNOWN:
             return cur
@@ -158,9 +195,9 @@ class Store:
         return cur
 
     # -- commands ---------------------------------------------------------------------------
-    def write(self, c, key: Any, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
+    def write(self, c: Command, key: Any, nx=False, xx=False, expires=None, keepttl=False, ifeq=None) -> None:
         """SET and its relatives; ``ifeq``: write only while the key holds that value (SET ... IFEQ)."""
-        if type(key) is str and (c.rec.db, key) in self.hashes and self.fields(c, key):
+        if type(key) is str and (c.db, key) in self.hashes and self.fields(c, key):
             if nx or ifeq is not None:
                 return          # a hash is there: NX fails, IFEQ meets the wrong type
             self.drop_hash(c, key)   # SET replaces a hash whole
@@ -185,7 +222,7 @@ class Store:
             # An eviction may already have removed `cur`: then this create happened, and nobody's
             # result says whether it did. The key can no longer be followed.
             events.undecidable(cur, c)
-            self.state[(c.rec.db, key)] = UNKNOWN
+            self.state[(c.db, key)] = UNKNOWN
             return
         if (nx and cur is not None) or (xx and cur is None):
             return
@@ -197,10 +234,10 @@ class Store:
             new.evictable = self.eviction
         # its expiry counts from when this command ran, unless it kept the one the key had
         new.doubt_ms = cur.doubt_ms if keepttl and cur is not None else c.slack_ms
-        self.state[(c.rec.db, key)] = new
+        self.state[(c.db, key)] = new
 
-    def delete(self, c, key, how: str = "deleted") -> None:
-        if (c.rec.db, key) in self.hashes:
+    def delete(self, c: Command, key, how: str = "deleted") -> None:
+        if (c.db, key) in self.hashes:
             self.drop_hash(c, key, how)
             return
         cur = self.live(key, c)
@@ -208,11 +245,11 @@ class Store:
             self.events.touched_unknown(c)
         elif cur is not None:
             self.events.removed(cur, c, how)
-        self.state[(c.rec.db, key)] = None
+        self.state[(c.db, key)] = None
 
-    def set_expiry(self, c, key, new: float | None, flag: str = "") -> None:
+    def set_expiry(self, c: Command, key, new: float | None, flag: str = "") -> None:
         """EXPIRE-like change to `new` (ms, None = persist), honouring NX/XX/GT/LT."""
-        if (c.rec.db, key) in self.hashes:
+        if (c.db, key) in self.hashes:
             self.hash_key_expiry(c, key, new, flag)
             return
         cur = self.live(key, c)
@@ -228,17 +265,17 @@ class Store:
             return
         if new is not None and new <= c.t_ms:
             self.events.removed(cur, c, "deleted (expiry set in the past)")
-            self.state[(c.rec.db, key)] = None
+            self.state[(c.db, key)] = None
             return
         cur.expires_ms = new
         cur.doubt_ms = c.slack_ms
         self.events.expiry_changed(cur, c, old, new)
 
     # -- hashes -----------------------------------------------------------------------------
-    def fields(self, c, key: str) -> dict:
+    def fields(self, c: Command, key: str) -> dict:
         """The fields of hash `key` still live at `c` (expired ones are dropped as `live` finds
         them); when none is left the hash key is gone, its own expiry with it."""
-        k = (c.rec.db, key)
+        k = (c.db, key)
         fields = self.hashes.get(k)
         if fields is None:
             return {}
@@ -254,10 +291,10 @@ class Store:
         whole = self.hash_expiry.get((db, key))
         return whole if own is None else own if whole is None else min(own, whole)
 
-    def write_field(self, c, key: str, f: str, nx: bool = False) -> None:
+    def write_field(self, c: Command, key: str, f: str, nx: bool = False) -> None:
         """HSET / HSETNX of one field. HSET over a field clears that field's own expiry (Redis
         does); the hash key's expiry stays. A string under `key` refuses it (WRONGTYPE)."""
-        db = c.rec.db
+        db = c.db
         if (db, key) not in self.hashes and self.live(key, c) not in (None, UNKNOWN):
             return
         fields = self.fields(c, key)
@@ -268,22 +305,22 @@ class Store:
             fields[f] = None
             self.hashes[(db, key)] = fields
 
-    def delete_field(self, c, key: str, f: str, how: str = "deleted") -> None:
+    def delete_field(self, c: Command, key: str, f: str, how: str = "deleted") -> None:
         fields = self.fields(c, key)
         self.delete(c, (key, f), how)
         fields.pop(f, None)
         if not fields:
-            self.hashes.pop((c.rec.db, key), None)
-            self.hash_expiry.pop((c.rec.db, key), None)
+            self.hashes.pop((c.db, key), None)
+            self.hash_expiry.pop((c.db, key), None)
 
-    def drop_hash(self, c, key: str, how: str = "deleted") -> None:
+    def drop_hash(self, c: Command, key: str, how: str = "deleted") -> None:
         """DEL of a hash key, or a string written over it: every field goes."""
-        for f in list(self.hashes.get((c.rec.db, key), ())):
+        for f in list(self.hashes.get((c.db, key), ())):
             self.delete(c, (key, f), how)
-        self.hashes.pop((c.rec.db, key), None)
-        self.hash_expiry.pop((c.rec.db, key), None)
+        self.hashes.pop((c.db, key), None)
+        self.hash_expiry.pop((c.db, key), None)
 
-    def field_expiry(self, c, key: str, f: str, new: float | None, flag: str = "") -> None:
+    def field_expiry(self, c: Command, key: str, f: str, new: float | None, flag: str = "") -> None:
         """HPEXPIRE and its relatives (`new` ms) and HPERSIST (None) on one field."""
         fields = self.fields(c, key)
         if f not in fields:
@@ -297,14 +334,14 @@ class Store:
             self.delete_field(c, key, f, "deleted (expiry set in the past)")
             return
         fields[f] = new
-        self._reexpire(c, key, f, self._effective(c.rec.db, key, new))
+        self._reexpire(c, key, f, self._effective(c.db, key, new))
 
-    def hash_key_expiry(self, c, key: str, new: float | None, flag: str) -> None:
+    def hash_key_expiry(self, c: Command, key: str, new: float | None, flag: str) -> None:
         """EXPIRE-like change of a hash key: every field's expiry follows (its own, if earlier)."""
         fields = self.fields(c, key)
         if not fields:
             return
-        old = self.hash_expiry.get((c.rec.db, key))
+        old = self.hash_expiry.get((c.db, key))
         if ((flag == "NX" and old is not None) or (flag == "XX" and old is None)
                 or (flag == "GT" and (old is None or new is None or new <= old))
                 or (flag == "LT" and old is not None and (new is None or new >= old))):
@@ -313,13 +350,13 @@ class Store:
             self.drop_hash(c, key, "deleted (expiry set in the past)")
             return
         if new is None:
-            self.hash_expiry.pop((c.rec.db, key), None)
+            self.hash_expiry.pop((c.db, key), None)
         else:
-            self.hash_expiry[(c.rec.db, key)] = new
+            self.hash_expiry[(c.db, key)] = new
         for f, own in list(fields.items()):
-            self._reexpire(c, key, f, self._effective(c.rec.db, key, own))
+            self._reexpire(c, key, f, self._effective(c.db, key, own))
 
-    def _reexpire(self, c, key: str, f: str, eff: float | None) -> None:
+    def _reexpire(self, c: Command, key: str, f: str, eff: float | None) -> None:
         cur = self.live((key, f), c)
         if cur is UNKNOWN:
             self.events.touched_unknown(c)
@@ -329,15 +366,15 @@ class Store:
             cur.doubt_ms = c.slack_ms
             self.events.expiry_changed(cur, c, old, eff)
 
-    def flush(self, c) -> None:
+    def flush(self, c: Command) -> None:
         for (db, key), cur in list(self.state.items()):
-            if c.rec.name == "FLUSHALL" or db == c.rec.db:
+            if c.name == "FLUSHALL" or db == c.db:
                 self.delete(c, key)
         for db, key in list(self.hashes):
-            if c.rec.name == "FLUSHALL" or db == c.rec.db:
+            if c.name == "FLUSHALL" or db == c.db:
                 self.hashes.pop((db, key), None)
                 self.hash_expiry.pop((db, key), None)
-        if c.rec.name == "FLUSHALL":
+        if c.name == "FLUSHALL":
             self.default = None
 
     # -- gaps, restarts, evictions, the end -------------------------------------------------
@@ -396,10 +433,10 @@ def unconditional_write(argv: list[str]) -> bool:
     return name in ("SETEX", "PSETEX", "GETSET", "HSET", "HMSET")
 
 
-def first_key(rec) -> str | None:
+def first_key(c: Command) -> str | None:
     """The first key a command names: a script call's first KEYS entry, else its first argument."""
-    argv = rec.argv
-    if rec.name in SCRIPTS:
+    argv = c.argv
+    if c.name in SCRIPTS:
         return argv[3] if len(argv) > 3 and argv[2].isdigit() and int(argv[2]) > 0 else None
     return argv[1] if len(argv) > 1 else None
 
@@ -411,9 +448,9 @@ def _int(s: str) -> int:
         raise ValueError(f"{s!r} is not an integer") from None
 
 
-def _set(store: Store, c) -> None:
-    argv, t = c.rec.argv, c.t_ms
-    if store.rejects_create(c.rec.db, argv, t, False, c.slack_ms):
+def _set(store: Store, c: Command) -> None:
+    argv, t = c.argv, c.t_ms
+    if store.rejects_create(c.db, argv, t, False, c.slack_ms):
         return
     if len(argv) < 3:
         raise ValueError("wrong number of arguments")
@@ -441,23 +478,23 @@ def _set(store: Store, c) -> None:
                 ifeq=ifeq)
 
 
-def _setex(store: Store, c) -> None:
-    n = _int(c.rec.argv[2])
+def _setex(store: Store, c: Command) -> None:
+    n = _int(c.argv[2])
     if n <= 0:
         raise ValueError("invalid expire time")
-    store.write(c, c.rec.argv[1], expires=c.t_ms + n * (1000 if c.rec.name == "SETEX" else 1))
+    store.write(c, c.argv[1], expires=c.t_ms + n * (1000 if c.name == "SETEX" else 1))
 
 
-def _expire(store: Store, c) -> None:
-    argv, name = c.rec.argv, c.rec.name
+def _expire(store: Store, c: Command) -> None:
+    argv, name = c.argv, c.name
     n = _int(argv[2]) * (1000 if name in ("EXPIRE", "EXPIREAT") else 1)
     new = n if name.endswith("AT") else c.t_ms + n
     store.set_expiry(c, argv[1], new, argv[3].upper() if len(argv) > 3 else "")
 
 
-def _getex(store: Store, c) -> None:
-    argv, t = c.rec.argv, c.t_ms
-    if len(argv) < 3 or (c.rec.db, argv[1]) in store.hashes:
+def _getex(store: Store, c: Command) -> None:
+    argv, t = c.argv, c.t_ms
+    if len(argv) < 3 or (c.db, argv[1]) in store.hashes:
         return
     a = argv[2].upper()
     if a == "PERSIST":
@@ -467,10 +504,10 @@ def _getex(store: Store, c) -> None:
         store.set_expiry(c, argv[1], {"EX": t + n * 1000, "PX": t + n, "EXAT": n * 1000, "PXAT": n}[a])
 
 
-def _delete(store: Store, c) -> None:
-    keys = c.rec.argv[1:] if c.rec.name in ("DEL", "UNLINK") else c.rec.argv[1:2]
+def _delete(store: Store, c: Command) -> None:
+    keys = c.argv[1:] if c.name in ("DEL", "UNLINK") else c.argv[1:2]
     for key in keys:
-        if c.rec.name == "GETDEL" and (c.rec.db, key) in store.hashes:
+        if c.name == "GETDEL" and (c.db, key) in store.hashes:
             continue            # WRONGTYPE
         if store.follows(c, key):
             store.delete(c, key)
@@ -486,9 +523,9 @@ def _fields_arg(argv: list[str], at: int) -> list[str]:
     return argv[at + 2:]
 
 
-def hash_fields(rec) -> list[str]:
+def hash_fields(c: Command) -> list[str]:
     """The fields a hash command names (HSET h f v ..., HDEL h f ..., HPEXPIRE h ms FIELDS n f ...)."""
-    argv, name = rec.argv, rec.name
+    argv, name = c.argv, c.name
     try:
         if name in ("HSET", "HMSET"):
             return argv[2::2]
@@ -504,23 +541,23 @@ def hash_fields(rec) -> list[str]:
     return []
 
 
-def _hset(store: Store, c) -> None:
-    argv = c.rec.argv
+def _hset(store: Store, c: Command) -> None:
+    argv = c.argv
     if len(argv) < 4 or len(argv) % 2:
         raise ValueError("wrong number of arguments")
     for f in argv[2::2]:
         store.write_field(c, argv[1], f)
 
 
-def _hsetnx(store: Store, c) -> None:
-    if len(c.rec.argv) != 4:
+def _hsetnx(store: Store, c: Command) -> None:
+    if len(c.argv) != 4:
         raise ValueError("wrong number of arguments")
-    store.write_field(c, c.rec.argv[1], c.rec.argv[2], nx=True)
+    store.write_field(c, c.argv[1], c.argv[2], nx=True)
 
 
-def _hdel(store: Store, c) -> None:
-    argv = c.rec.argv
-    fields = argv[2:] if c.rec.name == "HDEL" else _fields_arg(argv, 2)
+def _hdel(store: Store, c: Command) -> None:
+    argv = c.argv
+    fields = argv[2:] if c.name == "HDEL" else _fields_arg(argv, 2)
     if not fields:
         raise ValueError("wrong number of arguments")
     for f in fields:
@@ -531,28 +568,28 @@ _FIELD_EXPIRY: Final = {"HEXPIRE": (1000, False), "HPEXPIRE": (1, False), "HEXPI
                  "HPEXPIREAT": (1, True)}
 
 
-def _hexpire(store: Store, c) -> None:
-    argv = c.rec.argv
-    unit, absolute = _FIELD_EXPIRY[c.rec.name]
+def _hexpire(store: Store, c: Command) -> None:
+    argv = c.argv
+    unit, absolute = _FIELD_EXPIRY[c.name]
     n = _int(argv[2]) * unit
     flag = argv[3].upper() if len(argv) > 3 and argv[3].upper() in ("NX", "XX", "GT", "LT") else ""
     for f in _fields_arg(argv, 4 if flag else 3):
         store.field_expiry(c, argv[1], f, n if absolute else c.t_ms + n, flag)
 
 
-def _hpersist(store: Store, c) -> None:
-    for f in _fields_arg(c.rec.argv, 2):
-        store.field_expiry(c, c.rec.argv[1], f, None)
+def _hpersist(store: Store, c: Command) -> None:
+    for f in _fields_arg(c.argv, 2):
+        store.field_expiry(c, c.argv[1], f, None)
 
 
 _HANDLERS: Final = {
     "SET": _set,
-    "SETNX": lambda store, c: store.write(c, c.rec.argv[1], nx=True),
-    "GETSET": lambda store, c: store.write(c, c.rec.argv[1]),
+    "SETNX": lambda store, c: store.write(c, c.argv[1], nx=True),
+    "GETSET": lambda store, c: store.write(c, c.argv[1]),
     "SETEX": _setex, "PSETEX": _setex,
     "DEL": _delete, "UNLINK": _delete, "GETDEL": _delete,
     "EXPIRE": _expire, "PEXPIRE": _expire, "EXPIREAT": _expire, "PEXPIREAT": _expire,
-    "PERSIST": lambda store, c: store.set_expiry(c, c.rec.argv[1], None),
+    "PERSIST": lambda store, c: store.set_expiry(c, c.argv[1], None),
     "GETEX": _getex,
     "FLUSHDB": lambda store, c: store.flush(c), "FLUSHALL": lambda store, c: store.flush(c),
     "HSET": _hset, "HMSET": _hset, "HSETNX": _hsetnx, "HDEL": _hdel, "HGETDEL": _hdel,

@@ -21,10 +21,8 @@ def test_no_fence_no_fenced_count_and_no_sink_no_numbers():
 
 
 def _claim(owner="w0.s0.0", created=100.0, ended=101.0, **kw):
-    from types import SimpleNamespace
-    fields = dict(born_ns=None, made_ns=None, end_lo_ns=None, end_hi_ns=None)
-    fields.update(kw)
-    return SimpleNamespace(owner=owner, created=created, ended=ended, **fields)
+    from leasecheck.checkers.model.claims import Claim
+    return Claim(0, 0, "job:0", owner, None, 1, created, None, ended=ended, **kw)
 
 
 def _clock(slack_ns=0):

@@ -1,11 +1,10 @@
 """The store model alone (checkers/model/store_model.py): Redis semantics of keys and expiries, with
 no claims layer behind it — a recorder stands in for its `events`."""
-from types import SimpleNamespace
 
 import pytest
 
 from leasecheck.checkers.read.audit import parse_line
-from leasecheck.checkers.model.store_model import UNKNOWN, Store
+from leasecheck.checkers.model.store_model import UNKNOWN, Command, Store
 
 
 class Entry:
@@ -22,11 +21,11 @@ class Recorder:
 
     def create(self, key, c, expires_ms):
         self.seen.append(("create", key, expires_ms))
-        return Entry(key, c.rec.argv[2] if len(c.rec.argv) > 2 else None, expires_ms)
+        return Entry(key, c.argv[2] if len(c.argv) > 2 else None, expires_ms)
 
     def written(self, key, c, old, expires_ms):
         self.seen.append(("written", key, old.value, expires_ms))
-        return Entry(key, c.rec.argv[2], expires_ms)
+        return Entry(key, c.argv[2], expires_ms)
 
     def removed(self, entry, c, how):
         self.seen.append(("removed", entry.key, how))
@@ -47,7 +46,7 @@ class Recorder:
         self.seen.append(("vanished", entry.key, why))
 
     def touched_unknown(self, c):
-        self.seen.append(("unknown", c.rec.name))
+        self.seen.append(("unknown", c.name))
 
     def undecidable(self, entry, c):
         self.seen.append(("undecidable", entry.key))
@@ -76,7 +75,9 @@ class Everything:
 def cmd(ms: float, *args):
     line = f"{1000 + ms / 1000:.6f} [0 127.0.0.1:5000] " + " ".join(f'"{a}"' for a in args)
     rec = parse_line(line, 1)
-    return SimpleNamespace(rec=rec, t=rec.time, t_ms=rec.time * 1000, slack_ms=0.0, where=f"audit.log:1: {rec.name}")
+    # as the model makes one (claims._command), unattributed
+    return Command(rec.argv, rec.name, rec.db, rec.line, rec.addr, rec.reply, rec.time, None, None, rec.name, 0.0,
+                   "audit.log")
 
 
 @pytest.fixture
