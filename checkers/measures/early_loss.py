@@ -13,6 +13,10 @@ What the store did to the holder's claim (its fate in the store model) names the
 
 - ``clock_jump``: it expired early — the store's clock was stepped forward or ran fast (Redis
   keeps expiries as wall-clock times);
+- ``renewal_missed``: the holder's deadline runs from a renewal that returned success but did
+  not extend this claim — no call of the holder's extended it, or only earlier ones: by then the
+  claim had expired, and the renewal extended whatever held the key (another attempt's claim),
+  or its commands went elsewhere. The lease promised a claim it no longer had;
 - ``short_expiry``: the lease itself wrote an expiry shorter than the TTL it was given (the
   create's expiry, or the last renewal's, measured from the store time of the command that wrote
   it);
@@ -48,7 +52,7 @@ from leasecheck.checkers.read.jobs import JobRun
 from leasecheck.checkers.read.ops import Op
 from leasecheck.events import OK, RENEW
 
-CAUSES = ("clock_jump", "short_expiry", "eviction", "store_restart", "failover")
+CAUSES = ("clock_jump", "short_expiry", "renewal_missed", "eviction", "store_restart", "failover")
 _BY_FATE = {"evicted": "eviction", "lost_in_restart": "store_restart"}
 ALLOWANCE_MS = 2.0
 ALLOWANCE_SHARE = 0.01
@@ -64,21 +68,26 @@ class Promises:
     successful renewals (each moves the deadline it was promised)."""
 
     def __init__(self) -> None:
-        self.renewals: dict[str, list[tuple[int, int]]] = {}
+        self.renewals: dict[str, list[tuple[int, int, int]]] = {}   # attempt -> (invoked, done, op index)
 
     def feed(self, op: Op) -> None:
         if op.f == RENEW and op.type == OK and op.value is True and op.end_time is not None:
-            self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time))
+            self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time, op.index))
 
     def promised_from(self, claim: Claim, at: int) -> Any:
         """Where the deadline of `claim` runs from at history time `at`: the invocation of the
         call that created it, or of its holder's latest renewal sent after that and completed
         successfully before `at`."""
+        return self.promise(claim, at)[0]
+
+    def promise(self, claim: Claim, at: int) -> tuple[Any, int | None]:
+        """`promised_from`, and the renewal it runs from (its op index; None: the create)."""
         best: Any = claim.born_ns       # (an int: the claims asked about were born in the history)
-        for invoked, done in self.renewals.get(claim.owner, ()):
+        by: int | None = None
+        for invoked, done, index in self.renewals.get(claim.owner, ()):
             if invoked > best and done <= at:
-                best = invoked
-        return best
+                best, by = invoked, index
+        return best, by
 
 
 @dataclass
@@ -139,11 +148,11 @@ def early_losses(runs: dict[str, JobRun], promises: Promises, claims: list[Claim
                 claim = _claim_at(by_owner.get(holder.attempt), newcomer.start, by_owner.get(newcomer.attempt))
                 if claim is None:
                     continue       # no claim of the holder's in the audit (or no audit)
-                since = promises.promised_from(claim, newcomer.start)
+                since, renewal = promises.promise(claim, newcomer.start)
                 deadline = since + ttl_ns - slack_ns
                 if newcomer.start >= deadline:
                     continue       # past the holder's deadline: an ordinary overlap
-                cause = _cause(claim, ttl_ms)
+                cause = _cause(claim, ttl_ms, renewal)
                 ident = (holder.attempt, claim.id if claim is not None else None)
                 if cause == "foreign" or ident in seen:
                     continue
@@ -173,8 +182,10 @@ def _claim_at(mine: list[Claim] | None, at: int, theirs: list[Claim] | None) -> 
     return best
 
 
-def _cause(claim: Claim, ttl_ms: float) -> str | None:
-    """The cause from the claim's fate; "foreign" and "none" are judged elsewhere; None: unknown."""
+def _cause(claim: Claim, ttl_ms: float, renewal: int | None = None) -> str | None:
+    """The cause from the claim's fate (and `renewal`, the op index of the renewal the holder's
+    deadline runs from, None for its create); "foreign" and "none" are judged elsewhere; None:
+    unknown."""
     if claim.fate == "foreign_release":
         return "foreign"
     if claim.fate in _BY_FATE:
@@ -182,6 +193,8 @@ def _cause(claim: Claim, ttl_ms: float) -> str | None:
     if claim.fate in ("expired_while_held", "expired_after_job"):
         if claim.evictable:
             return "eviction"   # found gone during an eviction fault, before its expiry was due
+        if renewal is not None and (claim.renewed_by is None or claim.renewed_by < renewal):
+            return "renewal_missed"   # the promise the holder went by was never this claim's
         # the expiry it was created with, or a later one (its renewal's), each measured from the
         # store time of the command that wrote it: a store clock stepped back between the create
         # and a renewal (a clock fault healed) shortens no span
@@ -202,6 +215,8 @@ def witness_markdown(loss: EarlyLoss, clock: StoreClock | None, faults: list[dic
     the key in the store, in the same form as a foreign release's witness."""
     words = {"clock_jump": "the store's clock jumped ahead and it expired the claim early",
              "short_expiry": "the claim's expiry, as the lease wrote it, was shorter than the TTL",
+             "renewal_missed": "its holder's renewal reported success but did not extend the claim, "
+                               "which had expired",
              "eviction": "the store evicted the claim", "store_restart": "the store restarted empty"}
     claim = loss.claim
     key = claim.name if claim is not None else loss.job_key

@@ -122,6 +122,10 @@ class Claim:
     # command that set that expiry (`AuditRecord.slack_ms`; a relative expiry counts from when
     # the command ran)
     doubt_ms: float = 0.0
+    # the latest call of its owner whose command extended it (its expiry set again by the holder's
+    # own write or renewal): a renewal that reported success without being this call, or an
+    # earlier one, did not renew it (``early_loss``'s ``renewal_missed``)
+    renewed_by: int | None = None
 
     def __init__(self, id: int, db: int, key: Any, owner: Any, op: int | None, line: int, created: float,
                  expires_ms: float | None, deadline_ms: float | None = None, fate: str | None = None,
@@ -129,7 +133,7 @@ class Claim:
                  born_ns: int | None = None, gone_ns: int | None = None, token: Any = None,
                  copy: bool = False, field: str | None = None, free: bool = False,
                  expiry_set: float | None = None, made_ns: int | None = None, end_lo_ns: int | None = None,
-                 end_hi_ns: int | None = None, doubt_ms: float = 0.0) -> None:
+                 end_hi_ns: int | None = None, doubt_ms: float = 0.0, renewed_by: int | None = None) -> None:
         # Written out: compiled, a dataclass's generated __init__ is interpreted Python, and the
         # model builds one per claim.
         self.id = id
@@ -156,6 +160,7 @@ class Claim:
         self.end_lo_ns = end_lo_ns
         self.end_hi_ns = end_hi_ns
         self.doubt_ms = doubt_ms
+        self.renewed_by = renewed_by
 
     @property
     def obj(self) -> tuple[str, str | None]:
@@ -492,6 +497,7 @@ class Claims:
         if c.attempt is not None and claim.owner == c.attempt and not self.frees(c, key):
             claim.expires_ms = expires_ms
             claim.expiry_set = c.t
+            _renewed(claim, c)
             self.calls.effect(c, "extended_own")
             return claim
         self.end_by(claim, c, "overwritten")
@@ -507,6 +513,7 @@ class Claims:
         if c.attempt is not None and c.attempt == claim.owner:
             if claim.deadline_ms is None:
                 claim.deadline_ms = new     # created without one (SETNX, HSETNX), then given its deadline
+            _renewed(claim, c)
             self.calls.effect(c, "extended_own")
         elif new is not None and (old is None or new < old - SAME_EXPIRY_MS):
             self.end_by(claim, c, "expiry shortened")
@@ -597,6 +604,13 @@ class Claims:
             return
         cur = self.store.live(mine.ref, c)
         self.out.stale[op.index] = None if cur is UNKNOWN else cur is not mine
+
+
+def _renewed(claim: Claim, c: _Cmd) -> None:
+    """Its owner's call behind `c` set the claim's expiry again."""
+    op: Op | None = c.op
+    if op is not None:
+        claim.renewed_by = op.index
 
 
 def _written_value(c: _Cmd, fld: str | None) -> str | None:

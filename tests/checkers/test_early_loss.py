@@ -75,3 +75,42 @@ def test_a_renewal_after_the_store_clock_stepped_back_is_not_a_short_expiry():
     assert r["early_loss"]["count"] == 1, r["early_loss"]
     assert r["early_loss"]["by_cause"]["clock_jump"] == 1 and r["early_loss"]["by_cause"]["short_expiry"] == 0
     assert r["failure_of"] == "store", r["reasons"]
+
+
+def test_a_renewal_that_extended_another_attempt_s_claim_is_the_lease_s_missed_renewal():
+    """Found by Hypothesis (tests/checkers/test_oracle.py): the holder's claim expired; another
+    attempt claimed the key; the holder's renewal, a plain PEXPIRE by key name, then extended
+    *that* claim and returned success. The holder's deadline runs from that renewal, so a
+    newcomer before it is an early loss — but not the store's doing (it was once reported as a
+    clock jump, and the run blamed on the store): the lease renewed a claim it no longer had."""
+    run = _run(1000)
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "1000"))
+    run.job(13, "w0.s0.0", "job_start")
+    run.call(1050, "w2.s0.0", "acquire", "ok", True, ("SET", K, "c", "NX", "PX", "1000"))  # w0's expired at 1010
+    run.call(1100, "w0.s0.0", "renew", "ok", True, ("PEXPIRE", K, "1000"))      # extends w2's claim
+    run.call(1200, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "PX", "1000"))
+    run.job(1203, "w1.s0.0", "job_start")       # before w0's deadline as its renewal set it
+    run.job(1500, "w0.s0.0", "job_end")
+    run.job(1600, "w1.s0.0", "job_end")
+    r = run.check()
+    assert r["early_loss"]["count"] == 1, r["early_loss"]
+    assert r["early_loss"]["by_cause"]["renewal_missed"] == 1 and r["early_loss"]["by_cause"]["clock_jump"] == 0
+    assert r["early_loss"]["first"][0]["holder"] == "w0.s0.0"
+    assert r["kept_alive"]["commands"] == 1       # the renewal kept w2's claim alive: the same mistake, seen there
+    assert r["valid"] is False and r["failure_of"] == "lease"
+
+
+def test_a_renewal_that_extended_the_holder_s_own_claim_is_not_a_missed_one():
+    """The same renewal while the holder's claim was live extends it: a loss before the deadline
+    it set keeps the cause its claim's fate gives (here the store's clock: nothing shortened it)."""
+    run = _run(1000)
+    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "1000"))
+    run.job(13, "w0.s0.0", "job_start")
+    run.call(500, "w0.s0.0", "renew", "ok", True, ("PEXPIRE", K, "100"))   # its own, shortened to 100 ms
+    run.call(700, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "1000"))
+    run.job(703, "w1.s0.0", "job_start")
+    run.job(1500, "w0.s0.0", "job_end")
+    run.job(1600, "w1.s0.0", "job_end")
+    r = run.check()
+    assert r["early_loss"]["count"] == 1, r["early_loss"]
+    assert r["early_loss"]["by_cause"]["renewal_missed"] == 0 and r["early_loss"]["by_cause"]["short_expiry"] == 1

@@ -32,5 +32,7 @@ def test_the_rule():
     # a lease that wrote a shorter expiry than its TTL lost the claim by its own doing
     assert failure_of(["early_loss"], {"early_loss": {"by_cause": {"short_expiry": 1}}}) == "lease"
     assert failure_of(["early_loss"], {"early_loss": {"by_cause": {"clock_jump": 1, "short_expiry": 1}}}) == "lease"
+    # a renewal that reported success for a claim already gone: the lease's promise, not the store's
+    assert failure_of(["early_loss"], {"early_loss": {"by_cause": {"clock_jump": 1, "renewal_missed": 1}}}) == "lease"
     assert failure_of([], lost) is None
     assert STORE_CAUSES == {"clock_jump", "eviction", "store_restart", "failover"}
