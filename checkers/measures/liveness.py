@@ -88,27 +88,34 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
     """The claims that stayed in the store longer than TTL + allowance after their holder's
     attempt ended, longest first, as entries; how many there are; and how many more did so across
     a step of the store's clock (not counted: the store's clock, not the lease, kept them)."""
-    ends = holder_ends(m)
+    # `holder_ends` without building it: an attempt's end is its kill, else its last call's
+    # (looked up per claim; the words for the few reported)
+    ended: dict[str, int] = m.digest.attempt_ends.ended
+    killed = kills(m.faults())
     steps = clock_steps(m, ttl_s + allowance_s(ttl_s))
     stepped = 0
     bound_ns = (ttl_s + allowance_s(ttl_s)) * 1e9
     kept = {id(k.claim) for k in (m.model.kept_alive if m.model is not None else [])}
-    found = []
+    found: list[tuple[int, ClaimSpan, int]] = []
     for s in spans(m):
-        e = ends.get(s.claim.owner)
-        if e is None or s.ended_ns <= e[0]:
+        owner = s.claim.owner
+        k = killed.get(owner) if killed else None
+        t = k[0] if k is not None else ended.get(owner)
+        if t is None or s.ended_ns <= t:
             continue
-        stayed = s.ended_ns - e[0]
+        stayed = s.ended_ns - t
         if stayed > bound_ns:
             if any(s.created_ns <= b and a <= s.ended_ns for a, b in steps):
                 stepped += 1
                 continue
-            found.append((stayed, s, e))
+            found.append((stayed, s, t))
     found.sort(key=lambda x: -x[0])
     out = []
-    for stayed, s, (t, how) in found[:EXAMPLES]:
+    how = m.digest.attempt_ends.how
+    for stayed, s, t in found[:EXAMPLES]:
         c = s.claim
-        out.append({"attempt": c.owner, "key": c.key, "holder_ended_s": round(t / 1e9, 3), "how": how,
+        words = killed[c.owner][1] if c.owner in killed else how[c.owner]
+        out.append({"attempt": c.owner, "key": c.key, "holder_ended_s": round(t / 1e9, 3), "how": words,
                     "stayed_s": round(stayed / 1e9, 3), "still_held": s.still_held,
                     "no_expiry": c.expires_ms is None, "kept_alive": id(c) in kept,
                     "created_s": round(s.created_ns / 1e9, 3), "fate": c.fate, "line": c.line,
