@@ -42,21 +42,29 @@ def overlap(runs: dict[str, JobRun], end: int) -> Overlap:
     result = Overlap()
     levels: dict[int, int] = defaultdict(int)   # level -> ns
     for key, spans in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        # One sweep over the runs in start order, their ends from a heap (an end at a start's
+        # time comes first): between two such moments as many runs were in progress as `active`
+        # holds, which is how long the key spent at each level.
         active: list[int] = []                   # end times of runs in progress
         count = most = 0
-        for start, stop in sorted(spans):
+        prev = 0               # the last moment swept (read only while a run is in progress)
+        mine: dict[int, int] = defaultdict(int)  # level -> ns the key spent at it
+        spans.sort()
+        for start, stop in spans:
             while active and active[0] <= start:
-                heapq.heappop(active)
-            count += bool(active)
+                ended = heapq.heappop(active)
+                mine[len(active) + 1] += ended - prev
+                prev = ended
+            if active:
+                mine[len(active)] += start - prev
+                count += 1
+            prev = start
             heapq.heappush(active, stop)
             most = max(most, len(active))
-        points = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
-        level, prev = 0, 0     # (`prev` is read only once a span has started)
-        mine: dict[int, int] = defaultdict(int)
-        for t, delta in points:
-            if level > 0:
-                mine[level] += t - prev
-            level, prev = level + delta, t
+        while active:
+            ended = heapq.heappop(active)
+            mine[len(active) + 1] += ended - prev
+            prev = ended
         for n, ns in mine.items():
             levels[n] += ns
         busy = sum(mine.values())

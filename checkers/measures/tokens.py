@@ -32,22 +32,33 @@ class TokenReuse:
 def token_reuse(claims: list[Claim]) -> TokenReuse:
     """Count token values that more than one attempt's claim was created with (`Claim.token`,
     the value of the `SET` that created it)."""
-    by_value: dict[str, list[str]] = {}
-    first_line: dict[str, int] = {}
-    claims_of: dict[str, list[Claim]] = {}
+    first_claim: dict[str, Claim] = {}      # token -> the first claim created with it
+    # only tokens of more than one attempt (the rare case: no list per token otherwise)
+    shared: dict[str, list[str]] = {}       # token -> its attempts, in the order they first used it
+    claims_of: dict[str, list[Claim]] = {}  # token -> each of those attempts' first claim with it
+    first_line: dict[str, int] = {}         # token -> the line of its second attempt's claim
     for claim in sorted(claims, key=lambda c: c.line):
-        if claim.owner is None or claim.token is None:
+        owner, token = claim.owner, claim.token
+        if owner is None or token is None:
             continue
-        owners = by_value.setdefault(claim.token, [])
-        if claim.owner not in owners:
-            owners.append(claim.owner)
-            claims_of.setdefault(claim.token, []).append(claim)
-            if len(owners) == 2:
-                first_line[claim.token] = claim.line
-    shared = {v: owners for v, owners in by_value.items() if len(owners) > 1}
+        earlier = first_claim.get(token)
+        if earlier is None:
+            first_claim[token] = claim
+            continue
+        if earlier.owner == owner:
+            continue
+        owners = shared.get(token)
+        if owners is None:
+            shared[token] = [earlier.owner, owner]
+            claims_of[token] = [earlier, claim]
+            first_line[token] = claim.line
+        elif owner not in owners:
+            owners.append(owner)
+            claims_of[token].append(claim)
     if not shared:
         return TokenReuse(0, 0, [], None)
-    first = min(shared, key=lambda v: first_line[v])
+    # (on a tie, the token first used first: the order the tokens were met in)
+    first = min(shared, key=lambda v: (first_line[v], first_claim[v].line))
     return TokenReuse(len(shared), sum(len(o) for o in shared.values()), shared[first][:4],
                       first_line[first], claims_of[first][:2], first)
 
