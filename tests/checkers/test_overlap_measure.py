@@ -60,3 +60,50 @@ def test_releases_found_nothing():
     ops, problems = pair_ops(events)
     r = releases(ops)
     assert problems == [] and (r.found_nothing, r.completed, r.unknown) == (2, 4, 1) and r.rate == 0.5
+
+
+def _brute(runs, end):
+    """Overlap counted the long way, on whole nanoseconds (the runs here are a few ns long): each
+    run in (start, end) order overlaps when an earlier one of its key still runs at its start
+    (a run ending exactly then does not), its concurrency is itself and those, and every
+    nanosecond counts at its level."""
+    by_key = {}
+    for r in runs.values():
+        by_key.setdefault(r.key, []).append((r.start, max(r.start, r.end if r.end is not None else end)))
+    count, most, levels, per_key = 0, 0, {}, {}
+    for key, spans in by_key.items():
+        spans.sort()
+        mine_count = sum(1 for i, (s, _) in enumerate(spans) if any(e > s for _, e in spans[:i]))
+        # (a run counts itself at its start, even one that ends there)
+        mine_most = max(1 + sum(1 for _, b in spans[:i] if b > s) for i, (s, _) in enumerate(spans))
+        mine = {}
+        for t in range(min(s for s, _ in spans), max(e for _, e in spans)):
+            n = sum(1 for s, e in spans if s <= t < e)
+            if n:
+                mine[n] = mine.get(n, 0) + 1
+                levels[n] = levels.get(n, 0) + 1
+        busy = sum(mine.values())
+        per_key[key] = {"count": mine_count, "max_concurrency": mine_most,
+                        "rate": sum(v for n, v in mine.items() if n >= 2) / busy if busy else 0.0}
+        count, most = count + mine_count, max(most, mine_most)
+    busy = sum(levels.values())
+    return count, most, (sum(v for n, v in levels.items() if n >= 2) / busy if busy else 0.0), per_key, \
+        {str(n): levels[n] / 1e9 for n in sorted(levels)}
+
+
+def test_the_one_sweep_agrees_with_counting_every_nanosecond():
+    import random
+
+    from leasecheck.checkers.read.jobs import JobRun
+
+    rng = random.Random(22)
+    for _ in range(400):
+        runs = {}
+        for i in range(rng.randint(1, 9)):
+            start = rng.choice([0, 5, 10, rng.randint(0, 60)])
+            stop = None if rng.random() < 0.1 else start + rng.choice([0, 1, 5, rng.randint(0, 40)])
+            runs[f"w{i}.s0.0"] = JobRun(attempt=f"w{i}.s0.0", key=f"job:{rng.randint(0, 2)}", start=start, end=stop)
+        o = overlap(runs, end=120)
+        count, most, rate, per_key, times = _brute(runs, 120)
+        assert (o.count, o.max_concurrency, o.per_key, o.concurrency_time_s) == (count, most, per_key, times), runs
+        assert o.rate == pytest.approx(rate)
