@@ -86,11 +86,13 @@ def test_transactions_and_pipelines_are_cut_into_commands(leasecheck):
     _every_command_attributed(r)
 
 
-# One slot, jobs of 0.5 s, 2.3 s: the slot makes exactly 5 attempts (the fifth starts before 2.3 s
-# unless each attempt spends over 75 ms outside its job), each winning and releasing its claim.
+# One slot, jobs of 0.5 s, 2.3 s: the slot makes up to 5 attempts, each winning and releasing its
+# claim. How many it starts before the time limit depends on the machine (an attempt spends its
+# connection and calls outside its job: on a loaded CI machine the wire path once made 4 where the
+# redis-py path made 5), so the two runs are compared by what each count must be for the attempts
+# it made, not by the number of attempts.
 _ONE_SLOT = ("--workers", "1", "--slots", "1", "--job-duration", "500ms", "--time-limit", "2.3s", "--seed", "5")
-_COUNTS = ("valid", "foreign_releases", "ops", "claims", "claims_seen", "releases_found_nothing", "walk_ins",
-           "token_reuse", "disagreements")
+_SAME = ("valid", "foreign_releases", "releases_found_nothing", "walk_ins", "token_reuse", "disagreements")
 
 
 @pytest.mark.parametrize("builtin, own", [("token-cas", "TokenCasUrl"), ("naive-del", "NaiveDelUrl")])
@@ -99,10 +101,13 @@ def test_one_lease_on_both_paths_gives_the_same_verdict_and_counts(leasecheck, b
     b = leasecheck("run", "--lease", f"{HERE}:{own}", *_ONE_SLOT)
     assert a.code == b.code == 0, a.out + b.out
     ra, rb = a.results, b.results
+    assert {k: ra[k] for k in _SAME} == {k: rb[k] for k in _SAME}
     for r in (ra, rb):
-        r["claims_seen"].pop("examples")        # key names carry the run's id
-    assert {k: ra[k] for k in _COUNTS} == {k: rb[k] for k in _COUNTS}
-    assert ra["claims"]["released_by_holder"] == 5
+        won = r["claims"]["released_by_holder"]
+        assert 3 <= won <= 5, r["claims"]                         # (fewer: the run shows little)
+        # one slot alone: every attempt wins, creates one claim, and releases it
+        assert r["ops"] == 2 * won and r["claims_seen"] == {**r["claims_seen"], "count": won, "keys": 1}
+        assert sum(r["claims"].values()) == won
     for r in (a, b):
         _every_command_attributed(r)
 
