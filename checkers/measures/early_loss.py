@@ -74,14 +74,10 @@ class Promises:
         if op.f == RENEW and op.type == OK and op.value is True and op.end_time is not None:
             self.renewals.setdefault(op.attempt, []).append((op.invoke_time, op.end_time, op.index))
 
-    def promised_from(self, claim: Claim, at: int) -> Any:
+    def promise(self, claim: Claim, at: int) -> tuple[Any, int | None]:
         """Where the deadline of `claim` runs from at history time `at`: the invocation of the
         call that created it, or of its holder's latest renewal sent after that and completed
-        successfully before `at`."""
-        return self.promise(claim, at)[0]
-
-    def promise(self, claim: Claim, at: int) -> tuple[Any, int | None]:
-        """`promised_from`, and the renewal it runs from (its op index; None: the create)."""
+        successfully before `at`; and that renewal (its op index; None: the create)."""
         best: Any = claim.born_ns       # (an int: the claims asked about were born in the history)
         by: int | None = None
         for invoked, done, index in self.renewals.get(claim.owner, ()):

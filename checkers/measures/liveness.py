@@ -60,13 +60,26 @@ def _spans(m) -> list[ClaimSpan]:
     return out
 
 
-def holder_ends(m) -> dict[str, tuple[int, str]]:
-    """attempt -> (history ns, how) its attempt ended: killed with its worker, else its last call."""
-    ends = dict(m.digest.attempt_ends.ended)
-    how = m.digest.attempt_ends.how
-    out = {a: (t, how[a]) for a, t in ends.items()}
-    out.update(kills(m.faults()))
-    return out
+class HolderEnds:
+    """When (history ns) and how each attempt ended: killed with its worker, else at its last call.
+    Looked up per attempt where the digest keeps them: nothing is built per attempt."""
+
+    def __init__(self, m) -> None:
+        self.ended: dict[str, int] = m.digest.attempt_ends.ended
+        self.how: dict[str, str] = m.digest.attempt_ends.how
+        self.killed = kills(m.faults())
+
+    def time(self, attempt: str) -> int | None:
+        killed = self.killed.get(attempt) if self.killed else None
+        return killed[0] if killed is not None else self.ended.get(attempt)
+
+    def get(self, attempt: str) -> tuple[int, str] | None:
+        """(history ns, how), or None when the attempt has not ended."""
+        killed = self.killed.get(attempt) if self.killed else None
+        if killed is not None:
+            return killed
+        t = self.ended.get(attempt)
+        return (t, self.how[attempt]) if t is not None else None
 
 
 def clock_steps(m, bound_s: float) -> list[tuple[int, int]]:
@@ -88,19 +101,14 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
     """The claims that stayed in the store longer than TTL + allowance after their holder's
     attempt ended, longest first, as entries; how many there are; and how many more did so across
     a step of the store's clock (not counted: the store's clock, not the lease, kept them)."""
-    # `holder_ends` without building it: an attempt's end is its kill, else its last call's
-    # (looked up per claim; the words for the few reported)
-    ended: dict[str, int] = m.digest.attempt_ends.ended
-    killed = kills(m.faults())
+    ends = HolderEnds(m)
     steps = clock_steps(m, ttl_s + allowance_s(ttl_s))
     stepped = 0
     bound_ns = (ttl_s + allowance_s(ttl_s)) * 1e9
     kept = {id(k.claim) for k in (m.model.kept_alive if m.model is not None else [])}
     found: list[tuple[int, ClaimSpan, int]] = []
     for s in spans(m):
-        owner = s.claim.owner
-        k = killed.get(owner) if killed else None
-        t = k[0] if k is not None else ended.get(owner)
+        t = ends.time(s.claim.owner)
         if t is None or s.ended_ns <= t:
             continue
         stayed = s.ended_ns - t
@@ -111,10 +119,11 @@ def stuck(m, ttl_s: float) -> tuple[list[dict], int, int]:
             found.append((stayed, s, t))
     found.sort(key=lambda x: -x[0])
     out = []
-    how = m.digest.attempt_ends.how
     for stayed, s, t in found[:EXAMPLES]:
         c = s.claim
-        words = killed[c.owner][1] if c.owner in killed else how[c.owner]
+        end = ends.get(c.owner)
+        assert end is not None, "a claim is found only once its holder's attempt ended"
+        words = end[1]
         out.append({"attempt": c.owner, "key": c.key, "holder_ended_s": round(t / 1e9, 3), "how": words,
                     "stayed_s": round(stayed / 1e9, 3), "still_held": s.still_held,
                     "no_expiry": c.expires_ms is None, "kept_alive": id(c) in kept,

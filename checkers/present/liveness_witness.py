@@ -5,7 +5,7 @@ claim kept alive by another attempt.
 """
 from __future__ import annotations
 
-from leasecheck.checkers.measures.liveness import holder_ends, spans
+from leasecheck.checkers.measures.liveness import HolderEnds, spans
 
 COLUMNS_STUCK = ["Time (s)", "Holder", "Nemesis", "The key in the store"]
 
@@ -60,7 +60,7 @@ def kept_entries(m) -> tuple[int, int, list[dict]]:
     for k in kept:
         by_claim.setdefault(id(k.claim), []).append(k)
     span_of = {id(s.claim): s for s in spans(m)}
-    ends = holder_ends(m)
+    ends = HolderEnds(m)
     out = []
     for group in by_claim.values():
         k, c = group[0], group[0].claim
