@@ -69,12 +69,16 @@ class HolderEnds:
         self.how: dict[str, str] = m.digest.attempt_ends.how
         self.killed = kills(m.faults())
 
-    def time(self, attempt: str) -> int | None:
+    def time(self, attempt: str | None) -> int | None:
+        if attempt is None:
+            return None
         killed = self.killed.get(attempt) if self.killed else None
         return killed[0] if killed is not None else self.ended.get(attempt)
 
-    def get(self, attempt: str) -> tuple[int, str] | None:
-        """(history ns, how), or None when the attempt has not ended."""
+    def get(self, attempt: str | None) -> tuple[int, str] | None:
+        """(history ns, how), or None when the attempt has not ended (or is unknown: None)."""
+        if attempt is None:
+            return None
         killed = self.killed.get(attempt) if self.killed else None
         if killed is not None:
             return killed

@@ -209,3 +209,21 @@ def test_check_may_turn_a_stored_runs_liveness_findings_into_warnings(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "leasecheck", "check", str(run), "--liveness", "ignore"],
                          capture_output=True, text=True)
     assert bad.returncode == 64 and "'ignore' is not one of 'fail', 'warn'" in bad.stderr, bad.stderr
+
+
+def test_a_holder_s_end_is_its_kill_else_its_last_call_and_an_unknown_owner_has_none():
+    from types import SimpleNamespace
+
+    from leasecheck.checkers.measures.liveness import HolderEnds
+
+    ends = AttemptEnds()
+    ends.ended.update({"w0.s0.1": 5_000, "w1.s0.1": 7_000})
+    ends.how.update({"w0.s0.1": "released", "w1.s0.1": "released"})
+    kill = {"fault": "kill", "target": "holder", "start_s": 0.000003, "measured": {
+        "attempts": ["w1.s0.1"], "processes": ["w1"], "killed_after_s": 0.0}}
+    m = SimpleNamespace(digest=SimpleNamespace(attempt_ends=ends), faults=lambda: [kill])
+    h = HolderEnds(m)
+    assert h.get("w0.s0.1") == (5_000, "released") and h.time("w0.s0.1") == 5_000
+    assert h.get("w1.s0.1") == (3_000, "its worker w1 was killed") and h.time("w1.s0.1") == 3_000
+    assert h.get("w2.s0.1") is None and h.time("w2.s0.1") is None
+    assert h.get(None) is None and h.time(None) is None     # a claim of no known attempt
