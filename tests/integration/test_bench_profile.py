@@ -92,5 +92,9 @@ def test_the_cpu_window_reads_the_nice_value_of_a_scheduling_group():
     assert own is None or (isinstance(own, int) and -20 <= own <= 19)
     if os.path.exists("/proc/self/autogroup"):
         with open("/proc/self/autogroup") as f:
-            assert own == int(f.read().split()[-1])
+            fields = f.read().split()
+        # "/autogroup-N nice K"; the file reads empty where autogroups are switched off (CI's machines)
+        assert own == (int(fields[-1]) if fields else None)
+    else:
+        assert own is None
     assert group_nice(-1) is None                # no such process
