@@ -7,6 +7,7 @@ MONITOR reader attached — the audit's unavoidable cost is in the floor.
     python bench/throughput.py --workers 4
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
     python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
+    python bench/throughput.py --workers 64 --floor-sessions   # each floor loop a session of its own
 
 With ``--wire`` it also runs the same lease on the wire path (``bench/wire_lease.py``: ``token-cas``
 on a redis-py client the lease builds from its slot's URL, so every command goes through the
@@ -43,7 +44,15 @@ of each side (``ratio_to_floor``: best harness over best floor), the range of th
 and their median (``ratio_median``, ``cpu_ratio_median``). Each line also gives ``group_nice``, the
 nice value of this session's scheduling group (``/proc/self/autogroup``): the floor's processes run
 in it and the harness's workers each in a group of their own, so anything but 0 weighs one side
-against the other, and the script warns. Not a test: absolute numbers depend on the machine (machines of one kind differ
+against the other, and the script warns.
+
+With ``--floor-sessions`` each floor loop starts a session of its own (``os.setsid``), as the
+harness starts each worker; each floor line says how many loops led one (``loops_in_own_session``).
+Where the kernel's autogroups apply (a process in the root CPU cgroup: ``/proc/self/autogroup``
+names a group), a session is a scheduling group, so the layout decides how the scheduler splits
+the two cores between the loops and the store: at 64 loops, one group each cut the floor by about a
+third (bench/RESULTS.md, "fourteenth session"). In a CPU cgroup of its own (CI's machines, a
+container) the file reads empty and the layout changes nothing. The issue's floor is the default. Not a test: absolute numbers depend on the machine (machines of one kind differ
 3x); the ratios much less.
 """
 from __future__ import annotations
@@ -73,7 +82,9 @@ from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
 
 
-def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
+def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue, session: bool = False) -> None:
+    if session:     # a session, so a scheduling group, of its own: as the harness starts each worker
+        os.setsid()
     r = redis.Redis(port=port)
     release = r.register_script(COMPARE_AND_DELETE)
     ops = 0
@@ -87,7 +98,7 @@ def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue) -> None:
         if r.set(key, token, nx=True, px=1000):
             release(keys=[key], args=[token])
             ops += 1
-    out.put(ops)
+    out.put((ops, os.getsid(0) == os.getpid()))     # and whether it leads a session of its own
 
 
 def monitor(host: str, port: int, path: str, stop) -> None:
@@ -105,7 +116,7 @@ def _window(seconds: float) -> tuple[float, float]:
     return warmup, max(1.0, seconds - warmup - 1.0)
 
 
-def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool) -> dict:
+def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool, sessions: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as d:
         store = EmbeddedStore(default_store_bin(), Path(d))
         store.start()
@@ -116,13 +127,15 @@ def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool) ->
                 mon.start()
                 time.sleep(0.5)
             q: mp.Queue = mp.Queue()
-            procs = [mp.Process(target=bare_loop, args=(store.port, keys, seconds, q))
+            procs = [mp.Process(target=bare_loop, args=(store.port, keys, seconds, q, sessions))
                      for _ in range(workers)]
             for p in procs:
                 p.start()
             roots = {**{p.pid: "loops" for p in procs}, store.proc.pid: "store", **({mon.pid: "monitor"} if mon else {})}
             win = measure_window(roots, redis.Redis(host=store.host, port=store.port), *_window(seconds))
-            total = sum(q.get() for _ in procs)
+            counts = [q.get() for _ in procs]
+            total = sum(ops for ops, _ in counts)
+            own = sum(1 for _, leads in counts if leads)
             for p in procs:
                 p.join()
         finally:
@@ -130,8 +143,9 @@ def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool) ->
                 stop.set()
                 mon.join(10)
             store.stop()
-    return {"what": "bare redis-py loop" + (" + MONITOR reader" if with_monitor else ""),
-            "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds), **win}
+    return {"what": "bare redis-py loop" + (" + MONITOR reader" if with_monitor else "")
+            + (", each loop a session of its own" if sessions else ""),
+            "loops_in_own_session": own, "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds), **win}
 
 
 def _store_port(results_dir: str, timeout_s: float = 60.0) -> int:
@@ -248,6 +262,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--keys", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="floor and harness alternate this many times")
+    ap.add_argument("--floor-sessions", action="store_true",
+                    help="each floor loop in a session of its own (os.setsid), as the harness starts its workers")
     ap.add_argument("--plain", action="store_true", help="also measure the bare loop without MONITOR")
     ap.add_argument("--wire", nargs="?", const=WIRE_LEASES[0], default="", choices=WIRE_LEASES,
                     help="also run the lease on the wire path and compare it with the redis-py path "
@@ -288,7 +304,7 @@ def main() -> None:
         for _ in range(a.repeat):
             if a.plain:
                 print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
-            floors.append(measure_bare(workers, a.keys, a.seconds, True))
+            floors.append(measure_bare(workers, a.keys, a.seconds, True, a.floor_sessions))
             print(json.dumps({**floors[-1], **machine}), flush=True)
             harnesses.append(measure_harness(workers, a.keys, a.seconds))
             print(json.dumps({**harnesses[-1], **machine}), flush=True)

@@ -98,3 +98,17 @@ def test_the_cpu_window_reads_the_nice_value_of_a_scheduling_group():
     else:
         assert own is None
     assert group_nice(-1) is None                # no such process
+
+
+@pytest.mark.slow
+def test_the_floor_loops_lead_sessions_of_their_own_only_when_asked():
+    """``--floor-sessions`` puts each of the floor's loops in a session of its own, as the harness
+    starts each worker; by default they share the benchmark's. Each loop reports which it was in."""
+    sys.path.insert(0, str(ROOT))
+    from bench.throughput import measure_bare
+
+    shared = measure_bare(2, 8, 3.0, True)
+    own = measure_bare(2, 8, 3.0, True, sessions=True)
+    assert shared["loops_in_own_session"] == 0 and own["loops_in_own_session"] == 2
+    assert "session of its own" in own["what"] and "session" not in shared["what"]
+    assert shared["window_ops"] > 0 and own["window_ops"] > 0
