@@ -9,11 +9,11 @@ def _run(ttl_ms):
     return run
 
 
-def _holder_and_newcomer(run, px_a, newcomer_ms, renew_ms=None):
+def _holder_and_newcomer(run, px_a, newcomer_ms, renew_ms=None, renew_px=1000):
     run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", str(px_a)))
     run.job(13, "w0.s0.0", "job_start")
     if renew_ms is not None:
-        run.call(renew_ms, "w0.s0.0", "renew", "ok", True, ("PEXPIRE", K, "1000"))
+        run.call(renew_ms, "w0.s0.0", "renew", "ok", True, ("PEXPIRE", K, str(renew_px)))
     run.call(newcomer_ms, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "1000"))
     run.job(newcomer_ms + 3, "w1.s0.0", "job_start")
     run.job(1500, "w0.s0.0", "job_end")
@@ -104,13 +104,8 @@ def test_a_renewal_that_extended_the_holder_s_own_claim_is_not_a_missed_one():
     """The same renewal while the holder's claim was live extends it: a loss before the deadline
     it set keeps the cause its claim's fate gives (here the store's clock: nothing shortened it)."""
     run = _run(1000)
-    run.call(10, "w0.s0.0", "acquire", "ok", True, ("SET", K, "a", "NX", "PX", "1000"))
-    run.job(13, "w0.s0.0", "job_start")
-    run.call(500, "w0.s0.0", "renew", "ok", True, ("PEXPIRE", K, "100"))   # its own, shortened to 100 ms
-    run.call(700, "w1.s0.0", "acquire", "ok", True, ("SET", K, "b", "NX", "PX", "1000"))
-    run.job(703, "w1.s0.0", "job_start")
-    run.job(1500, "w0.s0.0", "job_end")
-    run.job(1600, "w1.s0.0", "job_end")
+    # renewed at 500 ms, its own claim, shortened to 100 ms; the newcomer at 700 ms
+    _holder_and_newcomer(run, px_a=1000, newcomer_ms=700, renew_ms=500, renew_px=100)
     r = run.check()
     assert r["early_loss"]["count"] == 1, r["early_loss"]
     assert r["early_loss"]["by_cause"]["renewal_missed"] == 0 and r["early_loss"]["by_cause"]["short_expiry"] == 1
