@@ -16,6 +16,8 @@ try:    # built with the compiled modules (setup.py); used only by them (``_new_
 except ImportError:
     _linewrite = None
 
+from redis.exceptions import ResponseError
+
 from leasecheck.protocol import UNNUMBERED
 
 # Commands MONITOR never shows (administrative or explicitly hidden in some Redis version): not
@@ -200,3 +202,51 @@ class Numbering:
         wrote = _WROTE.get(reply) if type(reply) in _REPLY_TYPES else None
         if wrote is not None:
             entry.append(wrote)
+
+
+class Sender:
+    """An audited connection's ``send_command``, set on the connection itself (an instance
+    attribute, ``leasecheck.harness.record.connection.AuditedConnection``), so that redis-py's call
+    of ``connection.send_command(...)`` reaches compiled code instead of an interpreted override
+    and its ``super()``: connect first when not connected (the connection announces itself
+    before the command is numbered), number the command, then ``send``, the method the
+    connection's class has (redis-py's, or a subclass's before it: Sentinel's), bound to it."""
+
+    def __init__(self, conn: Any, send: Callable) -> None:
+        self.conn = conn
+        self.send = send
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        conn = self.conn
+        if conn._sock is None:   # redis-py's ``is_connected``, without a property's frame
+            conn.connect()
+        lc = conn._lc            # None during the handshake (before the marker): not numbered
+        if lc is not None:
+            lc.number(args)
+        return self.send(*args, **kwargs)
+
+
+class Reader:
+    """An audited connection's ``read_response``, set on the connection as ``Sender`` is: the
+    entry whose reply comes next is taken before ``read`` (the class's method, bound), and the
+    reply goes to the connection's numbering — a conditional create's says whether it wrote; a
+    refusal (``rejected(error)``) renumbers."""
+
+    def __init__(self, conn: Any, read: Callable, rejected: Callable[[ResponseError], bool]) -> None:
+        self.conn = conn
+        self.read = read
+        self.rejected = rejected
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        conn = self.conn
+        lc: Numbering | None = conn._lc
+        entry = lc.take() if lc is not None else None
+        try:
+            reply = self.read(*args, **kwargs)
+        except ResponseError as e:
+            if entry is not None and lc is not None and conn._lc is lc and self.rejected(e):
+                lc.refused(entry)
+            raise
+        if lc is not None:
+            lc.replied(entry, reply)
+        return reply

@@ -200,3 +200,59 @@ def test_a_conditional_create_records_whether_it_wrote(store):
         sleeper.join()
     assert [e[2:] for e in tracker.drain()] == [["SET"]]
     client.delete("r1", "r2", "r3", "r4", "r5")
+
+
+def test_the_numbering_is_set_on_the_connection_itself(store):
+    """redis-py's calls of ``send_command`` and ``read_response`` reach the numbering directly: the
+    connection holds them (no method of the audited class runs), each around redis-py's own."""
+    from redis.connection import Connection
+
+    from leasecheck.harness.record.numbering import Reader, Sender
+
+    client = make_client(SendTracker("w4.s0"), store.host, store.port)
+    client.get("x")
+    conn = client.connection_pool.get_connection()
+    try:
+        assert type(vars(conn)["send_command"]) is Sender and type(vars(conn)["read_response"]) is Reader
+        assert conn.send_command.send.__func__ is Connection.send_command
+        assert conn.read_response.read.__func__ is Connection.read_response
+    finally:
+        client.connection_pool.release(conn)
+
+
+def test_a_class_before_the_audited_one_keeps_its_place_around_the_numbering(store):
+    """A connection class that overrides ``read_response`` ahead of the audited one (as the
+    Sentinel's turns a READONLY refusal into a disconnect and a ``ConnectionError``) still runs
+    around the numbering: the refusal reaches the numbering as the store's error first, so the
+    refused command gives its number back, and only then becomes the outer class's error."""
+    import redis as _redis
+    from redis.connection import Connection
+
+    from leasecheck.harness.record.connection import AuditedConnection
+
+    class Converting(Connection):
+        def read_response(self, *args, **kwargs):
+            try:
+                return super().read_response(*args, **kwargs)
+            except _redis.exceptions.OutOfMemoryError as e:
+                self.disconnect()
+                raise _redis.exceptions.ConnectionError("converted") from e
+
+    tracker = SendTracker("w5.s0")
+    client = make_client(tracker, store.host, store.port)
+    cls = client.connection_pool.connection_class
+    client.connection_pool.connection_class = type("Ordered", (Converting, cls), {})
+    assert issubclass(client.connection_pool.connection_class, AuditedConnection)
+    admin = _redis.Redis(host=store.host, port=store.port)
+    client.get("warm")
+    conn = client.connection_pool.get_connection()
+    try:
+        assert "read_response" not in vars(conn) and "send_command" in vars(conn)
+        admin.config_set("maxmemory", "1")
+        conn.send_command("SET", "oom", "x")
+        with pytest.raises(_redis.exceptions.ConnectionError, match="converted"):
+            conn.read_response()
+    finally:
+        admin.config_set("maxmemory", "0")
+        client.connection_pool.release(conn)
+    assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"]]
