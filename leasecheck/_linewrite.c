@@ -22,6 +22,10 @@
  *   then takes the lock, reserves more and writes the line its own way. With `clock` (a test's),
  *   t is clock() - t0.
  *
+ *   lines(lines, *values) -> t or None: `line` for each segments tuple of `lines` in turn, all
+ *   with the same values (bytes only), each stamped with its own clock read, under one hold of
+ *   the lock; t is the first's. None, nothing written, when they might not all fit.
+ *
  * Lock(): threading.Lock's acquire(), release() and `with` (a Sink is one), without their
  *   arguments parsed on every call: the slots' send trackers' lock.
  *
@@ -503,6 +507,85 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLongLong(t);
 }
 
+/* lines(lines, *values): several lines of one slot, one after the other, each line's segments a
+ * tuple in `lines` (a tuple), each written with the same values (bytes only) and stamped with its
+ * own clock read, all under one hold of the lock; returns the first line's time, or None, with
+ * nothing written, when they might not all fit (or unmapped). */
+static PyObject *
+sink_lines(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "lines(lines, *values): lines a non-empty tuple of segment tuples");
+        return NULL;
+    }
+    PyObject *lines = args[0];
+    Py_ssize_t nlines = PyTuple_GET_SIZE(lines), nvalues = nargs - 1;
+    long long values_length = 0, length = 0;
+    for (Py_ssize_t i = 0; i < nvalues; i++) {
+        if (!PyBytes_CheckExact(args[1 + i])) {
+            PyErr_Format(PyExc_TypeError, "lines: value %zd is %.80s, not bytes", i, Py_TYPE(args[1 + i])->tp_name);
+            return NULL;
+        }
+        values_length += PyBytes_GET_SIZE(args[1 + i]);
+    }
+    for (Py_ssize_t j = 0; j < nlines; j++) {
+        PyObject *segments = PyTuple_GET_ITEM(lines, j);
+        if (!PyTuple_CheckExact(segments) || PyTuple_GET_SIZE(segments) != nvalues + 2) {
+            PyErr_SetString(PyExc_ValueError, "lines: each line's segments a tuple of len(values) + 2 bytes");
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < nvalues + 2; i++) {
+            PyObject *seg = PyTuple_GET_ITEM(segments, i);
+            if (!PyBytes_CheckExact(seg)) {
+                PyErr_SetString(PyExc_TypeError, "lines: segments must be bytes");
+                return NULL;
+            }
+            length += PyBytes_GET_SIZE(seg);
+        }
+        length += values_length + DIGITS;   /* at most DIGITS digits of time each */
+    }
+    if (lock_take(&self->lk) < 0)
+        return NULL;
+    if (self->view.obj == NULL || self->pos < self->base || length > self->end - self->pos) {
+        lock_give(&self->lk);
+        Py_RETURN_NONE;
+    }
+    long long first_t = 0;
+    char *out = (char *)self->view.buf + (self->pos - self->base), *start = out;
+    for (Py_ssize_t j = 0; j < nlines; j++) {
+        long long t;
+        if (sink_now(self, &t) < 0) {   /* (a test's clock raised) the lines so far are kept */
+            self->pos += out - start;
+            lock_give(&self->lk);
+            return NULL;
+        }
+        if (j == 0)
+            first_t = t;
+        char digits[DIGITS];
+        char *first = decimal(t, digits);
+        PyObject *segments = PyTuple_GET_ITEM(lines, j);
+        PyObject *seg = PyTuple_GET_ITEM(segments, 0);
+        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+        out += PyBytes_GET_SIZE(seg);
+        memcpy(out, first, (size_t)(digits + DIGITS - first));
+        out += digits + DIGITS - first;
+        for (Py_ssize_t i = 0; i < nvalues; i++) {
+            seg = PyTuple_GET_ITEM(segments, i + 1);
+            memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+            out += PyBytes_GET_SIZE(seg);
+            PyObject *v = args[1 + i];
+            memcpy(out, PyBytes_AS_STRING(v), (size_t)PyBytes_GET_SIZE(v));
+            out += PyBytes_GET_SIZE(v);
+        }
+        seg = PyTuple_GET_ITEM(segments, nvalues + 1);
+        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+        out += PyBytes_GET_SIZE(seg);
+    }
+    self->pos += out - start;
+    lock_give(&self->lk);
+    return PyLong_FromLongLong(first_t);
+}
+
 static PyMemberDef sink_members[] = {
     {"pos", T_LONGLONG, offsetof(SinkObject, pos), 0, "the file offset of the next line"},
     {"t0", T_LONGLONG, offsetof(SinkObject, t0), 0, "the run's start, CLOCK_MONOTONIC ns"},
@@ -517,6 +600,9 @@ static PyMethodDef sink_methods[] = {
     {"line", (PyCFunction)(void (*)(void))sink_line, METH_FASTCALL,
      "line(segments, *values) -> the line's time, written at pos; None when it does not fit "
      "(or unmapped): nothing written"},
+    {"lines", (PyCFunction)(void (*)(void))sink_lines, METH_FASTCALL,
+     "lines(lines, *values) -> the first line's time: each of lines (segment tuples) written with "
+     "values, one after the other under one hold of the lock; None when they might not fit: nothing written"},
     {NULL, NULL, 0, NULL},
 };
 

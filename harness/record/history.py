@@ -321,6 +321,9 @@ _INVOKE_SEGMENTS: Final = _segments(INVOKE, "f", "attempt", "key")
 _DONE_SEGMENTS: Final = {kind: _segments(kind, "f", "attempt", "key", "value", "sent") for kind in (OK, FAIL)}
 _JOB_SEGMENTS: Final = {kind: _segments(kind, "attempt", "key") for kind in (JOB_START, EFFECT)}
 _JOB_END_SEGMENTS: Final = _segments(JOB_END, "attempt", "key", "aborted")
+# a job of no duration's three lines (``CallLines.instant_job``), its job_end's ``aborted`` false
+_INSTANT_JOB: Final = (_JOB_SEGMENTS[JOB_START], _JOB_SEGMENTS[EFFECT],
+                       _JOB_END_SEGMENTS[:-2] + (_JOB_END_SEGMENTS[-2] + b"false" + _JOB_END_SEGMENTS[-1],))
 _linewrite_sink: Final = _native_sink()
 _F: Final = {f: _json(f) for f in CALLS}
 _BOOL: Final = {True: b"true", False: b"false"}
@@ -340,12 +343,13 @@ class CallLines:
     and one helper taking each line's values as a tuple ran about 3,000 more instructions per
     operation, 1.3 %, by ``bench/instructions.py``.)"""
 
-    __slots__ = ("_w", "_process", "_p", "_keys", "_attempt", "_a", "_acquire", "_release", "_line")
+    __slots__ = ("_w", "_process", "_p", "_keys", "_attempt", "_a", "_acquire", "_release", "_line", "_lines")
 
     def __init__(self, writer: HistoryWriter, process: str):
         self._w, self._process, self._p = writer, process, _json(process)
         self._acquire, self._release = writer._lock.acquire, writer._lock.release
         self._line: Any = writer._sink.line if _linewrite_sink is not None else None
+        self._lines: Any = writer._sink.lines if _linewrite_sink is not None else None
         self._keys: dict[str, bytes] = {}
         self._attempt: str | None = None
         self._a = b""
@@ -432,6 +436,21 @@ class CallLines:
             w._tell()
         return t
 
+    def instant_job(self, attempt: str, key: str) -> None:
+        """A job of no duration, without a renewal or an effect of its own to write: its
+        ``job_start``, ``effect`` and ``job_end`` (not aborted), one after the other — compiled,
+        in one call of the writer's C sink (``lines``), else as ``job`` and ``job_end`` write them."""
+        many = self._lines
+        if many is not None:
+            if attempt is not self._attempt:
+                self._attempt, self._a = attempt, _dumps(attempt, option=_NSK)
+            k = self._keys.get(key) or self._key(key)
+            if many(_INSTANT_JOB, self._p, self._a, k) is not None:
+                return
+        self.job(JOB_START, attempt, key)
+        self.job(EFFECT, attempt, key)
+        self.job_end(attempt, key, False)
+
     def job_end(self, attempt: str, key: str, aborted: object) -> int:   # not a bool: through record()
         if type(aborted) is not bool:
             return self._w.record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)
@@ -472,6 +491,11 @@ class RecordedCalls(CallLines):
 
     def job(self, kind: str, attempt: str, key: str) -> int:
         return self._record(self._process, kind, attempt=attempt, key=key)
+
+    def instant_job(self, attempt: str, key: str) -> None:
+        self.job(JOB_START, attempt, key)
+        self.job(EFFECT, attempt, key)
+        self.job_end(attempt, key, False)
 
     def job_end(self, attempt: str, key: str, aborted: object) -> int:
         return self._record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)

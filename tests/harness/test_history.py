@@ -200,6 +200,41 @@ def test_a_slots_call_lines_are_the_bytes_record_writes(tmp_path, monkeypatch):
     assert [json.loads(line)["time"] for line in written] == [i * 1000 for i in range(90)]
 
 
+def test_a_job_of_no_duration_is_the_three_lines_record_writes(tmp_path, monkeypatch):
+    # CallLines.instant_job (compiled: one call of the C sink's ``lines``) writes a job of no
+    # duration's job_start, effect and job_end byte for byte as record() writes them, each line
+    # stamped with its own clock read; a writer whose reservation is used up takes them one by one
+    import itertools
+
+    from leasecheck.harness.record import history as history_module
+    out = {}
+    for side in ("record", "instant", "instant-remapped"):
+        ticks = itertools.count()
+        monkeypatch.setattr(history_module, "_clock", lambda: next(ticks) * 1000)
+        if side == "instant-remapped":
+            monkeypatch.setattr(history_module, "RESERVE", 64)    # every few lines past the reservation
+        h = HistoryWriter(tmp_path / f"{side}.jsonl", t0_ns=0)
+        for process in ("w0.s1", 'w"1.s%d\\', "wé.s0"):
+            lines = h.calls(process)
+            for n, key in enumerate(("job:1", 'k"ey%s\\\n', "clé")):
+                attempt = f"{process}.{n}"
+                if side == "record":
+                    for kind, fields in (("job_start", {}), ("effect", {}), ("job_end", {"aborted": False})):
+                        h.record(process, kind, attempt=attempt, key=key, **fields)
+                else:
+                    lines.instant_job(attempt, key)
+        h.close()
+        out[side] = (tmp_path / f"{side}.jsonl").read_bytes()
+    assert out["instant"] == out["record"]
+    written = [json.loads(line) for line in out["record"].splitlines()]
+    # (a line that did not fit has read the clock once more: the times differ, nothing else)
+    remapped = [json.loads(line) for line in out["instant-remapped"].splitlines()]
+    assert [{**e, "time": 0} for e in remapped] == [{**e, "time": 0} for e in written]
+    assert all(a["time"] < b["time"] for a, b in zip(remapped, remapped[1:]))
+    assert [e["type"] for e in written[:3]] == ["job_start", "effect", "job_end"]
+    assert [e["time"] for e in written] == [i * 1000 for i in range(27)]
+
+
 def test_the_c_line_writer_comes_with_the_compiled_history_writer():
     # compiled, the history writer stamps and formats a slot's lines with leasecheck._linewrite's
     # Sink (built with it, setup.py), whose lock is the writer's; run as Python, it formats them
@@ -262,6 +297,39 @@ def test_the_c_line_writer_writes_what_the_templates_format():
     sink.pos = 150                                                      # before base (a bad pos): nothing
     sink.map(bytearray(100), 200, 300)
     assert sink.line(segments, b"a", b"b", b"c", b"d") is None
+
+
+def test_the_c_sinks_lines_are_its_line_one_after_the_other():
+    from leasecheck.harness.record import history as history_module
+    Sink = _sink_or_skip_check()
+    if Sink is None:
+        return
+    ticks, ticks2 = iter(range(10 ** 6, 10 ** 7, 7)), iter(range(10 ** 6, 10 ** 7, 7))
+    one, many = Sink(0, lambda: next(ticks)), Sink(0, lambda: next(ticks2))
+    values = (b'"w0.s1"', b'"w0.s1.4"', b'"job:7"')
+    a, b = bytearray(800), bytearray(800)
+    one.map(a, 0, 800)
+    many.map(b, 0, 800)
+    first = [one.line(segments, *values) for segments in history_module._INSTANT_JOB]
+    assert many.lines(history_module._INSTANT_JOB, *values) == first[0] == 10 ** 6
+    assert bytes(a) == bytes(b) and many.pos == one.pos > 0
+    assert [json.loads(line)["time"] for line in bytes(b[:many.pos]).splitlines()] == first == [10 ** 6 + 7 * i
+                                                                                              for i in range(3)]
+    # when the three might not fit, nothing is written and the writer takes them one by one
+    short = bytearray(800)
+    many.map(short, 0, one.pos + 10)
+    many.pos = 0
+    assert many.lines(history_module._INSTANT_JOB, *values) is None and many.pos == 0 and set(short) == {0}
+    many.map(None)
+    assert many.lines(history_module._INSTANT_JOB, *values) is None
+    many.map(bytearray(800), 0, 800)
+    with pytest.raises(TypeError):
+        many.lines(history_module._INSTANT_JOB, b"a", "not bytes", b"c")
+    with pytest.raises(ValueError):
+        many.lines(history_module._INSTANT_JOB, b"a", b"b")      # a value short
+    with pytest.raises(TypeError):
+        many.lines(())
+    assert not many.locked() and many.pos == 0
 
 
 def test_a_slots_line_waits_for_the_writers_lock_and_is_stamped_after(tmp_path):
