@@ -17,7 +17,7 @@ lease operations per second over the redis-py path's (the store's count over the
 window), and ``wire_cpu_ratio``: the redis-py path's CPU per operation over the wire path's.
 
 With ``--baseline DIR`` it also runs the harness from another checkout (``git archive main |
-tar -x -C DIR``, then ``python setup.py build_ext --inplace`` there) right after this one's, against
+tar -x -C DIR``, then ``python setup.py build_ext --inplace`` there) beside this one's, against
 the same floors, and prints a summary line for it (``"of"``): a before and after in one invocation.
 Every line says which build of the hot modules each side runs (``build``, ``baseline_build``:
 ``compiled`` or ``pure-python``), and it stops before measuring when the two differ: a copy whose
@@ -45,6 +45,12 @@ and their median (``ratio_median``, ``cpu_ratio_median``). Each line also gives 
 nice value of this session's scheduling group (``/proc/self/autogroup``): the floor's processes run
 in it and the harness's workers each in a group of their own, so anything but 0 weighs one side
 against the other, and the script warns.
+
+Every other round (with ``--repeat`` 2 or more) runs its measurements in the reverse order: the
+harness first and the floor last, and with ``--baseline`` the other checkout's harness before this
+one's. Each line says its ``round`` and its ``place`` in it (0 first). Which run comes right after
+which moves a harness run by about 5 % (bench/RESULTS.md, "fifteenth session"), so alternating keeps
+that out of the comparison of the sides' best runs and of the pairs' medians.
 
 With ``--floor-sessions`` each floor loop starts a session of its own (``os.setsid``), as the
 harness starts each worker; each floor line says how many loops led one (``loops_in_own_session``).
@@ -270,7 +276,7 @@ def main() -> None:
                          "(bench/wire_lease.py's class: one client per slot, the default, or per attempt)")
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run the harness from another checkout (git archive of main, say), "
-                         "right after this one's, and print its ratios too")
+                         "beside this one's (right after it; before it every other round), and print its ratios too")
     ap.add_argument("--redlock", type=int, default=0, metavar="N",
                     help="also run the redlock lease on N masters and compare it with the single-store run")
     a = ap.parse_args()
@@ -301,19 +307,23 @@ def main() -> None:
                **builds, "group_nice": nice}
     for workers in counts:
         floors, harnesses, wires, baselines = [], [], [], []
-        for _ in range(a.repeat):
+        for i in range(a.repeat):
+            steps = []
             if a.plain:
-                print(json.dumps({**measure_bare(workers, a.keys, a.seconds, False), **machine}), flush=True)
-            floors.append(measure_bare(workers, a.keys, a.seconds, True, a.floor_sessions))
-            print(json.dumps({**floors[-1], **machine}), flush=True)
-            harnesses.append(measure_harness(workers, a.keys, a.seconds))
-            print(json.dumps({**harnesses[-1], **machine}), flush=True)
+                steps.append(lambda: measure_bare(workers, a.keys, a.seconds, False))
+            steps.append(lambda: floors.append(measure_bare(workers, a.keys, a.seconds, True, a.floor_sessions))
+                         or floors[-1])
+            steps.append(lambda: harnesses.append(measure_harness(workers, a.keys, a.seconds)) or harnesses[-1])
             if a.baseline is not None:
-                baselines.append(measure_harness(workers, a.keys, a.seconds, root=a.baseline.resolve()))
-                print(json.dumps({**baselines[-1], **machine}), flush=True)
+                steps.append(lambda: baselines.append(measure_harness(workers, a.keys, a.seconds,
+                                                                      root=a.baseline.resolve())) or baselines[-1])
             if a.wire:
-                wires.append(measure_harness(workers, a.keys, a.seconds, wire=a.wire))
-                print(json.dumps({**wires[-1], **machine}), flush=True)
+                steps.append(lambda: wires.append(measure_harness(workers, a.keys, a.seconds, wire=a.wire)) or wires[-1])
+            # Every other round runs in the reverse order, so that no side always takes the same
+            # place: a harness run right after the floor's ran about 5 % slower than one right after
+            # another harness run (bench/RESULTS.md, "fifteenth session").
+            for place, step in enumerate(reversed(steps) if i % 2 else steps):
+                print(json.dumps({**step(), "round": i, "place": place, **machine}), flush=True)
         print(json.dumps({**summarize(workers, floors, harnesses), **machine}), flush=True)
         if baselines:
             print(json.dumps({**summarize(workers, floors, baselines), "of": f"the harness from {a.baseline}",

@@ -33,6 +33,22 @@ def test_the_throughput_bench_prints_the_wire_ratio():
     assert summary["wire_cpu_ratio"] == round(py["cpu_ms_per_kop"] / wire["cpu_ms_per_kop"], 3)
 
 
+def test_every_other_round_of_the_throughput_bench_runs_in_the_reverse_order():
+    # no side always runs right after the same other one: round 0 measures the floor, then the
+    # harness; round 1 the harness, then the floor; the summary pairs each round's two
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "1", "--seconds", "3", "--repeat", "2"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    runs = [(line["round"], line["place"], line["what"].split(" (")[0]) for line in lines if "what" in line]
+    assert runs == [(0, 0, "bare redis-py loop + MONITOR reader"), (0, 1, "leasecheck run"),
+                    (1, 0, "leasecheck run"), (1, 1, "bare redis-py loop + MONITOR reader")]
+    summary = lines[-1]
+    ratios = sorted(round(h["window_ops_per_s"] / f["window_ops_per_s"], 3)
+                    for f, h in ((lines[0], lines[1]), (lines[3], lines[2])))
+    assert summary["ratio_range"] == ratios
+
+
 def _copy(tmp_path: Path, name: str) -> Path:
     """The package and its three halves, compiled extensions included, as another checkout."""
     import shutil
