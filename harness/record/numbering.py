@@ -117,6 +117,11 @@ def _new_lock() -> Any:
 
 def _has_get(args: Any) -> bool:
     """SET ... GET replies with the old value, not with whether it wrote."""
+    # (typed a tuple, what redis-py sends, its arguments are read without a generic index each)
+    return _tuple_has_get(args if type(args) is tuple else tuple(args))
+
+
+def _tuple_has_get(args: tuple) -> bool:
     for i in range(3, len(args)):
         a = args[i]
         if (type(a) is str or type(a) is bytes) and len(a) == 3 and a.upper() in ("GET", b"GET"):
@@ -220,7 +225,9 @@ class Sender:
         conn = self.conn
         if conn._sock is None:   # redis-py's ``is_connected``, without a property's frame
             conn.connect()
-        lc = conn._lc            # None during the handshake (before the marker): not numbered
+        # None during the handshake (before the marker): not numbered. (Typed, so the call below
+        # is a native one, not through the method's Python wrapper.)
+        lc: Numbering | None = conn._lc
         if lc is not None:
             lc.number(args)
         return self.send(*args, **kwargs)

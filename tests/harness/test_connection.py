@@ -256,3 +256,14 @@ def test_a_class_before_the_audited_one_keeps_its_place_around_the_numbering(sto
         admin.config_set("maxmemory", "0")
         client.connection_pool.release(conn)
     assert [e[1:] for e in tracker.drain()] == [[0, "GET"], [None, "SET"]]
+
+
+def test_a_set_with_get_is_told_in_any_case_from_a_tuple_or_a_list():
+    from leasecheck.harness.record.numbering import _has_get
+
+    for args in (("SET", "k", "v", "GET"), ("SET", "k", "v", "NX", "get"), ("SET", b"k", b"v", b"Get"),
+                 ["SET", "k", "v", "PX", 10, "GET"], ["set", "k", "v", b"GET"]):
+        assert _has_get(args), args
+    for args in (("SET", "k", "GET"), ("SET", "k", "v", "NX", "PX", 1000), ["SET", "k", "v", "NX", "GETX"],
+                 ("SET", "k", "v", 123)):
+        assert not _has_get(args), args
