@@ -60,9 +60,13 @@ class Slot:
     thread: int = field(default=0, init=False)   # the ident of the thread running the slot (set by run)
     # the slot's own events, each line formatted from parts encoded once (``CallLines``)
     _lines: CallLines = field(init=False, repr=False)
+    # the record's enter and leave, bound once (a call of either is then not a look-up by name too)
+    _enter: Callable = field(init=False, repr=False)
+    _leave: Callable = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._lines = calls_of(self.history, self.process)
+        self._enter, self._leave = self.record.enter, self.record.leave
 
     def run(self) -> None:
         # Separate streams, so timing (how many acquires fail) never shifts the other draws:
@@ -204,18 +208,18 @@ class Slot:
 
     def _call(self, fn, f: str, attempt: str, key: str):
         """Run one lease call between an invocation and a completion; None when it raised."""
-        lines, tracker, record = self._lines, self.tracker, self.record
+        lines, tracker, leave = self._lines, self.tracker, self._leave
         invoked = lines.invoke(f, attempt, key)
         self._last = tracker.begin(attempt, f, key, invoked)     # closed by the drain of its completion
-        record.enter(code(f))
+        self._enter(code(f))
         try:
             value = bool(fn())
         except Exception as e:
-            record.leave(outcome(f, None))
+            leave(outcome(f, None))
             self.history.record(self.process, INFO, f=f, attempt=attempt, key=key, error=_describe(e),
                                 sent=tracker.drain())
             return None
-        record.leave(outcome(f, value))
+        leave(outcome(f, value))
         lines.done(FAIL if (f == ACQUIRE and not value) else OK, f, attempt, key, value, tracker.drain())
         return value
 
