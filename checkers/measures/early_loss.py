@@ -178,7 +178,7 @@ def _claim_at(mine: list[Claim] | None, at: int, theirs: list[Claim] | None) -> 
     return best
 
 
-def _cause(claim: Claim, ttl_ms: float, renewal: int | None = None) -> str | None:
+def _cause(claim: Claim, ttl_ms: float, renewal: int | None) -> str | None:
     """The cause from the claim's fate (and `renewal`, the op index of the renewal the holder's
     deadline runs from, None for its create); "foreign" and "none" are judged elsewhere; None:
     unknown."""
