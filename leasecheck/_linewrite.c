@@ -418,6 +418,49 @@ sink_map(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The bytes of `segments`, which must be a tuple of `nvalues` + 2 bytes objects, added to `*length`;
+ * -1 with an exception set (naming `who`) when they are not. */
+static int
+segments_length(PyObject *segments, Py_ssize_t nvalues, long long *length, const char *who)
+{
+    if (!PyTuple_CheckExact(segments) || PyTuple_GET_SIZE(segments) != nvalues + 2) {
+        PyErr_Format(PyExc_ValueError, "%s: segments must be a tuple of len(values) + 2 bytes", who);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nvalues + 2; i++) {
+        PyObject *seg = PyTuple_GET_ITEM(segments, i);
+        if (!PyBytes_CheckExact(seg)) {
+            PyErr_Format(PyExc_TypeError, "%s: segments must be bytes", who);
+            return -1;
+        }
+        *length += PyBytes_GET_SIZE(seg);
+    }
+    return 0;
+}
+
+/* One line at `out`: segments[0], the time's digits, then each value after its segment, and the
+ * last segment; returns where the line ends. (value i: `size[i]` bytes at `at[i]`) */
+static char *
+put_line(char *out, PyObject *segments, const char *digits, Py_ssize_t ndigits,
+         const char *const *at, const Py_ssize_t *size, Py_ssize_t nvalues)
+{
+    PyObject *seg = PyTuple_GET_ITEM(segments, 0);
+    memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+    out += PyBytes_GET_SIZE(seg);
+    memcpy(out, digits, (size_t)ndigits);
+    out += ndigits;
+    for (Py_ssize_t i = 0; i < nvalues; i++) {
+        seg = PyTuple_GET_ITEM(segments, i + 1);
+        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+        out += PyBytes_GET_SIZE(seg);
+        memcpy(out, at[i], (size_t)size[i]);
+        out += size[i];
+    }
+    seg = PyTuple_GET_ITEM(segments, nvalues + 1);
+    memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+    return out + PyBytes_GET_SIZE(seg);
+}
+
 static PyObject *
 sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -427,19 +470,13 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *segments = args[0];
     Py_ssize_t nvalues = nargs - 1;
-    if (!PyTuple_CheckExact(segments) || PyTuple_GET_SIZE(segments) != nvalues + 2 || nvalues > MAX_VALUES) {
+    if (nvalues > MAX_VALUES) {
         PyErr_SetString(PyExc_ValueError, "line: segments must be a tuple of len(values) + 2 bytes");
         return NULL;
     }
     long long length = 0;
-    for (Py_ssize_t i = 0; i < nvalues + 2; i++) {
-        PyObject *seg = PyTuple_GET_ITEM(segments, i);
-        if (!PyBytes_CheckExact(seg)) {
-            PyErr_SetString(PyExc_TypeError, "line: segments must be bytes");
-            return NULL;
-        }
-        length += PyBytes_GET_SIZE(seg);
-    }
+    if (segments_length(segments, nvalues, &length, "line") < 0)
+        return NULL;
     /* each value: bytes as they are, a list or tuple as JSON (into scratch, before the lock) */
     Scratch scratch = {.len = 0, .cap = sizeof scratch.stack};
     scratch.p = scratch.stack;
@@ -485,22 +522,10 @@ sink_line(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
         scratch_free(&scratch);
         Py_RETURN_NONE;
     }
-    char *out = (char *)self->view.buf + (self->pos - self->base);
-    PyObject *seg = PyTuple_GET_ITEM(segments, 0);
-    memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
-    out += PyBytes_GET_SIZE(seg);
-    memcpy(out, first, (size_t)ndigits);
-    out += ndigits;
-    for (Py_ssize_t i = 0; i < nvalues; i++) {
-        seg = PyTuple_GET_ITEM(segments, i + 1);
-        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
-        out += PyBytes_GET_SIZE(seg);
-        PyObject *v = args[1 + i];
-        memcpy(out, PyBytes_CheckExact(v) ? PyBytes_AS_STRING(v) : scratch.p + from[i], (size_t)size[i]);
-        out += size[i];
-    }
-    seg = PyTuple_GET_ITEM(segments, nvalues + 1);
-    memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
+    const char *at[MAX_VALUES];
+    for (Py_ssize_t i = 0; i < nvalues; i++)
+        at[i] = PyBytes_CheckExact(args[1 + i]) ? PyBytes_AS_STRING(args[1 + i]) : scratch.p + from[i];
+    put_line((char *)self->view.buf + (self->pos - self->base), segments, first, ndigits, at, size, nvalues);
     self->pos += length;
     lock_give(&self->lk);
     scratch_free(&scratch);
@@ -520,28 +545,25 @@ sink_lines(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *lines = args[0];
     Py_ssize_t nlines = PyTuple_GET_SIZE(lines), nvalues = nargs - 1;
+    if (nvalues > MAX_VALUES) {
+        PyErr_SetString(PyExc_ValueError, "lines: segments must be a tuple of len(values) + 2 bytes");
+        return NULL;
+    }
+    const char *at[MAX_VALUES];
+    Py_ssize_t size[MAX_VALUES];
     long long values_length = 0, length = 0;
     for (Py_ssize_t i = 0; i < nvalues; i++) {
         if (!PyBytes_CheckExact(args[1 + i])) {
             PyErr_Format(PyExc_TypeError, "lines: value %zd is %.80s, not bytes", i, Py_TYPE(args[1 + i])->tp_name);
             return NULL;
         }
-        values_length += PyBytes_GET_SIZE(args[1 + i]);
+        at[i] = PyBytes_AS_STRING(args[1 + i]);
+        size[i] = PyBytes_GET_SIZE(args[1 + i]);
+        values_length += size[i];
     }
     for (Py_ssize_t j = 0; j < nlines; j++) {
-        PyObject *segments = PyTuple_GET_ITEM(lines, j);
-        if (!PyTuple_CheckExact(segments) || PyTuple_GET_SIZE(segments) != nvalues + 2) {
-            PyErr_SetString(PyExc_ValueError, "lines: each line's segments a tuple of len(values) + 2 bytes");
+        if (segments_length(PyTuple_GET_ITEM(lines, j), nvalues, &length, "lines") < 0)
             return NULL;
-        }
-        for (Py_ssize_t i = 0; i < nvalues + 2; i++) {
-            PyObject *seg = PyTuple_GET_ITEM(segments, i);
-            if (!PyBytes_CheckExact(seg)) {
-                PyErr_SetString(PyExc_TypeError, "lines: segments must be bytes");
-                return NULL;
-            }
-            length += PyBytes_GET_SIZE(seg);
-        }
         length += values_length + DIGITS;   /* at most DIGITS digits of time each */
     }
     if (lock_take(&self->lk) < 0)
@@ -563,23 +585,7 @@ sink_lines(SinkObject *self, PyObject *const *args, Py_ssize_t nargs)
             first_t = t;
         char digits[DIGITS];
         char *first = decimal(t, digits);
-        PyObject *segments = PyTuple_GET_ITEM(lines, j);
-        PyObject *seg = PyTuple_GET_ITEM(segments, 0);
-        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
-        out += PyBytes_GET_SIZE(seg);
-        memcpy(out, first, (size_t)(digits + DIGITS - first));
-        out += digits + DIGITS - first;
-        for (Py_ssize_t i = 0; i < nvalues; i++) {
-            seg = PyTuple_GET_ITEM(segments, i + 1);
-            memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
-            out += PyBytes_GET_SIZE(seg);
-            PyObject *v = args[1 + i];
-            memcpy(out, PyBytes_AS_STRING(v), (size_t)PyBytes_GET_SIZE(v));
-            out += PyBytes_GET_SIZE(v);
-        }
-        seg = PyTuple_GET_ITEM(segments, nvalues + 1);
-        memcpy(out, PyBytes_AS_STRING(seg), (size_t)PyBytes_GET_SIZE(seg));
-        out += PyBytes_GET_SIZE(seg);
+        out = put_line(out, PyTuple_GET_ITEM(lines, j), first, digits + DIGITS - first, at, size, nvalues);
     }
     self->pos += out - start;
     lock_give(&self->lk);
