@@ -133,7 +133,6 @@ class AuditedConnection(Connection):
         return super().pack_commands(commands)
 
 
-
 def _client_kwargs(socket_timeout: float | None, retries: int | None) -> dict:
     """redis-py's own defaults unless the run sets a client timeout or a retry count."""
     kwargs = {}

@@ -482,6 +482,7 @@ class RecordedCalls(CallLines):
 
     def __init__(self, record, process: str):   # no writer: each method goes through ``record``
         self._record, self._process = record, process
+        self._lines = None      # (``instant_job``: as ``job`` and ``job_end`` write them)
 
     def invoke(self, f: str, attempt: str, key: str) -> int:
         return self._record(self._process, INVOKE, f=f, attempt=attempt, key=key)
@@ -491,11 +492,6 @@ class RecordedCalls(CallLines):
 
     def job(self, kind: str, attempt: str, key: str) -> int:
         return self._record(self._process, kind, attempt=attempt, key=key)
-
-    def instant_job(self, attempt: str, key: str) -> None:
-        self.job(JOB_START, attempt, key)
-        self.job(EFFECT, attempt, key)
-        self.job_end(attempt, key, False)
 
     def job_end(self, attempt: str, key: str, aborted: object) -> int:
         return self._record(self._process, JOB_END, attempt=attempt, key=key, aborted=aborted)
