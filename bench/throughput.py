@@ -76,6 +76,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -308,22 +309,24 @@ def main() -> None:
     for workers in counts:
         floors, harnesses, wires, baselines = [], [], [], []
         for i in range(a.repeat):
-            steps = []
+            # each step: the list its measurement joins (None: printed only), and the measurement
+            steps: list[tuple[list | None, Callable[[], dict]]] = []
             if a.plain:
-                steps.append(lambda: measure_bare(workers, a.keys, a.seconds, False))
-            steps.append(lambda: floors.append(measure_bare(workers, a.keys, a.seconds, True, a.floor_sessions))
-                         or floors[-1])
-            steps.append(lambda: harnesses.append(measure_harness(workers, a.keys, a.seconds)) or harnesses[-1])
+                steps.append((None, lambda: measure_bare(workers, a.keys, a.seconds, False)))
+            steps.append((floors, lambda: measure_bare(workers, a.keys, a.seconds, True, a.floor_sessions)))
+            steps.append((harnesses, lambda: measure_harness(workers, a.keys, a.seconds)))
             if a.baseline is not None:
-                steps.append(lambda: baselines.append(measure_harness(workers, a.keys, a.seconds,
-                                                                      root=a.baseline.resolve())) or baselines[-1])
+                steps.append((baselines, lambda: measure_harness(workers, a.keys, a.seconds, root=a.baseline.resolve())))
             if a.wire:
-                steps.append(lambda: wires.append(measure_harness(workers, a.keys, a.seconds, wire=a.wire)) or wires[-1])
+                steps.append((wires, lambda: measure_harness(workers, a.keys, a.seconds, wire=a.wire)))
             # Every other round runs in the reverse order, so that no side always takes the same
             # place: a harness run right after the floor's ran about 5 % slower than one right after
             # another harness run (bench/RESULTS.md, "fifteenth session").
-            for place, step in enumerate(reversed(steps) if i % 2 else steps):
-                print(json.dumps({**step(), "round": i, "place": place, **machine}), flush=True)
+            for place, (into, measure) in enumerate(reversed(steps) if i % 2 else steps):
+                measured = measure()
+                if into is not None:
+                    into.append(measured)
+                print(json.dumps({**measured, "round": i, "place": place, **machine}), flush=True)
         print(json.dumps({**summarize(workers, floors, harnesses), **machine}), flush=True)
         if baselines:
             print(json.dumps({**summarize(workers, floors, baselines), "of": f"the harness from {a.baseline}",
