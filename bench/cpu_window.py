@@ -146,11 +146,12 @@ def _role(pid: int, roles: dict[int, str]) -> str:
     return "store" if b"redis-server" in cmd else "workers" if b"leasecheck.harness.run.worker" in cmd else "other"
 
 
-def _machine_ticks() -> tuple[int, int]:
-    """(idle + iowait, all) clock ticks of every CPU so far (the first line of ``/proc/stat``)."""
+def _machine_ticks() -> tuple[int, int, int]:
+    """(idle + iowait, steal, all) clock ticks of every CPU so far (the first line of ``/proc/stat``;
+    steal: time the hypervisor ran something else while one of this machine's CPUs had work)."""
     with open("/proc/stat") as f:
         ticks = [int(x) for x in f.readline().split()[1:9]]   # user nice system idle iowait irq softirq steal
-    return ticks[3] + ticks[4], sum(ticks)
+    return ticks[3] + ticks[4], ticks[7], sum(ticks)
 
 
 def _run_queue_wait_ns(pid: int) -> int:
@@ -176,7 +177,8 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     "store", "workers" or "other" by their command line), in total and by role (processes that appear during the
     window count from zero, ones that end are missed: keep the window inside the steady state).
     Also what makes wall clock and CPU disagree: ``idle_share``, the share of every CPU's time the
-    machine spent idle (``/proc/stat``), and ``store_wait_share``, the share of the window the
+    machine spent idle (``/proc/stat``), ``steal_share``, the share the hypervisor ran something
+    else while a CPU had work, and ``store_wait_share``, the share of the window the
     store spent runnable but waiting for a CPU (``/proc/PID/schedstat``). And, per role and per
     1,000 operations, where that CPU went (``per_kop_by_role``: ``user_ms`` and ``system_ms``,
     ``switches`` — the times a thread slept — and ``preempted`` — the times one was taken off a
@@ -192,11 +194,11 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     cpu0 = {pid: _cpu_s(pid) for pid in pids}
     count0 = {pid: counters(pid) for pid in pids}
     wait0 = sum(_run_queue_wait_ns(pid) for pid in stores)
-    idle0, all0 = _machine_ticks()
+    idle0, steal0, all0 = _machine_ticks()
     ops0, t0 = store_ops(client), time.monotonic()
     time.sleep(window_s)
     ops1, t1 = store_ops(client), time.monotonic()
-    idle1, all1 = _machine_ticks()
+    idle1, steal1, all1 = _machine_ticks()
     wait1 = sum(_run_queue_wait_ns(pid) for pid in stores)
     by_role: dict[str, float] = {}
     counted: dict[str, list[int]] = {}
@@ -213,6 +215,7 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
             # the CPUs' idle share over the window (the whole machine), and the share of the window
             # the store spent runnable but waiting for a CPU
             "idle_share": round((idle1 - idle0) / (all1 - all0), 3) if all1 > all0 else None,
+            "steal_share": round((steal1 - steal0) / (all1 - all0), 3) if all1 > all0 else None,
             "store_wait_share": round((wait1 - wait0) / 1e9 / (t1 - t0), 3) if stores else None,
             "window_ops_per_s": round(ops / (t1 - t0)),
             "cpu_s": round(cpu, 2), "cpu_ms_per_kop": round(1e6 * cpu / ops, 1) if ops else None,

@@ -2,6 +2,7 @@
 workers are: where the workers' CPU per operation goes once many processes share two cores.
 
     python bench/forked_loops.py --processes 64 [--seconds 10] [--repeat 2] [--modes bare,slot,...]
+    python bench/forked_loops.py --processes 64 --seconds 7 --repeat 6 --modes bare,slot,worker --beside
 
 This process imports what the fork server imports (``leasecheck.harness.run.worker`` and the
 ``token-cas`` lease), starts a store and a ``MONITOR`` reader, freezes its objects out of the
@@ -35,6 +36,18 @@ one more part of the worker's recording left out, so the differences are what ea
   server and the harness around it.
 - ``bare-lease``: the bare loop building the ``token-cas`` lease for each attempt and calling its
   ``acquire`` and ``release`` (what the lease's own Python code adds to the bare loop's).
+
+With ``--beside``, each mode after the first runs side by side with the first, in one window:
+``--processes`` / 2 loops of each, started one of each in turn, each side against a store (and a
+``MONITOR`` reader) of its own, so that the store's count of operations is that side's. Both sides
+share the machine's state of the moment (its other tenants, how the scheduler has placed the
+processes), which moves a loop's CPU per operation by a third within a minute with 64 processes on
+two cores, and two runs one after the other do not: the ratio of the two sides' CPU per operation
+(``ratio``, the mode's over the first's) is then what the mode adds (the first mode beside itself
+reads 0.94–1.04; bench/RESULTS.md, "sixteenth session"). Every other round starts the other side
+first. Printed per round: each side's CPU per 1,000 operations (``first_cpu_ms_per_kop``,
+``beside_cpu_ms_per_kop``) and operations, which side started first, and the ratio; then per mode
+the median ratio (``ratio_median``) and its range.
 
 For each mode: the loops' CPU (``/proc/PID/stat``) per 1,000 store operations (``SET`` +
 ``EVALSHA``, ``INFO commandstats``) over a window of the steady state, the loops' scheduler runs
@@ -252,6 +265,86 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
             "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
+def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
+                   round_: int) -> dict:
+    """``processes`` / 2 loops of ``first`` and as many of ``mode``, started one of each in turn (the
+    other side first in odd rounds), each side against its own store (``sides``: a directory and a
+    store port each): each side's CPU and operations over one window."""
+    half = processes // 2
+    for (d, port), m in zip(sides, (first, mode)):
+        if m == "worker":
+            _worker_run(d / WORKER_RUN, port, keys, seconds, half)
+        if m == "shared-board":
+            SlotBoard(d / SHARED_BOARD, half, 1, create=True).close()
+    order = (0, 1) if round_ % 2 == 0 else (1, 0)
+    procs: list[tuple[int, mp.Process]] = []
+    for i in range(half):
+        for side in order:
+            d, port = sides[side]
+            m = (first, mode)[side]
+            procs.append((side, mp.Process(target=_child, args=(m, port, str(d), keys, seconds, False, i, half))))
+    for _, p in procs:
+        p.start()
+    clients = [redis.Redis(port=port) for _, port in sides]
+    warmup = min(3.0, seconds * 0.3)
+    window = max(1.0, seconds - warmup - 1.5)
+    time.sleep(warmup)
+
+    def sample() -> tuple[list[float], list[int]]:
+        cpu = [0.0, 0.0]
+        for side, p in procs:
+            cpu[side] += _cpu_s(p.pid)
+        return cpu, [store_ops(c) for c in clients]
+    (cpu0, ops0), t0 = sample(), time.monotonic()
+    time.sleep(window)
+    (cpu1, ops1), t1 = sample(), time.monotonic()
+    for _, p in procs:
+        p.join()
+    ops = [max(1, b - a) for a, b in zip(ops0, ops1)]
+    per_kop = [round(1e6 * (cpu1[i] - cpu0[i]) / ops[i], 1) for i in (0, 1)]
+    return {"mode": mode, "beside": first, "processes": processes, "round": round_, "first_started": ("first", "beside")[order[0]],
+            "window_s": round(t1 - t0, 2), "first_ops": ops[0], "beside_ops": ops[1],
+            "first_cpu_ms_per_kop": per_kop[0], "beside_cpu_ms_per_kop": per_kop[1],
+            "ratio": round(per_kop[1] / per_kop[0], 3), "load_avg_1m": round(os.getloadavg()[0], 1)}
+
+
+def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str, machine: str) -> None:
+    """``--beside``: each mode after the first beside the first (``measure_beside``), ``--repeat``
+    rounds each, then its median ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sides, stores, monitors, stop = [], [], [], mp.Event()
+        try:
+            for name in ("a", "b"):
+                d = Path(tmp) / name
+                d.mkdir()
+                store = EmbeddedStore(default_store_bin(), d)
+                stores.append(store)
+                store.start()
+                mon = mp.Process(target=monitor, args=(store.host, store.port, str(d / "audit.log"), stop))
+                monitors.append(mon)
+                mon.start()
+                sides.append((d, store.port))
+            time.sleep(0.5)
+            gc.collect()
+            gc.freeze()
+            for mode in modes[1:]:
+                ratios = []
+                for r in range(a.repeat):
+                    got = measure_beside(modes[0], mode, a.processes, a.seconds, keys, sides, r)
+                    ratios.append(got["ratio"])
+                    print(json.dumps({**got, "build": build, "machine": machine}), flush=True)
+                print(json.dumps({"mode": mode, "beside": modes[0], "processes": a.processes, "repeat": a.repeat,
+                                  "ratio_median": round(statistics.median(ratios), 3),
+                                  "ratio_range": [min(ratios), max(ratios)], "build": build, "machine": machine}),
+                      flush=True)
+        finally:
+            stop.set()
+            for mon in monitors:
+                mon.join(10)
+            for store in stores:
+                store.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--processes", type=int, default=64)
@@ -262,15 +355,23 @@ def main() -> None:
                     help=f"comma-separated, of {', '.join(MODES)}")
     ap.add_argument("--sessions", action="store_true",
                     help="each loop in a session of its own (os.setsid), as the harness starts its workers")
+    ap.add_argument("--beside", action="store_true",
+                    help="run each mode after the first side by side with the first, half the processes each")
     a = ap.parse_args()
     modes = a.modes.split(",")
     if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
         ap.exit(64, f"error: modes of {', '.join(MODES)}; --processes >= 1, --seconds >= 5, --repeat >= 1\n")
+    if a.beside and (a.processes < 2 or a.processes % 2 or len(modes) < 2 or a.sessions):
+        ap.exit(64, "error: --beside takes an even --processes (half each side), two modes or more (the first "
+                    "is run beside each other one), and no --sessions\n")
     keys = [f"bench:job:{i}" for i in range(a.keys)]
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     # which build of the hot modules this process runs (a copy whose extensions are older than its
     # sources runs the pure-Python ones: leasecheck._pure): compare modes and checkouts of one build
     build = "compiled" if claim_loop_module.__file__.endswith(".so") else "pure-python"
+    if a.beside:
+        beside(a, modes, keys, build, machine)
+        return
     results: dict[str, list[dict]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)

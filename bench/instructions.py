@@ -94,7 +94,7 @@ def functions(first: Path, second: Path) -> dict[str, int]:
     diff = first.with_suffix(".diff")
     with open(diff, "w") as f:
         subprocess.run(["cg_diff", str(first), str(second)], stdout=f, stderr=subprocess.DEVNULL, check=True)
-    text = subprocess.run(["cg_annotate", "--auto=no", "--threshold=0", str(diff)],
+    text = subprocess.run(["cg_annotate", "--auto=no", "--threshold=0", "--show=Ir", str(diff)],
                           capture_output=True, text=True).stdout
     out: dict[str, int] = {}
     for line in text.splitlines():

@@ -36,7 +36,9 @@ involved (floor: loop processes + MONITOR reader process + redis-server; harness
 process, its workers and redis-server), over a steady-state window with operations counted by the
 store. On a shared machine wall-clock throughput swings 2-3x with others' load; CPU per operation
 much less. Each measurement also gives what makes the two ratios differ: ``idle_share``, the share
-of the machine's CPU time left idle over the window, and ``store_wait_share``, the share of the
+of the machine's CPU time left idle over the window, ``steal_share``, the share the hypervisor
+gave to something else while this machine's CPUs had work (``/proc/stat``'s steal: another
+tenant's load, which moves both sides), and ``store_wait_share``, the share of the
 window the store was runnable but waiting for a CPU (the summary: each side's median, ``floor_...``
 and ``harness_...``); and per role, per 1,000 operations, where the CPU went (``per_kop_by_role``:
 user and system time, the threads' sleeps and preemptions, minor page faults; ``bench/cpu_window.py``). With ``--repeat N`` floor and harness alternate N times; the summary gives the best

@@ -4,6 +4,7 @@ workers and their threads; ``bench/instructions.py`` counts each loop's instruct
 operation under valgrind. (The numbers are the benchmarks' to report, in bench/RESULTS.md; this
 checks that they report them.)"""
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,30 @@ def test_the_forked_loops_print_every_mode_and_its_median():
     assert [m["mode"] for m in medians] == ["bare", "no-lines"]
     assert medians[0]["ratio_to_bare"] == 1.0
     assert medians[1]["cpu_ms_per_kop_median"] == runs[1]["cpu_ms_per_kop"]
+
+
+def test_side_by_side_each_mode_runs_beside_the_first_against_a_store_of_its_own():
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "2", "--seconds", "5",
+                        "--repeat", "2", "--modes", "bare,bare-lease", "--beside"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    *rounds, summary = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [(r["mode"], r["beside"], r["round"]) for r in rounds] == [("bare-lease", "bare", 0), ("bare-lease", "bare", 1)]
+    assert [r["first_started"] for r in rounds] == ["first", "beside"]      # the other side first every other round
+    for r in rounds:
+        # each side's operations are its own store's count: both sides made some
+        assert r["first_ops"] > 0 and r["beside_ops"] > 0
+        assert r["ratio"] == round(r["beside_cpu_ms_per_kop"] / r["first_cpu_ms_per_kop"], 3)
+    ratios = [r["ratio"] for r in rounds]
+    assert summary["ratio_median"] == round(statistics.median(ratios), 3)
+    assert summary["ratio_range"] == [min(ratios), max(ratios)]
+
+
+def test_side_by_side_refuses_an_odd_count_in_one_line():
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "3", "--modes", "bare,slot", "--beside"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and p.stdout == ""
+    assert p.stderr.strip().count("\n") == 0 and "even --processes" in p.stderr
 
 
 def test_the_forked_loops_refuse_an_unknown_mode_in_one_line():
@@ -64,6 +89,8 @@ def test_the_instruction_counts_print_each_mode_against_the_first():
     assert bare["ll_kB"] == 256 and 0 < bare["ll_misses_per_op"] < bare["instructions_per_op"] / 10
     assert bare["ll_ratio_to_bare"] == 1.0 and lease["ll_misses_per_op"] > 0
     assert grew["mode"] == "bare-lease" and len(grew["grew_most"]) == 3
+    # named by function, with the caches simulated too (cg_annotate then shows several counts a row)
+    assert all("(" not in g["function"].split(":")[0] for g in grew["grew_most"])
 
 
 def test_the_instruction_counts_refuse_an_unknown_mode_in_one_line():

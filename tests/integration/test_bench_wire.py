@@ -25,7 +25,7 @@ def test_the_throughput_bench_prints_the_wire_ratio():
     assert py["valid"] is True and wire["valid"] is True and summary["wire_valid"] is True
     assert py["window_ops_per_s"] > 0 and wire["window_ops_per_s"] > 0
     for run in runs.values():     # the floor's too: what sets wall clock and CPU apart
-        assert 0 <= run["idle_share"] <= 1 and run["store_wait_share"] >= 0
+        assert 0 <= run["idle_share"] <= 1 and run["store_wait_share"] >= 0 and 0 <= run["steal_share"] <= 1
     assert {line["build"] for line in lines} == {"compiled"} or {line["build"] for line in lines} == {"pure-python"}
     sides = next(line for line in lines if "harness_idle_share" in line)
     assert 0 <= sides["floor_idle_share"] <= 1 and sides["harness_store_wait_share"] >= 0
