@@ -44,7 +44,7 @@ share the machine's state of the moment (its other tenants, how the scheduler ha
 processes), which moves a loop's CPU per operation by a third within a minute with 64 processes on
 two cores, and two runs one after the other do not: the ratio of the two sides' CPU per operation
 (``ratio``, the mode's over the first's) is then what the mode adds (the first mode beside itself
-reads 0.94–1.04; bench/RESULTS.md, "sixteenth session"). Every other round starts the other side
+reads 0.94–1.12; bench/RESULTS.md, "sixteenth session"). Every other round starts the other side
 first. Printed per round: each side's CPU per 1,000 operations (``first_cpu_ms_per_kop``,
 ``beside_cpu_ms_per_kop``) and operations, which side started first, and the ratio; then per mode
 the median ratio (``ratio_median``) and its range.
