@@ -61,6 +61,7 @@ the absolute figures). Each line says which build of the hot modules ran (``buil
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import multiprocessing as mp
@@ -72,6 +73,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -232,6 +234,38 @@ def _runs(pid: int) -> int:
     return total
 
 
+@contextlib.contextmanager
+def _stores(dirs: list[Path]) -> Iterator[list[int]]:
+    """A store and a ``MONITOR`` reader (its audit in the directory) in each of ``dirs``; yields
+    their ports once this process's objects are out of the cyclic GC's way (``gc.freeze``, as the
+    fork server leaves its workers); stops them all."""
+    stores, monitors, stop = [], [], mp.Event()
+    try:
+        for d in dirs:
+            store = EmbeddedStore(default_store_bin(), d)
+            stores.append(store)
+            store.start()
+            mon = mp.Process(target=monitor, args=(store.host, store.port, str(d / "audit.log"), stop))
+            monitors.append(mon)
+            mon.start()
+        time.sleep(0.5)
+        gc.collect()
+        gc.freeze()
+        yield [store.port for store in stores]
+    finally:
+        stop.set()
+        for mon in monitors:
+            mon.join(10)
+        for store in stores:
+            store.stop()
+
+
+def _steady(seconds: float) -> tuple[float, float]:
+    """(warm-up, window) seconds of a run ``seconds`` long: the window inside the loops' steady state."""
+    warmup = min(3.0, seconds * 0.3)
+    return warmup, max(1.0, seconds - warmup - 1.5)
+
+
 def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path, port: int,
             sessions: bool = False) -> dict:
     if mode == "shared-board":
@@ -243,8 +277,7 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
     for p in procs:
         p.start()
     client = redis.Redis(port=port)
-    warmup = min(3.0, seconds * 0.3)
-    window = max(1.0, seconds - warmup - 1.5)
+    warmup, window = _steady(seconds)
     time.sleep(warmup)
     pids = [p.pid for p in procs]
     mem = [memory(pid) for pid in pids[:8]]
@@ -286,8 +319,7 @@ def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: 
     for _, p in procs:
         p.start()
     clients = [redis.Redis(port=port) for _, port in sides]
-    warmup = min(3.0, seconds * 0.3)
-    window = max(1.0, seconds - warmup - 1.5)
+    warmup, window = _steady(seconds)
     time.sleep(warmup)
 
     def sample() -> tuple[list[float], list[int]]:
@@ -312,21 +344,11 @@ def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str,
     """``--beside``: each mode after the first beside the first (``measure_beside``), ``--repeat``
     rounds each, then its median ratio."""
     with tempfile.TemporaryDirectory() as tmp:
-        sides, stores, monitors, stop = [], [], [], mp.Event()
-        try:
-            for name in ("a", "b"):
-                d = Path(tmp) / name
-                d.mkdir()
-                store = EmbeddedStore(default_store_bin(), d)
-                stores.append(store)
-                store.start()
-                mon = mp.Process(target=monitor, args=(store.host, store.port, str(d / "audit.log"), stop))
-                monitors.append(mon)
-                mon.start()
-                sides.append((d, store.port))
-            time.sleep(0.5)
-            gc.collect()
-            gc.freeze()
+        dirs = [Path(tmp) / "a", Path(tmp) / "b"]
+        for d in dirs:
+            d.mkdir()
+        with _stores(dirs) as ports:
+            sides = list(zip(dirs, ports))
             for mode in modes[1:]:
                 ratios = []
                 for r in range(a.repeat):
@@ -337,12 +359,6 @@ def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str,
                                   "ratio_median": round(statistics.median(ratios), 3),
                                   "ratio_range": [min(ratios), max(ratios)], "build": build, "machine": machine}),
                       flush=True)
-        finally:
-            stop.set()
-            for mon in monitors:
-                mon.join(10)
-            for store in stores:
-                store.stop()
 
 
 def main() -> None:
@@ -375,23 +391,11 @@ def main() -> None:
     results: dict[str, list[dict]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        store = EmbeddedStore(default_store_bin(), d)
-        store.start()
-        stop = mp.Event()
-        mon = mp.Process(target=monitor, args=(store.host, store.port, str(d / "audit.log"), stop))
-        mon.start()
-        try:
-            time.sleep(0.5)
-            gc.collect()
-            gc.freeze()
+        with _stores([d]) as (port,):
             for _ in range(a.repeat):
                 for mode in modes:
-                    results[mode].append(measure(mode, a.processes, a.seconds, keys, d, store.port, a.sessions))
+                    results[mode].append(measure(mode, a.processes, a.seconds, keys, d, port, a.sessions))
                     print(json.dumps({**results[mode][-1], "build": build, "machine": machine}), flush=True)
-        finally:
-            stop.set()
-            mon.join(10)
-            store.stop()
     base = statistics.median(r["cpu_ms_per_kop"] for r in results[modes[0]])
     for mode in modes:
         cpu = [r["cpu_ms_per_kop"] for r in results[mode]]
