@@ -49,6 +49,16 @@ first. Printed per round: each side's CPU per 1,000 operations (``first_cpu_ms_p
 ``beside_cpu_ms_per_kop``) and operations, which side started first, and the ratio; then per mode
 the median ratio (``ratio_median``) and its range.
 
+With ``--beside --other DIR`` the side of the modes after the first runs from another checkout (``git
+archive main | tar -x -C DIR``, then ``python setup.py build_ext --inplace`` there): a before and
+after of a change at 64 processes in one window, where two invocations one after the other differ
+by about 5 %. Each side is then forked from a parent of its own, started from its checkout
+(``python DIR/bench/forked_loops.py --side ...``): it imports what the fork server imports, freezes
+its objects and forks its loops when told to, both sides at once. ``--modes slot,slot --other DIR``
+reads this checkout's claim loop against DIR's. Every line then names the other checkout
+(``other``) and its build (``other_build``); the script stops before measuring when the two builds
+differ, as ``bench/throughput.py --baseline`` does.
+
 For each mode: the loops' CPU (``/proc/PID/stat``) per 1,000 store operations (``SET`` +
 ``EVALSHA``, ``INFO commandstats``) over a window of the steady state, the loops' scheduler runs
 (``/proc/PID/task/*/schedstat``: every thread's switches in) and minor page faults per 1,000
@@ -68,12 +78,13 @@ import multiprocessing as mp
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -82,7 +93,7 @@ import redis  # noqa: E402
 
 import leasecheck.harness.run.worker as worker_module  # noqa: E402  (what the fork server imports)
 from bench.cpu_window import _cpu_s, memory, minor_faults, store_ops  # noqa: E402
-from bench.throughput import bare_loop, monitor  # noqa: E402
+from bench.throughput import bare_loop, build_of, monitor  # noqa: E402
 from leasecheck.harness.record import history as history_mod  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
@@ -298,40 +309,129 @@ def measure(mode: str, processes: int, seconds: float, keys: list[str], d: Path,
             "load_avg_1m": round(os.getloadavg()[0], 1)}
 
 
-def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
-                   round_: int) -> dict:
-    """``processes`` / 2 loops of ``first`` and as many of ``mode``, started one of each in turn (the
-    other side first in odd rounds), each side against its own store (``sides``: a directory and a
-    store port each): each side's CPU and operations over one window."""
-    half = processes // 2
+def _prepare(mode: str, d: Path, port: int, keys: list[str], seconds: float, count: int) -> None:
+    """What ``count`` loops of ``mode`` read from their side's directory ``d``."""
+    if mode == "worker":
+        _worker_run(d / WORKER_RUN, port, keys, seconds, count)
+    if mode == "shared-board":
+        SlotBoard(d / SHARED_BOARD, count, 1, create=True).close()
+
+
+def _fork_sides(first: str, mode: str, half: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
+                order: tuple[int, int]) -> tuple[list[tuple[int, int]], Callable[[], None], float]:
+    """Both sides' loops forked from this process, one of each in turn (``order``'s side first):
+    (side, PID) of each, what waits for them all, and when the first was started."""
     for (d, port), m in zip(sides, (first, mode)):
-        if m == "worker":
-            _worker_run(d / WORKER_RUN, port, keys, seconds, half)
-        if m == "shared-board":
-            SlotBoard(d / SHARED_BOARD, half, 1, create=True).close()
-    order = (0, 1) if round_ % 2 == 0 else (1, 0)
+        _prepare(m, d, port, keys, seconds, half)
     procs: list[tuple[int, mp.Process]] = []
     for i in range(half):
         for side in order:
             d, port = sides[side]
-            m = (first, mode)[side]
-            procs.append((side, mp.Process(target=_child, args=(m, port, str(d), keys, seconds, False, i, half))))
+            procs.append((side, mp.Process(target=_child, args=((first, mode)[side], port, str(d), keys, seconds,
+                                                                 False, i, half))))
+    begun = time.monotonic()
     for _, p in procs:
         p.start()
+
+    def join() -> None:
+        for _, p in procs:
+            p.join()
+    return [(side, p.pid) for side, p in procs], join, begun
+
+
+def _side_parents(roots: tuple[Path, Path], first: str, mode: str, half: int, seconds: float, keys: list[str],
+                  sides: list[tuple[Path, int]], order: tuple[int, int]
+                  ) -> tuple[list[tuple[int, int]], Callable[[], None], float]:
+    """Each side's loops forked by a parent started from that side's checkout (``--side``), both
+    told to fork at once (``order``'s side first): (side, PID) of each loop, what waits for them,
+    and when the parents were told."""
+    parents: list[tuple[int, subprocess.Popen]] = []
+    try:
+        for side in order:
+            (d, port), root = sides[side], roots[side]
+            parents.append((side, subprocess.Popen(
+                [sys.executable, str(root / "bench" / "forked_loops.py"), "--side", (first, mode)[side],
+                 "--side-port", str(port), "--side-dir", str(d), "--side-count", str(half),
+                 "--seconds", str(seconds), "--keys", str(len(keys))],
+                cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)))
+        for side, proc in parents:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise SystemExit(f"error: the side parent from {roots[side]} did not start (see its error above)")
+        begun = time.monotonic()
+        for _, proc in parents:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        pids = [(side, pid) for side, proc in parents for pid in json.loads(proc.stdout.readline())]  # type: ignore[union-attr]
+    except BaseException:
+        for _, proc in parents:
+            proc.kill()
+            proc.wait()
+        raise
+
+    def join() -> None:
+        for _, proc in parents:
+            proc.wait(timeout=seconds + 120)
+    return pids, join, begun
+
+
+def side(mode: str, port: int, d: Path, count: int, seconds: float, keys: list[str]) -> None:
+    """``--side``: one side of ``--beside --other``, in a parent of its own started from its
+    checkout: what ``count`` loops of ``mode`` read prepared, this process's objects frozen out of the
+    cyclic GC's way, ``ready`` printed; on ``go`` (stdin) the loops forked, their PIDs printed (a JSON
+    list), and waited for."""
+    _prepare(mode, d, port, keys, seconds, count)
+    gc.collect()
+    gc.freeze()
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        return
+    told = time.monotonic()
+    procs = []
+    for i in range(count):     # each loop runs until ``seconds`` after the word, however long the forking takes
+        left = max(1.0, seconds - (time.monotonic() - told))
+        procs.append(mp.Process(target=_child, args=(mode, port, str(d), keys, left, False, i, count)))
+        procs[-1].start()
+    print(json.dumps([p.pid for p in procs]), flush=True)
+    for p in procs:
+        p.join()
+
+
+def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
+                   round_: int, roots: tuple[Path, Path] | None = None) -> dict:
+    """``processes`` / 2 loops of ``first`` and as many of ``mode``, started one of each in turn (the
+    other side first in odd rounds), each side against its own store (``sides``: a directory and a
+    store port each): each side's CPU and operations over one window. With ``roots`` (this
+    checkout's and the other's) each side's loops are forked by a parent started from its own."""
+    half = processes // 2
+    order = (0, 1) if round_ % 2 == 0 else (1, 0)
+    # Every loop runs until ``seconds`` after ``begun`` at least (when the first was started, or the
+    # side parents told to fork theirs), so the window below ends while all run, however long the
+    # forking took.
+    if roots is None:
+        pids, join, begun = _fork_sides(first, mode, half, seconds, keys, sides, order)
+    else:
+        pids, join, begun = _side_parents(roots, first, mode, half, seconds, keys, sides, order)
     clients = [redis.Redis(port=port) for _, port in sides]
     warmup, window = _steady(seconds)
-    time.sleep(warmup)
+    time.sleep(max(0.0, begun + warmup - time.monotonic()))
+    window = min(window, begun + seconds - 1.0 - time.monotonic())
+    if window < 0.5:
+        raise SystemExit(f"error: starting the loops took {time.monotonic() - begun:.1f} s of the {seconds:g}; "
+                         "give --seconds more")
 
     def sample() -> tuple[list[float], list[int]]:
         cpu = [0.0, 0.0]
-        for side, p in procs:
-            cpu[side] += _cpu_s(p.pid)
+        for side, pid in pids:
+            cpu[side] += _cpu_s(pid)
         return cpu, [store_ops(c) for c in clients]
     (cpu0, ops0), t0 = sample(), time.monotonic()
     time.sleep(window)
     (cpu1, ops1), t1 = sample(), time.monotonic()
-    for _, p in procs:
-        p.join()
+    join()
+    if any(b < a for a, b in zip(cpu0, cpu1)):      # a loop gone inside the window: its CPU left the sum
+        raise SystemExit("error: a loop ended inside the measuring window; give --seconds more")
     ops = [max(1, b - a) for a, b in zip(ops0, ops1)]
     per_kop = [round(1e6 * (cpu1[i] - cpu0[i]) / ops[i], 1) for i in (0, 1)]
     return {"mode": mode, "beside": first, "processes": processes, "round": round_, "first_started": ("first", "beside")[order[0]],
@@ -342,7 +442,9 @@ def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: 
 
 def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str, machine: str) -> None:
     """``--beside``: each mode after the first beside the first (``measure_beside``), ``--repeat``
-    rounds each, then its median ratio."""
+    rounds each, then its median ratio; with ``--other``, the modes after the first from that checkout."""
+    roots = None if a.other is None else (ROOT, a.other.resolve())
+    named = {} if a.other is None else {"other": str(a.other), "other_build": a.other_build}
     with tempfile.TemporaryDirectory() as tmp:
         dirs = [Path(tmp) / "a", Path(tmp) / "b"]
         for d in dirs:
@@ -352,12 +454,13 @@ def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str,
             for mode in modes[1:]:
                 ratios = []
                 for r in range(a.repeat):
-                    got = measure_beside(modes[0], mode, a.processes, a.seconds, keys, sides, r)
+                    got = measure_beside(modes[0], mode, a.processes, a.seconds, keys, sides, r, roots)
                     ratios.append(got["ratio"])
-                    print(json.dumps({**got, "build": build, "machine": machine}), flush=True)
+                    print(json.dumps({**got, **named, "build": build, "machine": machine}), flush=True)
                 print(json.dumps({"mode": mode, "beside": modes[0], "processes": a.processes, "repeat": a.repeat,
                                   "ratio_median": round(statistics.median(ratios), 3),
-                                  "ratio_range": [min(ratios), max(ratios)], "build": build, "machine": machine}),
+                                  "ratio_range": [min(ratios), max(ratios)], **named, "build": build,
+                                  "machine": machine}),
                       flush=True)
 
 
@@ -373,18 +476,40 @@ def main() -> None:
                     help="each loop in a session of its own (os.setsid), as the harness starts its workers")
     ap.add_argument("--beside", action="store_true",
                     help="run each mode after the first side by side with the first, half the processes each")
+    ap.add_argument("--other", type=Path, metavar="DIR",
+                    help="with --beside: run the modes after the first from this other checkout (built the same way)")
+    ap.add_argument("--side", help=argparse.SUPPRESS)
+    ap.add_argument("--side-port", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--side-dir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--side-count", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.side:
+        side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, [f"bench:job:{i}" for i in range(a.keys)])
+        return
     modes = a.modes.split(",")
     if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
         ap.exit(64, f"error: modes of {', '.join(MODES)}; --processes >= 1, --seconds >= 5, --repeat >= 1\n")
     if a.beside and (a.processes < 2 or a.processes % 2 or len(modes) < 2 or a.sessions):
         ap.exit(64, "error: --beside takes an even --processes (half each side), two modes or more (the first "
                     "is run beside each other one), and no --sessions\n")
+    if a.other is not None:
+        script = a.other / "bench" / "forked_loops.py"
+        if not (a.beside and script.is_file()):
+            ap.exit(64, f"error: --other takes --beside and a checkout of leasecheck (with bench/forked_loops.py), "
+                        f"not {str(a.other)!r}\n")
+        if "--side-count" not in script.read_text():
+            ap.exit(64, f"error: {script} predates --other (its loops cannot be forked from a parent of their own); "
+                        f"copy this checkout's bench/forked_loops.py there\n")
     keys = [f"bench:job:{i}" for i in range(a.keys)]
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     # which build of the hot modules this process runs (a copy whose extensions are older than its
     # sources runs the pure-Python ones: leasecheck._pure): compare modes and checkouts of one build
     build = "compiled" if claim_loop_module.__file__.endswith(".so") else "pure-python"
+    if a.other is not None:
+        a.other_build = build_of(a.other.resolve())
+        if a.other_build != build:
+            ap.exit(64, f"error: {a.other} runs the {a.other_build} modules and this checkout the {build} ones; "
+                        f"build both the same way (`python setup.py build_ext --inplace` in each)\n")
     if a.beside:
         beside(a, modes, keys, build, machine)
         return

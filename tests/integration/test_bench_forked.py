@@ -50,6 +50,30 @@ def test_side_by_side_each_mode_runs_beside_the_first_against_a_store_of_its_own
     assert summary["ratio_range"] == [min(ratios), max(ratios)]
 
 
+@pytest.mark.slow
+def test_side_by_side_with_another_checkout_forks_each_side_from_its_own():
+    # this checkout beside itself: each side's loops from a parent started from its checkout
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "2", "--seconds", "5",
+                        "--repeat", "1", "--modes", "bare,bare", "--beside", "--other", str(ROOT)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    (run, summary) = [json.loads(line) for line in p.stdout.splitlines()]
+    assert run["other"] == summary["other"] == str(ROOT)
+    assert run["other_build"] == run["build"] in ("compiled", "pure-python")
+    assert run["first_ops"] > 0 and run["beside_ops"] > 0
+    assert run["ratio"] == round(run["beside_cpu_ms_per_kop"] / run["first_cpu_ms_per_kop"], 3)
+    assert summary["ratio_median"] == run["ratio"]
+
+
+def test_side_by_side_refuses_a_checkout_whose_script_cannot_fork_a_side(tmp_path):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "forked_loops.py").write_text("# an older copy, without --side\n")
+    p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "2", "--modes", "bare,slot", "--beside",
+                        "--other", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and p.stdout == ""
+    assert p.stderr.strip().count("\n") == 0 and "copy this checkout's bench/forked_loops.py" in p.stderr
+
+
 def test_side_by_side_refuses_an_odd_count_in_one_line():
     p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "3", "--modes", "bare,slot", "--beside"],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
