@@ -135,6 +135,14 @@ def tree(roots: list[int]) -> list[int]:
     return seen
 
 
+def roles_of(pids: list[int], roots: dict[int, str], known: dict[int, str] | None = None) -> dict[int, str]:
+    """Each process's role: the one it had in ``known`` (what it was at the window's start), else
+    its root's, else by its command line. A worker that ends inside the window is a zombie until
+    reaped, with an empty command line: it keeps the role it started the window with."""
+    known = known or {}
+    return {pid: known[pid] if pid in known else _role(pid, roots) for pid in pids}
+
+
 def _role(pid: int, roles: dict[int, str]) -> str:
     if pid in roles:
         return roles[pid]
@@ -190,7 +198,8 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
         time.sleep(0.05)
     time.sleep(warmup_s)
     pids = tree(list(roots))
-    stores = [pid for pid in pids if _role(pid, roots) == "store"]
+    role0 = roles_of(pids, roots)
+    stores = [pid for pid in pids if role0[pid] == "store"]
     cpu0 = {pid: _cpu_s(pid) for pid in pids}
     count0 = {pid: counters(pid) for pid in pids}
     wait0 = sum(_run_queue_wait_ns(pid) for pid in stores)
@@ -202,8 +211,7 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     wait1 = sum(_run_queue_wait_ns(pid) for pid in stores)
     by_role: dict[str, float] = {}
     counted: dict[str, list[int]] = {}
-    for pid in tree(list(roots)):
-        role = _role(pid, roots)
+    for pid, role in roles_of(tree(list(roots)), roots, role0).items():
         by_role[role] = by_role.get(role, 0.0) + _cpu_s(pid) - cpu0.get(pid, 0.0)
         now, then = counters(pid), count0.get(pid, (0, 0, 0, 0, 0))
         sums = counted.setdefault(role, [0, 0, 0, 0, 0])

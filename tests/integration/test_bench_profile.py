@@ -83,6 +83,34 @@ def test_the_cpu_window_splits_a_process_cpu_into_user_and_system_time_and_count
     assert counters(-1) == (0, 0, 0, 0, 0)      # a process that is gone counts nothing
 
 
+def test_a_worker_that_ends_inside_the_window_keeps_its_role():
+    """A process that exits is a zombie until reaped, its command line empty: classified again by
+    it, a worker ended inside the window counted as "other" (bench/RESULTS.md, "seventeenth
+    session"). It keeps the role it had at the window's start."""
+    import subprocess
+    import time
+    sys.path.insert(0, str(ROOT))
+    from bench.cpu_window import roles_of
+
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "leasecheck.harness.run.worker"],
+                             stdin=subprocess.PIPE)
+    at_start = roles_of([child.pid], {})
+    assert at_start == {child.pid: "workers"}
+    child.stdin.close()     # it ends
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:     # a zombie: exited, not reaped (poll() would reap it)
+        with open(f"/proc/{child.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.02)
+    try:
+        assert roles_of([child.pid], {}) == {child.pid: "other"}       # what its command line says now
+        assert roles_of([child.pid], {}, {child.pid: "workers"}) == {child.pid: "workers"}
+        assert roles_of([child.pid], {child.pid: "harness"}) == {child.pid: "harness"}   # a root is its root's
+    finally:
+        child.wait()
+
+
 def test_the_cpu_window_reads_the_nice_value_of_a_scheduling_group():
     import os
     sys.path.insert(0, str(ROOT))
