@@ -182,8 +182,9 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
                    started_timeout_s: float = 60.0) -> dict:
     """Wait until the store runs lease commands, then ``warmup_s``; measure over ``window_s`` the
     store's operations and the CPU of the trees under ``roots`` (pid -> role; descendants are
-    "store", "workers" or "other" by their command line), in total and by role (processes that appear during the
-    window count from zero, ones that end are missed: keep the window inside the steady state).
+    "store", "workers" or "other" by their command line, each keeping the role it had at the start), in
+    total and by role (processes that appear during the window count from zero, ones reaped inside it
+    count nothing: keep the window inside the steady state).
     Also what makes wall clock and CPU disagree: ``idle_share``, the share of every CPU's time the
     machine spent idle (``/proc/stat``), ``steal_share``, the share the hypervisor ran something
     else while a CPU had work, and ``store_wait_share``, the share of the window the
@@ -200,19 +201,27 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     pids = tree(list(roots))
     role0 = roles_of(pids, roots)
     stores = [pid for pid in pids if role0[pid] == "store"]
-    cpu0 = {pid: _cpu_s(pid) for pid in pids}
+    # The slow reads (every thread's counters, the process tree) stay outside the CPU samples,
+    # which are taken right next to the store's counts: with 64 workers of five threads each, reading
+    # the counters takes 60-120 ms, which would otherwise count as CPU the window's operations took.
     count0 = {pid: counters(pid) for pid in pids}
     wait0 = sum(_run_queue_wait_ns(pid) for pid in stores)
     idle0, steal0, all0 = _machine_ticks()
+    cpu0 = {pid: _cpu_s(pid) for pid in pids}
     ops0, t0 = store_ops(client), time.monotonic()
     time.sleep(window_s)
     ops1, t1 = store_ops(client), time.monotonic()
+    cpu1 = {pid: _cpu_s(pid) for pid in pids}
     idle1, steal1, all1 = _machine_ticks()
     wait1 = sum(_run_queue_wait_ns(pid) for pid in stores)
+    for pid in tree(list(roots)):       # processes that appeared during the window count from zero
+        if pid not in cpu1:
+            cpu1[pid] = _cpu_s(pid)
     by_role: dict[str, float] = {}
     counted: dict[str, list[int]] = {}
-    for pid, role in roles_of(tree(list(roots)), roots, role0).items():
-        by_role[role] = by_role.get(role, 0.0) + _cpu_s(pid) - cpu0.get(pid, 0.0)
+    for pid, role in roles_of(list(cpu1), roots, role0).items():
+        # a process reaped inside the window reads 0 (its CPU gone with it): it adds nothing, not minus its start
+        by_role[role] = by_role.get(role, 0.0) + max(0.0, cpu1[pid] - cpu0.get(pid, 0.0))
         now, then = counters(pid), count0.get(pid, (0, 0, 0, 0, 0))
         sums = counted.setdefault(role, [0, 0, 0, 0, 0])
         for i in range(5):
