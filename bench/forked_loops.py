@@ -47,7 +47,9 @@ two cores, and two runs one after the other do not: the ratio of the two sides' 
 reads 0.94–1.12; bench/RESULTS.md, "sixteenth session"). Every other round starts the other side
 first. Printed per round: each side's CPU per 1,000 operations (``first_cpu_ms_per_kop``,
 ``beside_cpu_ms_per_kop``) and operations, which side started first, and the ratio; then per mode
-the median ratio (``ratio_median``) and its range.
+the median ratio (``ratio_median``) and its range. With ``--sessions`` too, every loop of both sides
+leads a session of its own (a scheduling group of its own where the kernel's autogroups apply), as
+the harness starts its workers.
 
 With ``--beside --other DIR`` the side of the modes after the first runs from another checkout (``git
 archive main | tar -x -C DIR``, then ``python setup.py build_ext --inplace`` there): a before and
@@ -318,7 +320,7 @@ def _prepare(mode: str, d: Path, port: int, keys: list[str], seconds: float, cou
 
 
 def _fork_sides(first: str, mode: str, half: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
-                order: tuple[int, int]) -> tuple[list[tuple[int, int]], Callable[[], None], float]:
+                order: tuple[int, int], sessions: bool = False) -> tuple[list[tuple[int, int]], Callable[[], None], float]:
     """Both sides' loops forked from this process, one of each in turn (``order``'s side first):
     (side, PID) of each, what waits for them all, and when the first was started."""
     for (d, port), m in zip(sides, (first, mode)):
@@ -328,7 +330,7 @@ def _fork_sides(first: str, mode: str, half: int, seconds: float, keys: list[str
         for side in order:
             d, port = sides[side]
             procs.append((side, mp.Process(target=_child, args=((first, mode)[side], port, str(d), keys, seconds,
-                                                                 False, i, half))))
+                                                                 sessions, i, half))))
     begun = time.monotonic()
     for _, p in procs:
         p.start()
@@ -340,7 +342,7 @@ def _fork_sides(first: str, mode: str, half: int, seconds: float, keys: list[str
 
 
 def _side_parents(roots: tuple[Path, Path], first: str, mode: str, half: int, seconds: float, keys: list[str],
-                  sides: list[tuple[Path, int]], order: tuple[int, int]
+                  sides: list[tuple[Path, int]], order: tuple[int, int], sessions: bool = False
                   ) -> tuple[list[tuple[int, int]], Callable[[], None], float]:
     """Each side's loops forked by a parent started from that side's checkout (``--side``), both
     told to fork at once (``order``'s side first): (side, PID) of each loop, what waits for them,
@@ -352,7 +354,7 @@ def _side_parents(roots: tuple[Path, Path], first: str, mode: str, half: int, se
             parents.append((side, subprocess.Popen(
                 [sys.executable, str(root / "bench" / "forked_loops.py"), "--side", (first, mode)[side],
                  "--side-port", str(port), "--side-dir", str(d), "--side-count", str(half),
-                 "--seconds", str(seconds), "--keys", str(len(keys))],
+                 "--seconds", str(seconds), "--keys", str(len(keys)), *(["--sessions"] if sessions else [])],
                 cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)))
         for side, proc in parents:
             assert proc.stdout is not None
@@ -376,7 +378,7 @@ def _side_parents(roots: tuple[Path, Path], first: str, mode: str, half: int, se
     return pids, join, begun
 
 
-def side(mode: str, port: int, d: Path, count: int, seconds: float, keys: list[str]) -> None:
+def side(mode: str, port: int, d: Path, count: int, seconds: float, keys: list[str], sessions: bool = False) -> None:
     """``--side``: one side of ``--beside --other``, in a parent of its own started from its
     checkout: what ``count`` loops of ``mode`` read prepared, this process's objects frozen out of the
     cyclic GC's way, ``ready`` printed; on ``go`` (stdin) the loops forked, their PIDs printed (a JSON
@@ -391,15 +393,22 @@ def side(mode: str, port: int, d: Path, count: int, seconds: float, keys: list[s
     procs = []
     for i in range(count):     # each loop runs until ``seconds`` after the word, however long the forking takes
         left = max(1.0, seconds - (time.monotonic() - told))
-        procs.append(mp.Process(target=_child, args=(mode, port, str(d), keys, left, False, i, count)))
+        procs.append(mp.Process(target=_child, args=(mode, port, str(d), keys, left, sessions, i, count)))
         procs[-1].start()
     print(json.dumps([p.pid for p in procs]), flush=True)
     for p in procs:
         p.join()
 
 
+def _leads_session(pid: int) -> bool:
+    try:
+        return os.getsid(pid) == pid
+    except OSError:      # gone
+        return False
+
+
 def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: list[str], sides: list[tuple[Path, int]],
-                   round_: int, roots: tuple[Path, Path] | None = None) -> dict:
+                   round_: int, roots: tuple[Path, Path] | None = None, sessions: bool = False) -> dict:
     """``processes`` / 2 loops of ``first`` and as many of ``mode``, started one of each in turn (the
     other side first in odd rounds), each side against its own store (``sides``: a directory and a
     store port each): each side's CPU and operations over one window. With ``roots`` (this
@@ -410,9 +419,9 @@ def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: 
     # side parents told to fork theirs), so the window below ends while all run, however long the
     # forking took.
     if roots is None:
-        pids, join, begun = _fork_sides(first, mode, half, seconds, keys, sides, order)
+        pids, join, begun = _fork_sides(first, mode, half, seconds, keys, sides, order, sessions)
     else:
-        pids, join, begun = _side_parents(roots, first, mode, half, seconds, keys, sides, order)
+        pids, join, begun = _side_parents(roots, first, mode, half, seconds, keys, sides, order, sessions)
     clients = [redis.Redis(port=port) for _, port in sides]
     warmup, window = _steady(seconds)
     time.sleep(max(0.0, begun + warmup - time.monotonic()))
@@ -427,6 +436,7 @@ def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: 
             cpu[side] += _cpu_s(pid)
         return cpu, [store_ops(c) for c in clients]
     (cpu0, ops0), t0 = sample(), time.monotonic()
+    leading = sum(1 for _, pid in pids if _leads_session(pid))
     time.sleep(window)
     (cpu1, ops1), t1 = sample(), time.monotonic()
     join()
@@ -434,7 +444,9 @@ def measure_beside(first: str, mode: str, processes: int, seconds: float, keys: 
         raise SystemExit("error: a loop ended inside the measuring window; give --seconds more")
     ops = [max(1, b - a) for a, b in zip(ops0, ops1)]
     per_kop = [round(1e6 * (cpu1[i] - cpu0[i]) / ops[i], 1) for i in (0, 1)]
-    return {"mode": mode, "beside": first, "processes": processes, "round": round_, "first_started": ("first", "beside")[order[0]],
+    return {"mode": mode, "beside": first, "processes": processes, "sessions": sessions,
+            "loops_in_own_session": leading, "round": round_,
+            "first_started": ("first", "beside")[order[0]],
             "window_s": round(t1 - t0, 2), "first_ops": ops[0], "beside_ops": ops[1],
             "first_cpu_ms_per_kop": per_kop[0], "beside_cpu_ms_per_kop": per_kop[1],
             "ratio": round(per_kop[1] / per_kop[0], 3), "load_avg_1m": round(os.getloadavg()[0], 1)}
@@ -454,7 +466,7 @@ def beside(a: argparse.Namespace, modes: list[str], keys: list[str], build: str,
             for mode in modes[1:]:
                 ratios = []
                 for r in range(a.repeat):
-                    got = measure_beside(modes[0], mode, a.processes, a.seconds, keys, sides, r, roots)
+                    got = measure_beside(modes[0], mode, a.processes, a.seconds, keys, sides, r, roots, a.sessions)
                     ratios.append(got["ratio"])
                     print(json.dumps({**got, **named, "build": build, "machine": machine}), flush=True)
                 print(json.dumps({"mode": mode, "beside": modes[0], "processes": a.processes, "repeat": a.repeat,
@@ -484,14 +496,15 @@ def main() -> None:
     ap.add_argument("--side-count", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.side:
-        side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, [f"bench:job:{i}" for i in range(a.keys)])
+        side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, [f"bench:job:{i}" for i in range(a.keys)],
+             a.sessions)
         return
     modes = a.modes.split(",")
     if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
         ap.exit(64, f"error: modes of {', '.join(MODES)}; --processes >= 1, --seconds >= 5, --repeat >= 1\n")
-    if a.beside and (a.processes < 2 or a.processes % 2 or len(modes) < 2 or a.sessions):
-        ap.exit(64, "error: --beside takes an even --processes (half each side), two modes or more (the first "
-                    "is run beside each other one), and no --sessions\n")
+    if a.beside and (a.processes < 2 or a.processes % 2 or len(modes) < 2):
+        ap.exit(64, "error: --beside takes an even --processes (half each side) and two modes or more (the first "
+                    "is run beside each other one)\n")
     if a.other is not None:
         script = a.other / "bench" / "forked_loops.py"
         if not (a.beside and script.is_file()):

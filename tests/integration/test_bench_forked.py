@@ -34,12 +34,14 @@ def test_the_forked_loops_print_every_mode_and_its_median():
 
 
 def test_side_by_side_each_mode_runs_beside_the_first_against_a_store_of_its_own():
+    # with --sessions: every loop of both sides leads a session of its own, as the harness's workers do
     p = subprocess.run([sys.executable, "bench/forked_loops.py", "--processes", "2", "--seconds", "5",
-                        "--repeat", "2", "--modes", "bare,bare-lease", "--beside"],
+                        "--repeat", "2", "--modes", "bare,bare-lease", "--beside", "--sessions"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     *rounds, summary = [json.loads(line) for line in p.stdout.splitlines()]
     assert [(r["mode"], r["beside"], r["round"]) for r in rounds] == [("bare-lease", "bare", 0), ("bare-lease", "bare", 1)]
+    assert all(r["sessions"] is True and r["loops_in_own_session"] == 2 for r in rounds)
     assert [r["first_started"] for r in rounds] == ["first", "beside"]      # the other side first every other round
     for r in rounds:
         # each side's operations are its own store's count: both sides made some
@@ -59,6 +61,7 @@ def test_side_by_side_with_another_checkout_forks_each_side_from_its_own():
     assert p.returncode == 0, p.stderr
     (run, summary) = [json.loads(line) for line in p.stdout.splitlines()]
     assert run["other"] == summary["other"] == str(ROOT)
+    assert run["sessions"] is False and run["loops_in_own_session"] == 0      # without --sessions, none leads one
     assert run["other_build"] == run["build"] in ("compiled", "pure-python")
     assert run["first_ops"] > 0 and run["beside_ops"] > 0
     assert run["ratio"] == round(run["beside_cpu_ms_per_kop"] / run["first_cpu_ms_per_kop"], 3)
