@@ -8,6 +8,7 @@ MONITOR reader attached — the audit's unavoidable cost is in the floor.
     python bench/throughput.py --workers 4 --redlock 5    # also redlock on 5 masters, audited each
     python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
     python bench/throughput.py --workers 64 --floor-sessions   # each floor loop a session of its own
+    python bench/throughput.py --workers 64 --beside --repeat 3   # harness and floor at once, half each
 
 With ``--wire`` it also runs the same lease on the wire path (``bench/wire_lease.py``: ``token-cas``
 on a redis-py client the lease builds from its slot's URL, so every command goes through the
@@ -54,6 +55,17 @@ one's. Each line says its ``round`` and its ``place`` in it (0 first). Which run
 which moves a harness run by about 5 % (bench/RESULTS.md, "fifteenth session"), so alternating keeps
 that out of the comparison of the sides' best runs and of the pairs' medians.
 
+With ``--beside`` it measures neither side alone: a harness run with half the workers and a floor
+with half the loops run at once, each against its own store, over one window (``measure_beside``;
+each floor loop then leads a session of its own, as each worker does, so that both sides' processes
+meet the scheduler alike).
+The floor and the harness run one after the other otherwise, and on a shared machine a loop's CPU
+per operation moves by half within minutes at 64 workers; side by side both sides meet the same
+state, and ``cpu_ratio`` (the floor's CPU per operation over the harness's, every process of each
+side counted as above) is what the harness costs in it. Operations per second mean nothing there
+(the two sides share the CPUs as the scheduler's groups decide), so only CPU is compared; per round
+and then the median of ``--repeat`` rounds (``cpu_ratio_median``).
+
 With ``--floor-sessions`` each floor loop starts a session of its own (``os.setsid``), as the
 harness starts each worker; each floor line says how many loops led one (``loops_in_own_session``).
 Where the kernel's autogroups apply (a process in the root CPU cgroup: ``/proc/self/autogroup``
@@ -66,6 +78,7 @@ container) the file reads empty and the layout changes nothing. The issue's floo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import glob
 import json
@@ -76,16 +89,17 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench.cpu_window import group_nice, measure_window  # noqa: E402
+from bench.cpu_window import group_nice, measure_window, store_ops  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
@@ -125,7 +139,12 @@ def _window(seconds: float) -> tuple[float, float]:
     return warmup, max(1.0, seconds - warmup - 1.0)
 
 
-def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool, sessions: bool = False) -> dict:
+@contextlib.contextmanager
+def _floor(workers: int, keys: int, seconds: float, with_monitor: bool, sessions: bool = False
+           ) -> Iterator[tuple[dict[int, str], redis.Redis, Callable[[], tuple[int, int]]]]:
+    """The floor running: a store, its ``MONITOR`` reader and ``workers`` bare loops of ``seconds``.
+    Yields the roles of its processes, a client of its store, and what waits for the loops and
+    returns (operations, loops that led a session of their own); stops the store and the reader."""
     with tempfile.TemporaryDirectory() as d:
         store = EmbeddedStore(default_store_bin(), Path(d))
         store.start()
@@ -140,20 +159,31 @@ def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool, se
                      for _ in range(workers)]
             for p in procs:
                 p.start()
+
+            def finish() -> tuple[int, int]:
+                counts = [q.get() for _ in procs]
+                for p in procs:
+                    p.join()
+                return sum(ops for ops, _ in counts), sum(1 for _, leads in counts if leads)
             roots = {**{p.pid: "loops" for p in procs}, store.proc.pid: "store", **({mon.pid: "monitor"} if mon else {})}
-            win = measure_window(roots, redis.Redis(host=store.host, port=store.port), *_window(seconds))
-            counts = [q.get() for _ in procs]
-            total = sum(ops for ops, _ in counts)
-            own = sum(1 for _, leads in counts if leads)
-            for p in procs:
-                p.join()
+            yield roots, redis.Redis(host=store.host, port=store.port), finish
         finally:
             if mon:
                 stop.set()
                 mon.join(10)
             store.stop()
-    return {"what": "bare redis-py loop" + (" + MONITOR reader" if with_monitor else "")
-            + (", each loop a session of its own" if sessions else ""),
+
+
+def _floor_what(with_monitor: bool, sessions: bool) -> str:
+    return ("bare redis-py loop" + (" + MONITOR reader" if with_monitor else "")
+            + (", each loop a session of its own" if sessions else ""))
+
+
+def measure_bare(workers: int, keys: int, seconds: float, with_monitor: bool, sessions: bool = False) -> dict:
+    with _floor(workers, keys, seconds, with_monitor, sessions) as (roots, client, finish):
+        win = measure_window(roots, client, *_window(seconds))
+        total, own = finish()
+    return {"what": _floor_what(with_monitor, sessions),
             "loops_in_own_session": own, "workers": workers, "keys": keys, "seconds": seconds, "ops_per_s": round(total / seconds), **win}
 
 
@@ -172,33 +202,105 @@ def _store_port(results_dir: str, timeout_s: float = 60.0) -> int:
 WIRE_LEASES = ("TokenCasUrl", "TokenCasUrlPerAttempt")   # bench/wire_lease.py
 
 
-def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "",
-                    root: Path = ROOT) -> dict:
+def _harness_cmd(workers: int, keys: int, seconds: float, results: str, redlock_nodes: int = 0, wire: str = "") -> list[str]:
     lease = ["--lease", "redlock", "--topology", "redlock", "--nodes", str(redlock_nodes)] if redlock_nodes \
         else ["--lease", f"bench/wire_lease.py:{wire}" if wire else "token-cas"]
+    return [sys.executable, "-m", "leasecheck", "run", *lease, "--workers", str(workers),
+            "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
+            "--time-limit", f"{seconds}s", "--results-dir", results, "--seed", "1"]
+
+
+@contextlib.contextmanager
+def _harness(workers: int, keys: int, seconds: float, root: Path = ROOT) -> Iterator[tuple[subprocess.Popen, redis.Redis, str]]:
+    """A ``leasecheck run`` of the ``token-cas`` lease running (from checkout ``root``): yields its
+    process, a client of its store and its results directory; waits for it to end (ended on an error)."""
     with tempfile.TemporaryDirectory() as d:
-        cmd = [sys.executable, "-m", "leasecheck", "run", *lease, "--workers", str(workers),
-               "--jobs", str(keys), "--job-duration", "0s", "--retry-delay", "0s",
-               "--time-limit", f"{seconds}s", "--results-dir", d, "--seed", "1"]
-        win = {}
-        if redlock_nodes:   # lease operations from results.json only: the store counts per master
-            subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=seconds + 300)
-        else:
-            with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
-                try:
-                    client = redis.Redis(port=_store_port(d))
-                    win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
-                    proc.wait(timeout=seconds + 300)
-                except BaseException:
-                    proc.terminate()
-                    raise
-        res = json.loads((Path(d) / "latest" / "results.json").read_text())
-    what = (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
+        with subprocess.Popen(_harness_cmd(workers, keys, seconds, d), cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) as proc:
+            try:
+                yield proc, redis.Redis(port=_store_port(d)), d
+                proc.wait(timeout=seconds + 300)
+            except BaseException:
+                proc.terminate()
+                raise
+
+
+def _harness_what(redlock_nodes: int = 0, wire: str = "", root: Path = ROOT) -> str:
+    return (f"leasecheck run (redlock on {redlock_nodes} masters, history + an audit per master)" if redlock_nodes
             else f"leasecheck run (token-cas on the wire path, {wire}, history + audit)" if wire
             else "leasecheck run (token-cas, history + audit)") + (f", from {root}" if root != ROOT else "")
-    return {"what": what, "workers": workers, "keys": keys,
+
+
+def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "",
+                    root: Path = ROOT) -> dict:
+    win = {}
+    if redlock_nodes or wire:
+        with tempfile.TemporaryDirectory() as d:
+            cmd = _harness_cmd(workers, keys, seconds, d, redlock_nodes, wire)
+            if redlock_nodes:   # lease operations from results.json only: the store counts per master
+                subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=seconds + 300)
+            else:
+                with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+                    try:
+                        win = measure_window({proc.pid: "harness"}, redis.Redis(port=_store_port(d)), *_window(seconds))
+                        proc.wait(timeout=seconds + 300)
+                    except BaseException:
+                        proc.terminate()
+                        raise
+            res = json.loads((Path(d) / "latest" / "results.json").read_text())
+    else:
+        with _harness(workers, keys, seconds, root) as (proc, client, d):
+            win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
+            proc.wait(timeout=seconds + 300)
+            res = json.loads((Path(d) / "latest" / "results.json").read_text())
+    return {"what": _harness_what(redlock_nodes, wire, root), "workers": workers, "keys": keys,
             "seconds": seconds, "ops_per_s": round(res["ops"] / res["duration_s"]),
             "valid": res["valid"], **win}
+
+
+def _started(client: redis.Redis, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while store_ops(client) == 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the store ran no lease command")
+        time.sleep(0.05)
+
+
+def measure_beside(workers: int, keys: int, seconds: float) -> dict:
+    """``--beside``: a harness run of ``workers`` / 2 workers and a floor of as many bare loops (with
+    its ``MONITOR`` reader) at once, each against its own store, measured over the same window: the
+    CPU per operation of each side in the same state of the machine (``cpu_ratio``: the floor's over
+    the harness's). The harness starts first (its run lasts 8 s longer); the floor's loops start once
+    its store runs lease commands, and both windows begin after the same warm-up. Each floor loop
+    leads a session of its own, as each worker does: where a session is a scheduling group (the
+    kernel's autogroups), the side with fewer groups gets a smaller share of the CPUs, runs each
+    process less often and so colder, and costs more per operation (one group of loops beside eight
+    workers' groups took 1.7-1.8 times the workers' CPU per operation: bench/RESULTS.md)."""
+    half = workers // 2
+    with _harness(half, keys, seconds + 8, ROOT) as (proc, hclient, _d):
+        _started(hclient)
+        with _floor(half, keys, seconds, True, sessions=True) as (roots, fclient, finish):
+            _started(fclient)       # both stores run lease commands: the two windows begin together
+            got: dict[str, dict] = {}
+            threads = [threading.Thread(target=lambda k, r, c: got.__setitem__(k, measure_window(r, c, *_window(seconds))),
+                                        args=args) for args in (("floor", roots, fclient),
+                                                                ("harness", {proc.pid: "harness"}, hclient))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            _, own = finish()
+        proc.terminate()    # its window is over: the rest of its run is not measured
+    floor, harness = got["floor"], got["harness"]
+    return {"what": "beside", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
+            "floor_loops_in_own_session": own,
+            "floor_cpu_ms_per_kop": floor["cpu_ms_per_kop"], "harness_cpu_ms_per_kop": harness["cpu_ms_per_kop"],
+            "cpu_ratio": round(floor["cpu_ms_per_kop"] / harness["cpu_ms_per_kop"], 3),
+            "floor_window_ops": floor["window_ops"], "harness_window_ops": harness["window_ops"],
+            "floor_cpu_ms_per_kop_by_role": floor["cpu_ms_per_kop_by_role"],
+            "harness_cpu_ms_per_kop_by_role": harness["cpu_ms_per_kop_by_role"],
+            "floor_window_s": floor["window_s"], "harness_window_s": harness["window_s"],
+            "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
 _BUILD_OF = (
@@ -282,6 +384,9 @@ def main() -> None:
                          "beside this one's (right after it; before it every other round), and print its ratios too")
     ap.add_argument("--redlock", type=int, default=0, metavar="N",
                     help="also run the redlock lease on N masters and compare it with the single-store run")
+    ap.add_argument("--beside", action="store_true",
+                    help="instead: the harness with half the workers and the floor with half the loops at once, "
+                         "their CPU per operation over one window")
     a = ap.parse_args()
     try:
         counts = [int(x) for x in a.workers.split(",")]
@@ -292,6 +397,10 @@ def main() -> None:
     if a.baseline is not None and not (a.baseline / "leasecheck" / "__main__.py").is_file():
         ap.exit(64, f"error: --baseline takes a checkout of leasecheck (with leasecheck/__main__.py), "
                     f"not {str(a.baseline)!r}\n")
+    if a.beside and (any(c % 2 for c in counts) or a.baseline is not None or a.wire or a.redlock or a.plain
+                     or a.floor_sessions):
+        ap.exit(64, "error: --beside takes even worker counts (half each side) and none of --baseline, --wire, "
+                    "--redlock, --plain, --floor-sessions\n")
     builds = {"build": build_of(ROOT)}
     if a.baseline is not None:
         # a copy whose extensions are older than its sources runs the pure-Python modules: compared
@@ -308,6 +417,17 @@ def main() -> None:
               file=sys.stderr)
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                **builds, "group_nice": nice}
+    if a.beside:
+        for workers in counts:
+            ratios = []
+            for i in range(a.repeat):
+                got = measure_beside(workers, a.keys, a.seconds)
+                ratios.append(got["cpu_ratio"])
+                print(json.dumps({**got, "round": i, **machine}), flush=True)
+            print(json.dumps({"what": "beside", "workers": workers, "repeat": a.repeat,
+                              "cpu_ratio_median": round(statistics.median(ratios), 3), "cpu_ratio_range": _span(ratios),
+                              **machine}), flush=True)
+        return
     for workers in counts:
         floors, harnesses, wires, baselines = [], [], [], []
         for i in range(a.repeat):

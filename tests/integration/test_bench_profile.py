@@ -92,8 +92,9 @@ def test_a_worker_that_ends_inside_the_window_keeps_its_role():
     sys.path.insert(0, str(ROOT))
     from bench.cpu_window import roles_of
 
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "leasecheck.harness.run.worker"],
-                             stdin=subprocess.PIPE)
+    child = subprocess.Popen([sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()",
+                              "leasecheck.harness.run.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdout.readline() == b"up\n"      # running, with its own command line
     at_start = roles_of([child.pid], {})
     assert at_start == {child.pid: "workers"}
     child.stdin.close()     # it ends
@@ -108,6 +109,7 @@ def test_a_worker_that_ends_inside_the_window_keeps_its_role():
         assert roles_of([child.pid], {}, {child.pid: "workers"}) == {child.pid: "workers"}
         assert roles_of([child.pid], {child.pid: "harness"}) == {child.pid: "harness"}   # a root is its root's
     finally:
+        child.stdout.close()
         child.wait()
 
 

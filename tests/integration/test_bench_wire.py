@@ -49,6 +49,31 @@ def test_every_other_round_of_the_throughput_bench_runs_in_the_reverse_order():
     assert summary["ratio_range"] == ratios
 
 
+def test_beside_measures_the_harness_and_the_floor_in_one_window():
+    # half the workers for the harness, half the loops for the floor, at once; only CPU compared
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "2", "--seconds", "4", "--repeat", "2",
+                        "--beside"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    *rounds, summary = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["round"] for r in rounds] == [0, 1] and all(r["each_side"] == 1 for r in rounds)
+    assert all(r["floor_loops_in_own_session"] == 1 for r in rounds)     # as each worker leads one
+    for r in rounds:
+        assert r["floor_window_ops"] > 0 and r["harness_window_ops"] > 0
+        assert r["cpu_ratio"] == round(r["floor_cpu_ms_per_kop"] / r["harness_cpu_ms_per_kop"], 3)
+        assert set(r["floor_cpu_ms_per_kop_by_role"]) == {"loops", "monitor", "store"}
+        assert {"harness", "store", "workers"} <= set(r["harness_cpu_ms_per_kop_by_role"])
+        assert abs(r["floor_window_s"] - r["harness_window_s"]) < 1.0     # one window, both sides
+    ratios = [r["cpu_ratio"] for r in rounds]
+    assert summary["cpu_ratio_range"] == [min(ratios), max(ratios)]
+
+
+def test_beside_refuses_an_odd_count_in_one_line():
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "3", "--beside"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 64 and p.stdout == ""
+    assert p.stderr.strip().count("\n") == 0 and "even worker counts" in p.stderr
+
+
 def _copy(tmp_path: Path, name: str) -> Path:
     """The package and its three halves, compiled extensions included, as another checkout."""
     import shutil
