@@ -211,11 +211,13 @@ def _harness_cmd(workers: int, keys: int, seconds: float, results: str, redlock_
 
 
 @contextlib.contextmanager
-def _harness(workers: int, keys: int, seconds: float, root: Path = ROOT) -> Iterator[tuple[subprocess.Popen, redis.Redis, str]]:
-    """A ``leasecheck run`` of the ``token-cas`` lease running (from checkout ``root``): yields its
-    process, a client of its store and its results directory; waits for it to end (ended on an error)."""
+def _harness(workers: int, keys: int, seconds: float, root: Path = ROOT, wire: str = ""
+             ) -> Iterator[tuple[subprocess.Popen, redis.Redis, str]]:
+    """A ``leasecheck run`` of ``token-cas`` (on the wire path with ``wire``) running, from checkout
+    ``root``: yields its process, a client of its store and its results directory; waits for it to
+    end (ended on an error)."""
     with tempfile.TemporaryDirectory() as d:
-        with subprocess.Popen(_harness_cmd(workers, keys, seconds, d), cwd=root, stdout=subprocess.DEVNULL,
+        with subprocess.Popen(_harness_cmd(workers, keys, seconds, d, wire=wire), cwd=root, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) as proc:
             try:
                 yield proc, redis.Redis(port=_store_port(d)), d
@@ -234,22 +236,13 @@ def _harness_what(redlock_nodes: int = 0, wire: str = "", root: Path = ROOT) -> 
 def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int = 0, wire: str = "",
                     root: Path = ROOT) -> dict:
     win = {}
-    if redlock_nodes or wire:
+    if redlock_nodes:   # lease operations from results.json only: the store counts per master
         with tempfile.TemporaryDirectory() as d:
-            cmd = _harness_cmd(workers, keys, seconds, d, redlock_nodes, wire)
-            if redlock_nodes:   # lease operations from results.json only: the store counts per master
-                subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=seconds + 300)
-            else:
-                with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
-                    try:
-                        win = measure_window({proc.pid: "harness"}, redis.Redis(port=_store_port(d)), *_window(seconds))
-                        proc.wait(timeout=seconds + 300)
-                    except BaseException:
-                        proc.terminate()
-                        raise
+            subprocess.run(_harness_cmd(workers, keys, seconds, d, redlock_nodes), cwd=root, capture_output=True,
+                           text=True, timeout=seconds + 300)
             res = json.loads((Path(d) / "latest" / "results.json").read_text())
     else:
-        with _harness(workers, keys, seconds, root) as (proc, client, d):
+        with _harness(workers, keys, seconds, root, wire) as (proc, client, d):
             win = measure_window({proc.pid: "harness"}, client, *_window(seconds))
             proc.wait(timeout=seconds + 300)
             res = json.loads((Path(d) / "latest" / "results.json").read_text())
