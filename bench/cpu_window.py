@@ -178,6 +178,15 @@ def store_ops(client: redis.Redis) -> int:
     return sum(int(stats.get(name, {}).get("calls", 0)) for name in _COUNTED)
 
 
+def wait_started(client: redis.Redis, timeout_s: float = 60.0) -> None:
+    """Wait until the store has run a lease command (``RuntimeError`` after ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while store_ops(client) == 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the store ran no lease command")
+        time.sleep(0.05)
+
+
 def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, window_s: float,
                    started_timeout_s: float = 60.0) -> dict:
     """Wait until the store runs lease commands, then ``warmup_s``; measure over ``window_s`` the
@@ -192,11 +201,7 @@ def measure_window(roots: dict[int, str], client: redis.Redis, warmup_s: float, 
     1,000 operations, where that CPU went (``per_kop_by_role``: ``user_ms`` and ``system_ms``,
     ``switches`` — the times a thread slept — and ``preempted`` — the times one was taken off a
     CPU while it could still run —, ``minor_faults``: ``counters``)."""
-    deadline = time.monotonic() + started_timeout_s
-    while store_ops(client) == 0:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the store ran no lease command")
-        time.sleep(0.05)
+    wait_started(client, started_timeout_s)
     time.sleep(warmup_s)
     pids = tree(list(roots))
     role0 = roles_of(pids, roots)

@@ -495,9 +495,9 @@ def main() -> None:
     ap.add_argument("--side-dir", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--side-count", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    keys = [f"bench:job:{i}" for i in range(a.keys)]
     if a.side:
-        side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, [f"bench:job:{i}" for i in range(a.keys)],
-             a.sessions)
+        side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, keys, a.sessions)
         return
     modes = a.modes.split(",")
     if any(m not in MODES for m in modes) or a.processes < 1 or a.seconds < 5 or a.repeat < 1:
@@ -513,7 +513,6 @@ def main() -> None:
         if "--side-count" not in script.read_text():
             ap.exit(64, f"error: {script} predates --other (its loops cannot be forked from a parent of their own); "
                         f"copy this checkout's bench/forked_loops.py there\n")
-    keys = [f"bench:job:{i}" for i in range(a.keys)]
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     # which build of the hot modules this process runs (a copy whose extensions are older than its
     # sources runs the pure-Python ones: leasecheck._pure): compare modes and checkouts of one build

@@ -89,8 +89,8 @@ import secrets
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -99,7 +99,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench.cpu_window import group_nice, measure_window, store_ops  # noqa: E402
+from bench.cpu_window import group_nice, measure_window, wait_started  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
@@ -251,14 +251,6 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
             "valid": res["valid"], **win}
 
 
-def _started(client: redis.Redis, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while store_ops(client) == 0:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the store ran no lease command")
-        time.sleep(0.05)
-
-
 def measure_beside(workers: int, keys: int, seconds: float) -> dict:
     """``--beside``: a harness run of ``workers`` / 2 workers and a floor of as many bare loops (with
     its ``MONITOR`` reader) at once, each against its own store, measured over the same window: the
@@ -271,20 +263,15 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
     workers' groups took 1.7-1.8 times the workers' CPU per operation: bench/RESULTS.md)."""
     half = workers // 2
     with _harness(half, keys, seconds + 8, ROOT) as (proc, hclient, _d):
-        _started(hclient)
+        wait_started(hclient)
         with _floor(half, keys, seconds, True, sessions=True) as (roots, fclient, finish):
-            _started(fclient)       # both stores run lease commands: the two windows begin together
-            got: dict[str, dict] = {}
-            threads = [threading.Thread(target=lambda k, r, c: got.__setitem__(k, measure_window(r, c, *_window(seconds))),
-                                        args=args) for args in (("floor", roots, fclient),
-                                                                ("harness", {proc.pid: "harness"}, hclient))]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            wait_started(fclient)       # both stores run lease commands: the two windows begin together
+            with ThreadPoolExecutor(2) as pool:
+                floor_window = pool.submit(measure_window, roots, fclient, *_window(seconds))
+                harness_window = pool.submit(measure_window, {proc.pid: "harness"}, hclient, *_window(seconds))
+                floor, harness = floor_window.result(), harness_window.result()
             _, own = finish()
         proc.terminate()    # its window is over: the rest of its run is not measured
-    floor, harness = got["floor"], got["harness"]
     return {"what": "beside", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
             "floor_loops_in_own_session": own,
             "floor_cpu_ms_per_kop": floor["cpu_ms_per_kop"], "harness_cpu_ms_per_kop": harness["cpu_ms_per_kop"],
