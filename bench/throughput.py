@@ -9,6 +9,7 @@ MONITOR reader attached — the audit's unavoidable cost is in the floor.
     python bench/throughput.py --workers 4 --wire         # also the same lease on the wire path
     python bench/throughput.py --workers 64 --floor-sessions   # each floor loop a session of its own
     python bench/throughput.py --workers 64 --beside --repeat 3   # harness and floor at once, half each
+    python bench/throughput.py --workers 4 --beside --baseline DIR --repeat 4   # this harness beside DIR's
 
 With ``--wire`` it also runs the same lease on the wire path (``bench/wire_lease.py``: ``token-cas``
 on a redis-py client the lease builds from its slot's URL, so every command goes through the
@@ -65,6 +66,13 @@ state, and ``cpu_ratio`` (the floor's CPU per operation over the harness's, ever
 side counted as above) is what the harness costs in it. Operations per second mean nothing there
 (the two sides share the CPUs as the scheduler's groups decide), so only CPU is compared; per round
 and then the median of ``--repeat`` rounds (``cpu_ratio_median``).
+
+With ``--beside --baseline DIR`` the two sides are this checkout's harness and the other checkout's,
+half the workers each, at once (``measure_beside_baseline``; every other round the baseline's run
+starts first): ``baseline_cpu_ratio``, the baseline's CPU per operation over this checkout's, every
+process of each run counted, per round and its median. A before and after of a change to any part
+of a run (its store's work, its audit and progress, its workers), where two runs one after the
+other differ by 5 % and more.
 
 With ``--floor-sessions`` each floor loop starts a session of its own (``os.setsid``), as the
 harness starts each worker; each floor line says how many loops led one (``loops_in_own_session``).
@@ -283,6 +291,37 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
             "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
+def measure_beside_baseline(workers: int, keys: int, seconds: float, baseline: Path, first: str) -> dict:
+    """``--beside --baseline DIR``: a harness run of ``workers`` / 2 workers from this checkout and
+    one from ``baseline`` at once, each against its own store, over one window: a before and after
+    of a change in the same state of the machine, every process of each run counted (its store, its
+    audit and progress, its workers). ``first``: which run starts first (``"this"`` or
+    ``"baseline"``); the other starts once the first's store runs lease commands, and both windows
+    begin after the same warm-up. ``baseline_cpu_ratio``: the baseline's CPU per operation over
+    this checkout's (above 1, this checkout costs less)."""
+    half = workers // 2
+    roots = {"this": ROOT, "baseline": baseline}
+    second = "baseline" if first == "this" else "this"
+    with _harness(half, keys, seconds + 8, roots[first]) as (proc_a, client_a, _da):
+        wait_started(client_a)
+        with _harness(half, keys, seconds, roots[second]) as (proc_b, client_b, _db):
+            wait_started(client_b)
+            with ThreadPoolExecutor(2) as pool:
+                window_a = pool.submit(measure_window, {proc_a.pid: "harness"}, client_a, *_window(seconds))
+                window_b = pool.submit(measure_window, {proc_b.pid: "harness"}, client_b, *_window(seconds))
+                got = {first: window_a.result(), second: window_b.result()}
+        proc_a.terminate()   # its window is over: the rest of its run is not measured
+    this, base = got["this"], got["baseline"]
+    return {"what": "beside-baseline", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
+            "first": first, "baseline": str(baseline),
+            "this_cpu_ms_per_kop": this["cpu_ms_per_kop"], "baseline_cpu_ms_per_kop": base["cpu_ms_per_kop"],
+            "baseline_cpu_ratio": round(base["cpu_ms_per_kop"] / this["cpu_ms_per_kop"], 3),
+            "this_window_ops": this["window_ops"], "baseline_window_ops": base["window_ops"],
+            "this_cpu_ms_per_kop_by_role": this["cpu_ms_per_kop_by_role"],
+            "baseline_cpu_ms_per_kop_by_role": base["cpu_ms_per_kop_by_role"],
+            "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
 _BUILD_OF = (
     "import os; from pathlib import Path; import leasecheck._pure as p; "
     "g = p.groups() if hasattr(p, 'groups') else list(Path(p.__file__).parent.glob(p.GROUP + '.*so')); "
@@ -366,7 +405,8 @@ def main() -> None:
                     help="also run the redlock lease on N masters and compare it with the single-store run")
     ap.add_argument("--beside", action="store_true",
                     help="instead: the harness with half the workers and the floor with half the loops at once, "
-                         "their CPU per operation over one window")
+                         "their CPU per operation over one window (with --baseline: this checkout's harness and "
+                         "the baseline's at once)")
     a = ap.parse_args()
     try:
         counts = [int(x) for x in a.workers.split(",")]
@@ -377,9 +417,8 @@ def main() -> None:
     if a.baseline is not None and not (a.baseline / "leasecheck" / "__main__.py").is_file():
         ap.exit(64, f"error: --baseline takes a checkout of leasecheck (with leasecheck/__main__.py), "
                     f"not {str(a.baseline)!r}\n")
-    if a.beside and (any(c % 2 for c in counts) or a.baseline is not None or a.wire or a.redlock or a.plain
-                     or a.floor_sessions):
-        ap.exit(64, "error: --beside takes even worker counts (half each side) and none of --baseline, --wire, "
+    if a.beside and (any(c % 2 for c in counts) or a.wire or a.redlock or a.plain or a.floor_sessions):
+        ap.exit(64, "error: --beside takes even worker counts (half each side) and none of --wire, "
                     "--redlock, --plain, --floor-sessions\n")
     builds = {"build": build_of(ROOT)}
     if a.baseline is not None:
@@ -398,14 +437,19 @@ def main() -> None:
     machine = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                **builds, "group_nice": nice}
     if a.beside:
+        what, name = ("beside-baseline", "baseline_cpu_ratio") if a.baseline is not None else ("beside", "cpu_ratio")
         for workers in counts:
             ratios = []
             for i in range(a.repeat):
-                got = measure_beside(workers, a.keys, a.seconds)
-                ratios.append(got["cpu_ratio"])
+                if a.baseline is not None:   # every other round the baseline's run starts first
+                    got = measure_beside_baseline(workers, a.keys, a.seconds, a.baseline.resolve(),
+                                                  "this" if i % 2 == 0 else "baseline")
+                else:
+                    got = measure_beside(workers, a.keys, a.seconds)
+                ratios.append(got[name])
                 print(json.dumps({**got, "round": i, **machine}), flush=True)
-            print(json.dumps({"what": "beside", "workers": workers, "repeat": a.repeat,
-                              "cpu_ratio_median": round(statistics.median(ratios), 3), "cpu_ratio_range": _span(ratios),
+            print(json.dumps({"what": what, "workers": workers, "repeat": a.repeat,
+                              f"{name}_median": round(statistics.median(ratios), 3), f"{name}_range": _span(ratios),
                               **machine}), flush=True)
         return
     for workers in counts:

@@ -67,6 +67,25 @@ def test_beside_measures_the_harness_and_the_floor_in_one_window():
     assert summary["cpu_ratio_range"] == [min(ratios), max(ratios)]
 
 
+def test_beside_a_baseline_measures_two_harness_runs_in_one_window():
+    # this checkout's harness beside a checkout's (itself here), half the workers each; the baseline's
+    # run starts first every other round
+    p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "2", "--seconds", "4", "--repeat", "2",
+                        "--beside", "--baseline", str(ROOT)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    *rounds, summary = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [(r["round"], r["first"]) for r in rounds] == [(0, "this"), (1, "baseline")]
+    for r in rounds:
+        assert r["what"] == "beside-baseline" and r["each_side"] == 1 and r["baseline"] == str(ROOT)
+        assert r["this_window_ops"] > 0 and r["baseline_window_ops"] > 0
+        assert r["baseline_cpu_ratio"] == round(r["baseline_cpu_ms_per_kop"] / r["this_cpu_ms_per_kop"], 3)
+        for side in ("this", "baseline"):
+            assert {"harness", "store", "workers"} <= set(r[f"{side}_cpu_ms_per_kop_by_role"])
+    ratios = [r["baseline_cpu_ratio"] for r in rounds]
+    assert summary["baseline_cpu_ratio_range"] == [min(ratios), max(ratios)]
+    assert summary["baseline_build"] == summary["build"]
+
+
 def test_beside_refuses_an_odd_count_in_one_line():
     p = subprocess.run([sys.executable, "bench/throughput.py", "--workers", "3", "--beside"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
