@@ -95,7 +95,7 @@ import redis  # noqa: E402
 
 import leasecheck.harness.run.worker as worker_module  # noqa: E402  (what the fork server imports)
 from bench.cpu_window import _cpu_s, memory, minor_faults, store_ops  # noqa: E402
-from bench.throughput import bare_loop, build_of, monitor  # noqa: E402
+from bench.throughput import bare_loop, build_of, floor_keys, monitor  # noqa: E402
 from leasecheck.harness.record import history as history_mod  # noqa: E402
 from leasecheck.harness.record.connection import SendTracker, make_client  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
@@ -181,7 +181,7 @@ def _bare_lease(port: int, keys: list[str], seconds: float) -> None:
     lease = load_lease("token-cas")
     end, i = time.monotonic() + seconds, 0
     while time.monotonic() < end:
-        claim = lease(r, f"bench:job:{i % len(keys)}", 1000)
+        claim = lease(r, keys[i % len(keys)], 1000)
         i += 7
         if claim.acquire():
             claim.release()
@@ -495,7 +495,7 @@ def main() -> None:
     ap.add_argument("--side-dir", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--side-count", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    keys = [f"bench:job:{i}" for i in range(a.keys)]
+    keys = floor_keys(a.keys)
     if a.side:
         side(a.side, a.side_port, a.side_dir, a.side_count, a.seconds, keys, a.sessions)
         return

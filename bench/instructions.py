@@ -63,7 +63,8 @@ _ROW = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$")
 def child(mode: str, port: int, seconds: float) -> None:
     """In the process valgrind runs: one loop of ``mode`` for ``seconds``."""
     from bench.forked_loops import _child
-    keys = [f"bench:job:{i}" for i in range(64)]
+    from bench.throughput import floor_keys
+    keys = floor_keys(64)
     gc.collect()
     gc.freeze()   # as the fork server leaves its workers: the imports out of the collector's way
     with tempfile.TemporaryDirectory() as d:

@@ -1,7 +1,8 @@
 """How many lease operations per second a leasecheck run reaches, as a ratio to the floor
 measured in the same run: a bare redis-py loop sending the same commands (SET NX PX, then a Lua
-compare-and-delete when it wins) from as many processes, against the same kind of store, with a
-MONITOR reader attached — the audit's unavoidable cost is in the floor.
+compare-and-delete when it wins, on keys of the shape a run gives its own: ``FLOOR_PREFIX``) from
+as many processes, against the same kind of store, with a MONITOR reader attached — the audit's
+unavoidable cost is in the floor.
 
     python bench/throughput.py [--workers 4,16,64] [--seconds 10] [--keys 64] [--repeat 3]
     python bench/throughput.py --workers 4
@@ -110,7 +111,19 @@ import redis  # noqa: E402
 from bench.cpu_window import group_nice, measure_window, wait_started  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
+from leasecheck.protocol import key_prefix  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
+
+# The floor's keys have the shape of a run's (``leasecheck.protocol.key_prefix`` of an 8-character
+# run id, then ``job:N``), so the floor sends the harness's commands byte for byte in length: the
+# store formats every argument of every command for its MONITOR reader, and the audit copies it, so
+# a longer key costs both more per operation (bench/RESULTS.md, "eighteenth session").
+FLOOR_PREFIX = key_prefix("f" * 8)
+
+
+def floor_keys(count: int) -> list[str]:
+    """The floor's ``count`` job keys, as a run of ``--jobs count`` names its own."""
+    return [f"{FLOOR_PREFIX}job:{i}" for i in range(count)]
 
 
 def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue, session: bool = False) -> None:
@@ -118,11 +131,12 @@ def bare_loop(port: int, keys: int, seconds: float, out: mp.Queue, session: bool
         os.setsid()
     r = redis.Redis(port=port)
     release = r.register_script(COMPARE_AND_DELETE)
+    names = floor_keys(keys)
     ops = 0
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
-        key = f"bench:job:{i % keys}"
+        key = names[i % keys]
         i += 7
         token = secrets.token_hex(16)
         ops += 1

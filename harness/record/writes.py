@@ -50,6 +50,8 @@ def note(path: os.PathLike, e: OSError) -> None:
 
 def failure(run_dir: os.PathLike) -> Failure | None:
     """The first write that failed under ``run_dir`` (in this process), or None."""
+    if not _failures:     # the common case, asked every 100 ms of a run: no path resolved
+        return None
     root = Path(run_dir).resolve()
     with _lock:
         return next((f for f in _failures if f.path == root or root in f.path.parents), None)

@@ -130,3 +130,39 @@ def test_a_baseline_that_would_run_another_build_is_refused_before_anything_runs
     else:     # both pure-Python: measured (the lines say so)
         assert p.returncode == 0, p.stderr
         assert {json.loads(line)["baseline_build"] for line in p.stdout.splitlines()} == {"pure-python"}
+
+
+
+def test_the_floor_sends_keys_of_the_shape_a_run_gives_its_own(tmp_path):
+    # the floor's commands are the harness's byte for byte in length: a run's key prefix (an
+    # 8-character run id) and job:N, as a run of as many --jobs names its keys
+    import multiprocessing as mp
+    import time
+
+    import redis
+
+    sys.path.insert(0, str(ROOT))
+    from bench.throughput import bare_loop, floor_keys
+    from leasecheck.harness.run.host import default_store_bin
+    from leasecheck.harness.settings.config import RunConfig
+    from leasecheck.harness.stores.embedded import EmbeddedStore
+    from leasecheck.protocol import key_prefix
+
+    run = RunConfig().with_(jobs=12, run_id="0123abcd", key_prefix=key_prefix("0123abcd"))
+    assert [len(k) for k in floor_keys(12)] == [len(k) for k in run.job_keys()]
+    store = EmbeddedStore(default_store_bin(), tmp_path)
+    store.start()
+    try:
+        seen: set[str] = set()
+        with redis.Redis(host=store.host, port=store.port, decode_responses=True).monitor() as mon:
+            loop = mp.Process(target=bare_loop, args=(store.port, 12, 2.0, mp.Queue()))
+            loop.start()
+            deadline = time.monotonic() + 30
+            while len(seen) < 12 and time.monotonic() < deadline:
+                command = mon.next_command()["command"].split()
+                if command[0] == "SET":
+                    seen.add(command[1])
+            loop.join(30)
+        assert seen == set(floor_keys(12))
+    finally:
+        store.stop()
