@@ -277,14 +277,14 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
     """``--beside``: a harness run of ``workers`` / 2 workers and a floor of as many bare loops (with
     its ``MONITOR`` reader) at once, each against its own store, measured over the same window: the
     CPU per operation of each side in the same state of the machine (``cpu_ratio``: the floor's over
-    the harness's). The harness starts first (its run lasts 8 s longer); the floor's loops start once
+    the harness's). The harness starts first (stopped once the window is over); the floor's loops start once
     its store runs lease commands, and both windows begin after the same warm-up. Each floor loop
     leads a session of its own, as each worker does: where a session is a scheduling group (the
     kernel's autogroups), the side with fewer groups gets a smaller share of the CPUs, runs each
     process less often and so colder, and costs more per operation (one group of loops beside eight
     workers' groups took 1.7-1.8 times the workers' CPU per operation: bench/RESULTS.md)."""
     half = workers // 2
-    with _harness(half, keys, seconds + 8, ROOT) as (proc, hclient, _d):
+    with _harness(half, keys, seconds + 60, ROOT) as (proc, hclient, _d):
         wait_started(hclient)
         with _floor(half, keys, seconds, True, sessions=True) as (roots, fclient, finish):
             wait_started(fclient)       # both stores run lease commands: the two windows begin together
@@ -292,6 +292,7 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
                 floor_window = pool.submit(measure_window, roots, fclient, *_window(seconds))
                 harness_window = pool.submit(measure_window, {proc.pid: "harness"}, hclient, *_window(seconds))
                 floor, harness = floor_window.result(), harness_window.result()
+            _still_running({"harness": proc})
             _, own = finish()
         proc.terminate()    # its window is over: the rest of its run is not measured
     return {"what": "beside", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
@@ -305,6 +306,14 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
             "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
+def _still_running(runs: dict[str, subprocess.Popen]) -> None:
+    """Each harness run still going once its window is over (``RuntimeError`` naming one that
+    ended inside it: its workers' CPU would count as nothing)."""
+    for name, proc in runs.items():
+        if proc.poll() is not None:
+            raise RuntimeError(f"the {name} run ended (exit {proc.returncode}) inside the measured window")
+
+
 def measure_beside_baseline(workers: int, keys: int, seconds: float, baseline: Path, first: str) -> dict:
     """``--beside --baseline DIR``: a harness run of ``workers`` / 2 workers from this checkout and
     one from ``baseline`` at once, each against its own store, over one window: a before and after
@@ -316,14 +325,18 @@ def measure_beside_baseline(workers: int, keys: int, seconds: float, baseline: P
     half = workers // 2
     roots = {"this": ROOT, "baseline": baseline}
     second = "baseline" if first == "this" else "this"
-    with _harness(half, keys, seconds + 8, roots[first]) as (proc_a, client_a, _da):
+    # The first run's time limit leaves room for the second to start: under the first's load a
+    # harness takes seconds to start its workers, and a run that ends inside the window would
+    # count its workers' CPU as nothing (ended in time, it is stopped once the window is over).
+    with _harness(half, keys, seconds + 60, roots[first]) as (proc_a, client_a, _da):
         wait_started(client_a)
-        with _harness(half, keys, seconds, roots[second]) as (proc_b, client_b, _db):
+        with _harness(half, keys, seconds + 2, roots[second]) as (proc_b, client_b, _db):
             wait_started(client_b)
             with ThreadPoolExecutor(2) as pool:
                 window_a = pool.submit(measure_window, {proc_a.pid: "harness"}, client_a, *_window(seconds))
                 window_b = pool.submit(measure_window, {proc_b.pid: "harness"}, client_b, *_window(seconds))
                 got = {first: window_a.result(), second: window_b.result()}
+            _still_running({first: proc_a, second: proc_b})
         proc_a.terminate()   # its window is over: the rest of its run is not measured
     this, base = got["this"], got["baseline"]
     return {"what": "beside-baseline", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
