@@ -66,7 +66,10 @@ per operation moves by half within minutes at 64 workers; side by side both side
 state, and ``cpu_ratio`` (the floor's CPU per operation over the harness's, every process of each
 side counted as above) is what the harness costs in it. Operations per second mean nothing there
 (the two sides share the CPUs as the scheduler's groups decide), so only CPU is compared; per round
-and then the median of ``--repeat`` rounds (``cpu_ratio_median``).
+and then the median of ``--repeat`` rounds (``cpu_ratio_median``). The side started first costs
+more per operation, so every other round the floor starts first (each line's ``first``), and the
+summary also gives the median of each order's rounds (``cpu_ratio_by_first``): give an even
+``--repeat``.
 
 With ``--beside --baseline DIR`` the two sides are this checkout's harness and the other checkout's,
 half the workers each, at once (``measure_beside_baseline``; every other round the baseline's run
@@ -273,30 +276,45 @@ def measure_harness(workers: int, keys: int, seconds: float, redlock_nodes: int 
             "valid": res["valid"], **win}
 
 
-def measure_beside(workers: int, keys: int, seconds: float) -> dict:
+def measure_beside(workers: int, keys: int, seconds: float, first: str = "harness") -> dict:
     """``--beside``: a harness run of ``workers`` / 2 workers and a floor of as many bare loops (with
     its ``MONITOR`` reader) at once, each against its own store, measured over the same window: the
     CPU per operation of each side in the same state of the machine (``cpu_ratio``: the floor's over
-    the harness's). The harness starts first (stopped once the window is over); the floor's loops start once
-    its store runs lease commands, and both windows begin after the same warm-up. Each floor loop
-    leads a session of its own, as each worker does: where a session is a scheduling group (the
-    kernel's autogroups), the side with fewer groups gets a smaller share of the CPUs, runs each
-    process less often and so colder, and costs more per operation (one group of loops beside eight
-    workers' groups took 1.7-1.8 times the workers' CPU per operation: bench/RESULTS.md)."""
+    the harness's). ``first`` (``"harness"`` or ``"floor"``) starts first, the other once its store
+    runs lease commands, and both windows begin after the same warm-up. The side started first runs
+    on past the window: the harness is stopped once it is over, the floor's loops run ``FLOOR_LEAD_S``
+    longer, time for a harness to start beside them. (Which side starts first moves a side's CPU per
+    operation by several per cent: two runs of one checkout side by side read 0.93-0.99 for the one
+    started first and 1.03-1.15 for the other at 64 workers, bench/RESULTS.md, "eighteenth session".)
+    Each floor loop leads a session of its own, as each worker does: where a session is a scheduling
+    group (the kernel's autogroups), the side with fewer groups gets a smaller share of the CPUs, runs
+    each process less often and so colder, and costs more per operation (one group of loops beside
+    eight workers' groups took 1.7-1.8 times the workers' CPU per operation: bench/RESULTS.md)."""
     half = workers // 2
-    with _harness(half, keys, seconds + 60, ROOT) as (proc, hclient, _d):
-        wait_started(hclient)
-        with _floor(half, keys, seconds, True, sessions=True) as (roots, fclient, finish):
-            wait_started(fclient)       # both stores run lease commands: the two windows begin together
-            with ThreadPoolExecutor(2) as pool:
-                floor_window = pool.submit(measure_window, roots, fclient, *_window(seconds))
-                harness_window = pool.submit(measure_window, {proc.pid: "harness"}, hclient, *_window(seconds))
-                floor, harness = floor_window.result(), harness_window.result()
-            _still_running({"harness": proc})
-            _, own = finish()
-        proc.terminate()    # its window is over: the rest of its run is not measured
+    with contextlib.ExitStack() as stack:
+        if first == "harness":
+            proc, hclient, _d = stack.enter_context(_harness(half, keys, seconds + 60, ROOT))
+            wait_started(hclient)
+            roots, fclient, finish = stack.enter_context(_floor(half, keys, seconds, True, sessions=True))
+            wait_started(fclient)
+        else:
+            roots, fclient, finish = stack.enter_context(_floor(half, keys, seconds + FLOOR_LEAD_S, True, sessions=True))
+            wait_started(fclient)
+            proc, hclient, _d = stack.enter_context(_harness(half, keys, seconds + 2, ROOT))
+            wait_started(hclient)
+        # both stores run lease commands: the two windows begin together
+        with ThreadPoolExecutor(2) as pool:
+            floor_window = pool.submit(measure_window, roots, fclient, *_window(seconds))
+            harness_window = pool.submit(measure_window, {proc.pid: "harness"}, hclient, *_window(seconds))
+            floor, harness = floor_window.result(), harness_window.result()
+        _still_running({"harness": proc})
+        if first == "floor" and not all(_alive(pid) for pid, role in roots.items() if role == "loops"):
+            raise RuntimeError("the floor's loops ended inside the measured window")
+        _, own = finish()
+        if proc.poll() is None:
+            proc.terminate()    # its window is over: the rest of its run is not measured
     return {"what": "beside", "workers": workers, "each_side": half, "keys": keys, "seconds": seconds,
-            "floor_loops_in_own_session": own,
+            "first": first, "floor_loops_in_own_session": own,
             "floor_cpu_ms_per_kop": floor["cpu_ms_per_kop"], "harness_cpu_ms_per_kop": harness["cpu_ms_per_kop"],
             "cpu_ratio": round(floor["cpu_ms_per_kop"] / harness["cpu_ms_per_kop"], 3),
             "floor_window_ops": floor["window_ops"], "harness_window_ops": harness["window_ops"],
@@ -304,6 +322,18 @@ def measure_beside(workers: int, keys: int, seconds: float) -> dict:
             "harness_cpu_ms_per_kop_by_role": harness["cpu_ms_per_kop_by_role"],
             "floor_window_s": floor["window_s"], "harness_window_s": harness["window_s"],
             "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+FLOOR_LEAD_S = 30.0   # how much longer the floor's loops run when they start first
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _still_running(runs: dict[str, subprocess.Popen]) -> None:
@@ -466,17 +496,19 @@ def main() -> None:
     if a.beside:
         what, name = ("beside-baseline", "baseline_cpu_ratio") if a.baseline is not None else ("beside", "cpu_ratio")
         for workers in counts:
-            ratios = []
+            ratios, by_first = [], {}
             for i in range(a.repeat):
                 if a.baseline is not None:   # every other round the baseline's run starts first
                     got = measure_beside_baseline(workers, a.keys, a.seconds, a.baseline.resolve(),
                                                   "this" if i % 2 == 0 else "baseline")
-                else:
-                    got = measure_beside(workers, a.keys, a.seconds)
+                else:   # every other round the floor starts first
+                    got = measure_beside(workers, a.keys, a.seconds, "harness" if i % 2 == 0 else "floor")
                 ratios.append(got[name])
+                by_first.setdefault(got["first"], []).append(got[name])
                 print(json.dumps({**got, "round": i, **machine}), flush=True)
             print(json.dumps({"what": what, "workers": workers, "repeat": a.repeat,
                               f"{name}_median": round(statistics.median(ratios), 3), f"{name}_range": _span(ratios),
+                              f"{name}_by_first": {k: round(statistics.median(v), 3) for k, v in by_first.items()},
                               **machine}), flush=True)
         return
     for workers in counts:

@@ -56,6 +56,7 @@ def test_beside_measures_the_harness_and_the_floor_in_one_window():
     assert p.returncode == 0, p.stderr
     *rounds, summary = [json.loads(line) for line in p.stdout.splitlines()]
     assert [r["round"] for r in rounds] == [0, 1] and all(r["each_side"] == 1 for r in rounds)
+    assert [r["first"] for r in rounds] == ["harness", "floor"]     # the floor first every other round
     assert all(r["floor_loops_in_own_session"] == 1 for r in rounds)     # as each worker leads one
     for r in rounds:
         assert r["floor_window_ops"] > 0 and r["harness_window_ops"] > 0
@@ -65,6 +66,7 @@ def test_beside_measures_the_harness_and_the_floor_in_one_window():
         assert abs(r["floor_window_s"] - r["harness_window_s"]) < 1.0     # one window, both sides
     ratios = [r["cpu_ratio"] for r in rounds]
     assert summary["cpu_ratio_range"] == [min(ratios), max(ratios)]
+    assert summary["cpu_ratio_by_first"] == {"harness": ratios[0], "floor": ratios[1]}
 
 
 def test_beside_a_baseline_measures_two_harness_runs_in_one_window():
@@ -83,6 +85,7 @@ def test_beside_a_baseline_measures_two_harness_runs_in_one_window():
             assert {"harness", "store", "workers"} <= set(r[f"{side}_cpu_ms_per_kop_by_role"])
     ratios = [r["baseline_cpu_ratio"] for r in rounds]
     assert summary["baseline_cpu_ratio_range"] == [min(ratios), max(ratios)]
+    assert summary["baseline_cpu_ratio_by_first"] == {"this": ratios[0], "baseline": ratios[1]}
     assert summary["baseline_build"] == summary["build"]
 
 
