@@ -1,10 +1,13 @@
 /* leasecheck._board: one slot's record on the slot board, written in place by C.
  *
  * Record(buffer, i): record i of a writable buffer (the board's map) laid out as
- * leasecheck.harness.run.slot_board.RECORD ("=BBHIqqqIIII", 48 bytes):
+ * leasecheck.harness.run.slot_board.RECORD ("=BBHIqqqIIII16x", 64 bytes):
  *
  *     0 call u8, 1 holding u8, 2 sent u16, 4 number u32, 8 entered i64, 16 since i64,
- *     24 renewed i64, 32 won u32, 36 lost u32, 40 unknown u32, 44 nothing u32
+ *     24 renewed i64, 32 won u32, 36 lost u32, 40 unknown u32, 44 nothing u32, 48 padding
+ *
+ * (one record per 64-byte cache line of the page-aligned map: two slots' stores never contend for
+ * a line)
  *
  * with the methods of slot_board.SlotRecord (its docstrings say what each stores): enter(call),
  * leave(outcome=0), hold(holding), sent(), sent_count(), call(), fields(), release(). The same
@@ -20,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RECORD_SIZE 48
+#define RECORD_SIZE 64
 
 typedef struct {
     PyObject_HEAD

@@ -22,6 +22,9 @@ One record per slot (index: worker × slots + slot), written only by that slot's
     lost      u32  acquires that returned false          | counted as each call returns (the
     unknown   u32  acquires that raised                  | run's live progress sums them:
     nothing   u32  releases that returned false         /  ``leasecheck.harness.run.live_stats``)
+    (padding  16 bytes: a record fills one 64-byte cache line of the page-aligned map, so slots of
+              workers on different cores never store into one line: bench/RESULTS.md, "eighteenth
+              session")
 
 A reader may see a record mid-update; the worst it does is aim a pause at a slot that just left
 its call, which the pause measures (``in_call``), or show a count one call behind. The checker
@@ -47,7 +50,7 @@ from leasecheck.rundir import SLOTS as FILE   # in the run directory, removed wh
 
 # Native byte order: the workers and the harness that share the map run on one machine, and each
 # slot stores its fields in place through typed views of the map (``SlotRecord``).
-RECORD = struct.Struct("=BBHIqqqIIII")
+RECORD = struct.Struct("=BBHIqqqIIII16x")
 CALLS = ("", "acquire", "release", "renew")
 _CODE: Final = {name: i for i, name in enumerate(CALLS) if name}
 # What a returning call counts (``SlotRecord.leave(outcome)``): 0 nothing, else one of these, the
