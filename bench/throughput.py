@@ -284,8 +284,8 @@ def measure_beside(workers: int, keys: int, seconds: float, first: str = "harnes
     runs lease commands, and both windows begin after the same warm-up. The side started first runs
     on past the window: the harness is stopped once it is over, the floor's loops run ``FLOOR_LEAD_S``
     longer, time for a harness to start beside them. (Which side starts first moves a side's CPU per
-    operation by several per cent: two runs of one checkout side by side read 0.93-0.99 for the one
-    started first and 1.03-1.15 for the other at 64 workers, bench/RESULTS.md, "eighteenth session".)
+    operation by several per cent: of two harness runs of one checkout side by side at 64 workers,
+    the one started first took about 6 % more, bench/RESULTS.md, "eighteenth session".)
     Each floor loop leads a session of its own, as each worker does: where a session is a scheduling
     group (the kernel's autogroups), the side with fewer groups gets a smaller share of the CPUs, runs
     each process less often and so colder, and costs more per operation (one group of loops beside
