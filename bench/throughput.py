@@ -113,6 +113,7 @@ import redis  # noqa: E402
 
 from bench.cpu_window import group_nice, measure_window, wait_started  # noqa: E402
 from leasecheck.harness.run.host import default_store_bin  # noqa: E402
+from leasecheck.harness.run.procfs import proc_state  # noqa: E402
 from leasecheck.harness.stores.embedded import EmbeddedStore  # noqa: E402
 from leasecheck.protocol import key_prefix  # noqa: E402
 from leasecheck.workloads.leases.scripts import COMPARE_AND_DELETE  # noqa: E402
@@ -303,12 +304,9 @@ def measure_beside(workers: int, keys: int, seconds: float, first: str = "harnes
             proc, hclient, _d = stack.enter_context(_harness(half, keys, seconds + 2, ROOT))
             wait_started(hclient)
         # both stores run lease commands: the two windows begin together
-        with ThreadPoolExecutor(2) as pool:
-            floor_window = pool.submit(measure_window, roots, fclient, *_window(seconds))
-            harness_window = pool.submit(measure_window, {proc.pid: "harness"}, hclient, *_window(seconds))
-            floor, harness = floor_window.result(), harness_window.result()
+        floor, harness = _windows_at_once(seconds, (roots, fclient), ({proc.pid: "harness"}, hclient))
         _still_running({"harness": proc})
-        if first == "floor" and not all(_alive(pid) for pid, role in roots.items() if role == "loops"):
+        if first == "floor" and any(proc_state(pid) in (None, "Z") for pid, role in roots.items() if role == "loops"):
             raise RuntimeError("the floor's loops ended inside the measured window")
         _, own = finish()
         if proc.poll() is None:
@@ -327,13 +325,12 @@ def measure_beside(workers: int, keys: int, seconds: float, first: str = "harnes
 FLOOR_LEAD_S = 30.0   # how much longer the floor's loops run when they start first
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` is running (not gone, not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+def _windows_at_once(seconds: float, *sides: tuple[dict[int, str], redis.Redis]) -> list[dict]:
+    """``measure_window`` of each side (its roles, a client of its store), all over one window:
+    each in a thread, so an error in any is raised rather than lost."""
+    with ThreadPoolExecutor(len(sides)) as pool:
+        windows = [pool.submit(measure_window, roots, client, *_window(seconds)) for roots, client in sides]
+        return [w.result() for w in windows]
 
 
 def _still_running(runs: dict[str, subprocess.Popen]) -> None:
@@ -362,10 +359,9 @@ def measure_beside_baseline(workers: int, keys: int, seconds: float, baseline: P
         wait_started(client_a)
         with _harness(half, keys, seconds + 2, roots[second]) as (proc_b, client_b, _db):
             wait_started(client_b)
-            with ThreadPoolExecutor(2) as pool:
-                window_a = pool.submit(measure_window, {proc_a.pid: "harness"}, client_a, *_window(seconds))
-                window_b = pool.submit(measure_window, {proc_b.pid: "harness"}, client_b, *_window(seconds))
-                got = {first: window_a.result(), second: window_b.result()}
+            window_a, window_b = _windows_at_once(seconds, ({proc_a.pid: "harness"}, client_a),
+                                                  ({proc_b.pid: "harness"}, client_b))
+            got = {first: window_a, second: window_b}
             _still_running({first: proc_a, second: proc_b})
         proc_a.terminate()   # its window is over: the rest of its run is not measured
     this, base = got["this"], got["baseline"]
